@@ -1,0 +1,28 @@
+package dev.selene.engine.key;
+
+import dev.selene.engine.layout.Layout;
+
+/**
+ * What a publication describes: the record's key, its parent's key (null for a root) and whether it carries a
+ * row. A record without a row is page-only: it supplies pages to its descendants but never ends a match.
+ */
+public record RecordSpec(RecordKey key, RecordKey parent, boolean hasRow) {
+
+    public RecordSpec {
+        if (key == null) {
+            throw new IllegalArgumentException("key is required");
+        }
+        if (parent != null && !parent.namespace().equals(key.namespace())) {
+            throw new IllegalArgumentException("parent " + parent + " is in another namespace than " + key);
+        }
+    }
+
+    public boolean isRoot() {
+        return parent == null;
+    }
+
+    /** Slots the record needs under {@code layout}. */
+    public int slots(Layout layout) {
+        return layout.slotsPerRecord(hasRow);
+    }
+}
