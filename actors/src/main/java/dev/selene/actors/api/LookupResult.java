@@ -1,0 +1,27 @@
+package dev.selene.actors.api;
+
+import dev.selene.engine.key.RecordKey;
+
+import java.util.List;
+
+/**
+ * The match for a lookup (B14): the records of the chain up to and including the deepest one whose whole chain
+ * is present and which has a row, each with where it lives. Empty when nothing matches.
+ *
+ * @param records root first; {@code records.size()} is the match depth
+ * @param tokens  tokens the match covers
+ */
+public record LookupResult(List<Located> records, long tokens) {
+
+    /** One chain record and the tier it will be restored from. */
+    public record Located(RecordKey key, boolean hasRow, Tier tier) {
+    }
+
+    public static LookupResult none() {
+        return new LookupResult(List.of(), 0);
+    }
+
+    public int depth() {
+        return records.size();
+    }
+}

@@ -1,0 +1,65 @@
+package dev.selene.actors.api;
+
+import dev.selene.engine.key.RecordSpec;
+import dev.selene.transport.gpu.DevicePlacement;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The client-side publication loop of B17 for embedders: publish, and on {@code Retry} try again with a
+ * growing back-off for as long as the GPU snapshot lives; when it does not, count the publication abandoned with
+ * the last retry reason.
+ */
+public final class Publisher {
+
+    /** First back-off after a {@code Retry}. */
+    public static final long INITIAL_BACKOFF_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
+    /** Longest back-off between two attempts. */
+    public static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
+    private final SeleneCache cache;
+
+    public Publisher(SeleneCache cache) {
+        this.cache = cache;
+    }
+
+    /** Publishes {@code spec} from {@code snapshot}, retrying while {@code lease} is alive. */
+    public CompletionStage<PublishOutcome> publish(RecordSpec spec, DevicePlacement snapshot, SnapshotLease lease) {
+        CompletableFuture<PublishOutcome> outcome = new CompletableFuture<>();
+        attempt(spec, snapshot, lease, outcome, System.nanoTime(), 1, INITIAL_BACKOFF_NANOS);
+        return outcome;
+    }
+
+    private void attempt(RecordSpec spec, DevicePlacement snapshot, SnapshotLease lease,
+                         CompletableFuture<PublishOutcome> outcome, long startNanos, int attempts, long backoffNanos) {
+        cache.publish(spec, snapshot).whenComplete((result, failure) -> {
+            long latency = System.nanoTime() - startNanos;
+            if (failure != null) {
+                outcome.completeExceptionally(failure);
+                return;
+            }
+            if (!(result instanceof PublishResult.Retry retry)) {
+                outcome.complete(new PublishOutcome(result, null, attempts, latency));
+                return;
+            }
+            if (!lease.alive()) {
+                String reason = retry.reason().label();
+                cache.reportAbandoned(spec.key(), reason);
+                outcome.complete(new PublishOutcome(result, reason, attempts, latency));
+                return;
+            }
+            Executor later = CompletableFuture.delayedExecutor(backoffNanos, TimeUnit.NANOSECONDS);
+            long next = Math.min(MAX_BACKOFF_NANOS, backoffNanos * 2);
+            later.execute(() -> attempt(spec, snapshot, lease, outcome, startNanos, attempts + 1, next));
+        });
+    }
+
+    /** The back-off bounds, for documentation and status pages. */
+    public static Duration maxBackoff() {
+        return Duration.ofNanos(MAX_BACKOFF_NANOS);
+    }
+}

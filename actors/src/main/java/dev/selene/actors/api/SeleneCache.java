@@ -1,0 +1,136 @@
+package dev.selene.actors.api;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import dev.selene.actors.cache.HostCache;
+import dev.selene.actors.metrics.CacheCounters;
+import dev.selene.actors.trace.TraceBook;
+import dev.selene.engine.config.CacheConfig;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.layout.Layout;
+import dev.selene.transport.gpu.DeviceCopier;
+import dev.selene.transport.gpu.DeviceCopiers;
+import dev.selene.transport.gpu.DevicePlacement;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The Java API of one cache node: publish, look up and restore records, each answered by a
+ * {@link CompletionStage}. It owns the actor system that hosts the node.
+ */
+public final class SeleneCache implements AutoCloseable {
+
+    /** Default number of records whose traces are kept. */
+    public static final int DEFAULT_TRACE_RECORDS = 65_536;
+
+    private static final Duration ASK_TIMEOUT = Duration.ofSeconds(30);
+
+    private final ActorSystem<HostCache.Command> system;
+    private final CacheConfig config;
+    private final DeviceCopier copier;
+    private final boolean ownsCopier;
+    private final CacheCounters counters;
+    private final TraceBook traces;
+
+    private SeleneCache(CacheConfig config, DeviceCopier copier, boolean ownsCopier, Config akka, String name) {
+        this.config = config;
+        this.copier = copier;
+        this.ownsCopier = ownsCopier;
+        this.counters = new CacheCounters();
+        this.traces = new TraceBook(DEFAULT_TRACE_RECORDS);
+        this.system = ActorSystem.create(HostCache.create(config, copier, counters, traces), name, akka);
+    }
+
+    /** Starts a node with the device its configuration selects; closing the node closes that device. */
+    public static SeleneCache start(CacheConfig config) {
+        DeviceCopier copier = DeviceCopiers.select(config.device());
+        return new SeleneCache(config, copier, true, ConfigFactory.load(), "selene");
+    }
+
+    /** Starts a node on the caller's device copier, which the caller keeps and closes. */
+    public static SeleneCache start(CacheConfig config, DeviceCopier copier) {
+        return new SeleneCache(config, copier, false, ConfigFactory.load(), "selene");
+    }
+
+    /** Starts a node on the caller's device copier with the given Pekko configuration and system name. */
+    public static SeleneCache start(CacheConfig config, DeviceCopier copier, Config pekko, String name) {
+        return new SeleneCache(config, copier, false, pekko, name);
+    }
+
+    /** Publishes a record from its GPU snapshot, which must stay valid until the answer. */
+    public CompletionStage<PublishResult> publish(RecordSpec spec, DevicePlacement snapshot) {
+        return AskPattern.ask(system, r -> new HostCache.Publish(spec, snapshot, r), ASK_TIMEOUT,
+                system.scheduler());
+    }
+
+    /** The longest cached match of {@code chain} (keys root first). */
+    public CompletionStage<LookupResult> lookup(String namespace, long[] chain) {
+        return AskPattern.ask(system, r -> new HostCache.Lookup(namespace, chain.clone(), r), ASK_TIMEOUT,
+                system.scheduler());
+    }
+
+    /** Restores the match of {@code chain} into {@code targets} (one per chain record) unless recomputing is faster. */
+    public CompletionStage<RestoreResult> restore(String namespace, long[] chain, List<DevicePlacement> targets,
+                                                  Duration recompute) {
+        return AskPattern.ask(system, r -> new HostCache.Restore(namespace, chain.clone(), List.copyOf(targets),
+                recompute, r), ASK_TIMEOUT, system.scheduler());
+    }
+
+    /** Counts a publication the caller gave up while it was told to retry, with its bounded reason. */
+    public void reportAbandoned(RecordKey key, String reason) {
+        system.tell(new HostCache.ReportAbandoned(key, reason));
+    }
+
+    /** The node's status. */
+    public CompletionStage<CacheStatus> status() {
+        return AskPattern.ask(system, HostCache.GetStatus::new, ASK_TIMEOUT, system.scheduler());
+    }
+
+    public CacheConfig config() {
+        return config;
+    }
+
+    public Layout layout() {
+        return config.layout();
+    }
+
+    public DeviceCopier copier() {
+        return copier;
+    }
+
+    public CacheCounters counters() {
+        return counters;
+    }
+
+    public TraceBook traces() {
+        return traces;
+    }
+
+    public ActorSystem<HostCache.Command> system() {
+        return system;
+    }
+
+    /** Stops the node and waits for it; a crash-like stop: records held only in memory are lost (B8). */
+    @Override
+    public void close() {
+        system.terminate();
+        try {
+            system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("cache node did not stop within 30 s", e);
+        } finally {
+            if (ownsCopier) {
+                copier.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,202 @@
+package dev.selene.actors.cache;
+
+import dev.selene.actors.api.CacheStatus;
+import dev.selene.actors.api.LookupResult;
+import dev.selene.actors.api.PublishResult;
+import dev.selene.actors.api.RestoreResult;
+import dev.selene.actors.memory.MemoryTier;
+import dev.selene.actors.metrics.CacheCounters;
+import dev.selene.actors.record.RecordContext;
+import dev.selene.actors.restore.RestoreTask;
+import dev.selene.actors.slots.SlotPool;
+import dev.selene.actors.trace.TraceBook;
+import dev.selene.engine.config.CacheConfig;
+import dev.selene.engine.intake.IntakeSizing;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.slots.SlotAccounting;
+import dev.selene.transport.gpu.DeviceCopier;
+import dev.selene.transport.gpu.DevicePlacement;
+import dev.selene.transport.host.HostMemory;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The facade and guardian of one cache node: validates the configuration (B7), sizes the intake (B2), maps the
+ * host slot pool (B1), spawns the tiers and answers publications, lookups and restores.
+ */
+public final class HostCache extends AbstractBehavior<HostCache.Command> {
+
+    /** The protocol. */
+    public sealed interface Command {
+    }
+
+    /** Publishes one record from its GPU snapshot; the snapshot must live until the reply. */
+    public record Publish(RecordSpec spec, DevicePlacement snapshot, ActorRef<PublishResult> replyTo)
+            implements Command {
+    }
+
+    /** Finds the longest cached match of a chain of keys (root first). */
+    public record Lookup(String namespace, long[] chain, ActorRef<LookupResult> replyTo) implements Command {
+    }
+
+    /**
+     * Restores the match of {@code chain} to {@code targets} (one device placement per chain record) unless
+     * that is estimated slower than {@code recompute}.
+     */
+    public record Restore(String namespace, long[] chain, List<DevicePlacement> targets, Duration recompute,
+                          ActorRef<RestoreResult> replyTo) implements Command {
+    }
+
+    /** The caller gave up a publication's GPU snapshot while it was still being told to retry (B17). */
+    public record ReportAbandoned(RecordKey key, String reason) implements Command {
+    }
+
+    /** Asks for the node's status. */
+    public record GetStatus(ActorRef<CacheStatus> replyTo) implements Command {
+    }
+
+    private record StatusParts(SlotPool.Stats slots, MemoryTier.Stats memory, ActorRef<CacheStatus> replyTo)
+            implements Command {
+    }
+
+    private final CacheConfig config;
+    private final IntakeSizing sizing;
+    private final RecordContext records;
+    private final ActorRef<SlotPool.Command> slotPool;
+    private final ActorRef<MemoryTier.Command> memory;
+    private final HostMemory host;
+
+    /**
+     * The guardian of a node. {@code copier} is the caller's: the node registers its host mapping with it but
+     * does not close it.
+     */
+    public static Behavior<Command> create(CacheConfig config, DeviceCopier copier, CacheCounters counters,
+                                           TraceBook traces) {
+        return Behaviors.setup(ctx -> {
+            if (!config.enabled()) {
+                ctx.getLog().info("no tier configured (warm size 0, no disk, no pool): the cache is disabled");
+                return disabled(counters);
+            }
+            return new HostCache(ctx, config, copier, counters, traces);
+        });
+    }
+
+    private HostCache(ActorContext<Command> ctx, CacheConfig config, DeviceCopier copier, CacheCounters counters,
+                      TraceBook traces) {
+        super(ctx);
+        this.config = config;
+        this.sizing = IntakeSizing.compute(config.layout(), config.concurrency(), config.effectiveWindowSlots(),
+                config.warmBytes(), config.hostBudgetBytes());
+        if (sizing.warning() != null) {
+            ctx.getLog().warn(sizing.warning());
+        }
+        this.host = HostMemory.allocate(config.layout(), sizing.totalSlots());
+        copier.register(host);
+        this.slotPool = ctx.spawn(SlotPool.create(sizing.totalSlots(), sizing.slots(), traces), "slot-pool");
+        this.records = new RecordContext(config.layout(), host, copier, slotPool, counters, traces);
+        this.memory = ctx.spawn(MemoryTier.create(records, config.memoryOnly()), "memory-tier");
+        ctx.getLog().info("host cache up: layout {}, {} slots of {} bytes ({} warm + {} intake), device {}",
+                config.layout().name(), sizing.totalSlots(), config.layout().slotBytes(), sizing.warmSlots(),
+                sizing.slots(), copier.name());
+    }
+
+    @Override
+    public Receive<Command> createReceive() {
+        return newReceiveBuilder()
+                .onMessage(Command.class, this::onCommand)
+                .onSignal(PostStop.class, s -> onStop())
+                .build();
+    }
+
+    private Behavior<Command> onCommand(Command command) {
+        switch (command) {
+            case Publish p -> onPublish(p);
+            case Lookup l -> memory.tell(new MemoryTier.Lookup(l.namespace(), l.chain(), l.replyTo()));
+            case Restore r -> getContext().spawnAnonymous(RestoreTask.create(records, memory, r.namespace(),
+                    r.chain(), r.targets(), r.replyTo()));
+            case ReportAbandoned a -> onAbandoned(records.counters(), records.traces(), a);
+            case GetStatus g -> onGetStatus(g);
+            case StatusParts s -> s.replyTo().tell(status(s));
+        }
+        return this;
+    }
+
+    private void onPublish(Publish p) {
+        int slots = p.spec().slots(config.layout());
+        if (!SlotAccounting.fits(slots, sizing.totalSlots(), sizing.slots(), SlotAccounting.Purpose.PUBLISH)) {
+            int max = SlotAccounting.maxGrant(sizing.totalSlots(), sizing.slots(), SlotAccounting.Purpose.PUBLISH);
+            records.traces().append(p.spec().key(), "HostCache", "Publish -> Oversize " + slots + " > " + max);
+            records.reply(p.replyTo(), new PublishResult.Oversize(slots, max));
+            return;
+        }
+        memory.tell(new MemoryTier.Publish(p.spec(), p.snapshot(), p.replyTo()));
+    }
+
+    private static void onAbandoned(CacheCounters counters, TraceBook traces, ReportAbandoned a) {
+        counters.increment("abandoned." + a.reason());
+        if (traces != null) {
+            traces.append(a.key(), "HostCache", "Abandoned by the caller (" + a.reason() + ")");
+        }
+    }
+
+    private void onGetStatus(GetStatus g) {
+        Duration timeout = Duration.ofSeconds(5);
+        var scheduler = getContext().getSystem().scheduler();
+        CompletionStage<SlotPool.Stats> slots = AskPattern.ask(slotPool, SlotPool.GetStats::new, timeout, scheduler);
+        CompletionStage<MemoryTier.Stats> mem = AskPattern.ask(memory, MemoryTier.GetStats::new, timeout, scheduler);
+        getContext().pipeToSelf(slots.thenCombine(mem, (s, m) -> new StatusParts(s, m, g.replyTo())),
+                (parts, failure) -> parts != null ? parts : new StatusParts(null, null, g.replyTo()));
+    }
+
+    private CacheStatus status(StatusParts s) {
+        Map<String, Long> counters = records.counters().snapshot();
+        if (s.slots() == null || s.memory() == null) {
+            return new CacheStatus(true, sizing.totalSlots(), sizing.slots(), -1, -1, -1, -1, counters);
+        }
+        return new CacheStatus(true, s.slots().total(), s.slots().intake(), s.slots().free(), s.slots().clean(),
+                s.memory().residentRecords(), s.memory().inFlight(), counters);
+    }
+
+    private Behavior<Command> onStop() {
+        host.close();
+        return this;
+    }
+
+    private static Behavior<Command> disabled(CacheCounters counters) {
+        return Behaviors.receive(Command.class)
+                .onMessage(Publish.class, p -> {
+                    counters.increment("publish.disabled");
+                    p.replyTo().tell(new PublishResult.Disabled());
+                    return Behaviors.same();
+                })
+                .onMessage(Lookup.class, l -> {
+                    l.replyTo().tell(LookupResult.none());
+                    return Behaviors.same();
+                })
+                .onMessage(Restore.class, r -> {
+                    r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.DISABLED, "no tier is configured"));
+                    return Behaviors.same();
+                })
+                .onMessage(ReportAbandoned.class, a -> {
+                    onAbandoned(counters, null, a);
+                    return Behaviors.same();
+                })
+                .onMessage(GetStatus.class, g -> {
+                    g.replyTo().tell(new CacheStatus(false, 0, 0, 0, 0, 0, 0, counters.snapshot()));
+                    return Behaviors.same();
+                })
+                .build();
+    }
+}

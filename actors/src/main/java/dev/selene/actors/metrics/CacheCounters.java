@@ -1,0 +1,39 @@
+package dev.selene.actors.metrics;
+
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The node's monotonic counters, by name with bounded label values baked in (e.g. {@code publish.stored},
+ * {@code abandoned.no_space}). Thread-safe; actors increment from their own threads and the status and metrics
+ * views read them.
+ */
+public final class CacheCounters {
+
+    private final ConcurrentHashMap<String, LongAdder> counters = new ConcurrentHashMap<>();
+
+    /** Adds one to {@code name}. */
+    public void increment(String name) {
+        add(name, 1);
+    }
+
+    /** Adds {@code n} to {@code name}. */
+    public void add(String name, long n) {
+        counters.computeIfAbsent(name, k -> new LongAdder()).add(n);
+    }
+
+    /** The current value of {@code name} (0 when never incremented). */
+    public long get(String name) {
+        LongAdder a = counters.get(name);
+        return a == null ? 0 : a.sum();
+    }
+
+    /** Every counter, sorted by name. */
+    public Map<String, Long> snapshot() {
+        Map<String, Long> out = new TreeMap<>();
+        counters.forEach((k, v) -> out.put(k, v.sum()));
+        return out;
+    }
+}
