@@ -1,0 +1,444 @@
+package dev.selene.node.burst;
+
+import dev.selene.actors.api.CacheStatus;
+import dev.selene.actors.api.PublishOutcome;
+import dev.selene.actors.api.PublishResult;
+import dev.selene.actors.api.Publisher;
+import dev.selene.actors.api.RestoreResult;
+import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.api.SnapshotLease;
+import dev.selene.engine.config.CacheConfig;
+import dev.selene.engine.key.ChainHash;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.layout.Layout;
+import dev.selene.transport.gpu.DeviceCopier;
+import dev.selene.transport.gpu.DeviceCopiers;
+import dev.selene.transport.gpu.DevicePlacement;
+import dev.selene.transport.gpu.KeyedContent;
+import dev.selene.transport.gpu.SimulatedDevice;
+
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+
+/**
+ * Replays the production burst (DESIGN §9): conversations publish their turns' records from GPU snapshots that
+ * live only {@code snapshotMillis}, many at once; then a probe restores every conversation to the device and
+ * verifies every byte against the keyed content (B16).
+ *
+ * <p>The snapshots are written to device memory before the clock starts (that is the GPU's prefill, not the
+ * cache's work), so the timed burst measures publication alone, against a plain copy of the same bytes with
+ * the same number of copy threads measured in the same run.
+ */
+public final class BurstRun {
+
+    /** Namespace of the burst's records. */
+    public static final String NAMESPACE = "burst";
+
+    private final BurstSettings settings;
+    private final PrintStream progressOut;
+    private final Function<DeviceCopier, SeleneCache> nodeFactory;
+
+    /** A run that starts its own memory-only node. */
+    public BurstRun(BurstSettings settings, PrintStream progressOut) {
+        this(settings, progressOut, copier -> SeleneCache.start(CacheConfig.memoryOnly(settings.layout(),
+                settings.warmBytes()).withConcurrency(settings.concurrency()), copier));
+    }
+
+    /** A run against nodes made by {@code nodeFactory} (other presets start nodes with other tiers). */
+    public BurstRun(BurstSettings settings, PrintStream progressOut, Function<DeviceCopier, SeleneCache> nodeFactory) {
+        this.settings = settings;
+        this.progressOut = progressOut;
+        this.nodeFactory = nodeFactory;
+    }
+
+    /** Runs the burst and the probe and returns the report. */
+    public BurstReport run() throws InterruptedException {
+        BurstReport report = new BurstReport();
+        Layout layout = settings.layout();
+        report.layout = layout.name();
+        report.warmBytes = settings.warmBytes();
+        try (DeviceCopier copier = copier()) {
+            report.device = copier.name();
+            List<Conversation> conversations = conversations();
+            try (SeleneCache cache = nodeFactory.apply(copier)) {
+                CacheStatus before = cache.status().toCompletableFuture().join();
+                report.totalSlots = before.totalSlots();
+                report.intakeSlots = before.intakeSlots();
+                prefill(copier, conversations);
+                burst(cache, conversations, report);
+                freeSnapshots(copier, conversations);
+                report.rawCopyGbps = rawCopyGbps(report.bytesPublished);
+                probe(cache, copier, conversations, report);
+            } finally {
+                freeSnapshots(copier, conversations);
+            }
+        }
+        return report;
+    }
+
+    private DeviceCopier copier() {
+        if (settings.device().equals("cuda")) {
+            return DeviceCopiers.select("cuda");
+        }
+        if (settings.device().equals("auto")) {
+            DeviceCopier selected = DeviceCopiers.select("auto");
+            if (!(selected instanceof SimulatedDevice)) {
+                return selected;
+            }
+            selected.close();
+        }
+        return SimulatedDevice.create(settings.copyThreads(), settings.bandwidthCap());
+    }
+
+    /** One conversation: its chain of keys and, while its snapshot lives, the device placement of each record. */
+    private static final class Conversation {
+        final long[] chain;
+        final RecordSpec[] specs;
+        final long[] snapshotBase;
+        final DevicePlacement[] snapshots;
+
+        Conversation(long[] chain, RecordSpec[] specs) {
+            this.chain = chain;
+            this.specs = specs;
+            this.snapshotBase = new long[chain.length];
+            this.snapshots = new DevicePlacement[chain.length];
+        }
+    }
+
+    private List<Conversation> conversations() {
+        int n = settings.recordsPerConversation();
+        List<Conversation> out = new ArrayList<>(settings.conversations());
+        for (int c = 0; c < settings.conversations(); c++) {
+            long[] blocks = new long[n];
+            for (int i = 0; i < n; i++) {
+                blocks[i] = ChainHash.mix(settings.seed() * 0x1000193L + ((long) c << 20) + i);
+            }
+            long[] chain = ChainHash.chain(blocks);
+            RecordSpec[] specs = new RecordSpec[n];
+            for (int i = 0; i < n; i++) {
+                RecordKey parent = i == 0 ? null : new RecordKey(NAMESPACE, chain[i - 1]);
+                specs[i] = new RecordSpec(new RecordKey(NAMESPACE, chain[i]), parent, settings.hasRow(i));
+            }
+            out.add(new Conversation(chain, specs));
+        }
+        return out;
+    }
+
+    /** Writes every record's keyed content into device memory, as the GPU's prefill would. */
+    private void prefill(DeviceCopier copier, List<Conversation> conversations) throws InterruptedException {
+        Layout layout = settings.layout();
+        AtomicLong done = new AtomicLong();
+        Progress progress = progress("prefill", () -> done.get() + "/" + conversations.size() + " conversations");
+        try (ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Runtime.getRuntime().availableProcessors()))) {
+            for (Conversation conv : conversations) {
+                pool.submit(() -> {
+                    for (int i = 0; i < conv.specs.length; i++) {
+                        boolean hasRow = conv.specs[i].hasRow();
+                        long base = copier.allocateDevice(DevicePlacement.bytesNeeded(layout, hasRow));
+                        conv.snapshotBase[i] = base;
+                        conv.snapshots[i] = DevicePlacement.contiguous(layout, base, hasRow);
+                        KeyedContent.fillRecord(copier, layout, conv.snapshots[i], conv.specs[i].key(), hasRow);
+                    }
+                    done.incrementAndGet();
+                });
+            }
+        } finally {
+            progress.stop();
+        }
+    }
+
+    private void burst(SeleneCache cache, List<Conversation> conversations, BurstReport report)
+            throws InterruptedException {
+        Publisher publisher = new Publisher(cache);
+        Semaphore inFlight = new Semaphore(settings.concurrency());
+        ConcurrentLinkedQueue<PublishOutcome> outcomes = new ConcurrentLinkedQueue<>();
+        AtomicLong published = new AtomicLong();
+        List<CompletableFuture<Void>> all = new ArrayList<>(conversations.size());
+        Progress progress = progress("burst", () -> published.get() + " records published, "
+                + outcomes.stream().filter(PublishOutcome::abandoned).count() + " abandoned");
+        long start = System.nanoTime();
+        try {
+            for (Conversation conv : conversations) {
+                inFlight.acquire();
+                CompletableFuture<Void> done = publishTurns(publisher, conv, 0, outcomes, published);
+                done.whenComplete((v, e) -> inFlight.release());
+                all.add(done);
+            }
+            CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).join();
+        } finally {
+            progress.stop();
+        }
+        long elapsed = System.nanoTime() - start;
+        long[] latencies = new long[outcomes.size()];
+        int k = 0;
+        for (PublishOutcome o : outcomes) {
+            latencies[k++] = o.latencyNanos();
+            report.published++;
+            if (o.abandoned()) {
+                report.abandoned.merge(o.abandonReason(), 1L, Long::sum);
+                continue;
+            }
+            switch (o.result()) {
+                case PublishResult.Stored s -> {
+                    report.stored++;
+                    report.bytesPublished += s.bytes();
+                }
+                case PublishResult.Present p -> report.present++;
+                case PublishResult.Oversize o2 -> report.oversize++;
+                case PublishResult.Failed f -> report.failed++;
+                case PublishResult.Disabled d -> report.disabled++;
+                case PublishResult.Retry r -> throw new IllegalStateException("retry outcome not abandoned: " + r);
+            }
+        }
+        Arrays.sort(latencies);
+        report.publishP50Nanos = percentile(latencies, 0.50);
+        report.publishP99Nanos = percentile(latencies, 0.99);
+        report.burstSeconds = elapsed / 1e9;
+        report.publishGbps = report.bytesPublished / (double) elapsed;
+    }
+
+    /** Publishes the records of turn {@code turn} at once, then the next turn, as a conversation grows. */
+    private CompletableFuture<Void> publishTurns(Publisher publisher, Conversation conv, int first,
+                                                 ConcurrentLinkedQueue<PublishOutcome> outcomes, AtomicLong published) {
+        if (first >= conv.specs.length) {
+            return CompletableFuture.completedFuture(null);
+        }
+        int end = first;
+        while (end < conv.specs.length && !conv.specs[end].hasRow()) {
+            end++;
+        }
+        end = Math.min(end + 1, conv.specs.length);
+        SnapshotLease lease = SnapshotLease.until(System.nanoTime()
+                + TimeUnit.MILLISECONDS.toNanos(settings.snapshotMillis()));
+        List<CompletableFuture<PublishOutcome>> turn = new ArrayList<>();
+        for (int i = first; i < end; i++) {
+            turn.add(publisher.publish(conv.specs[i], conv.snapshots[i], lease).toCompletableFuture()
+                    .whenComplete((o, e) -> {
+                        if (o != null) {
+                            outcomes.add(o);
+                            published.incrementAndGet();
+                        }
+                    }));
+        }
+        int next = end;
+        return CompletableFuture.allOf(turn.toArray(CompletableFuture[]::new))
+                .thenCompose(v -> publishTurns(publisher, conv, next, outcomes, published));
+    }
+
+    private void freeSnapshots(DeviceCopier copier, List<Conversation> conversations) {
+        for (Conversation conv : conversations) {
+            for (int i = 0; i < conv.snapshots.length; i++) {
+                if (conv.snapshots[i] != null) {
+                    copier.freeDevice(conv.snapshotBase[i]);
+                    conv.snapshots[i] = null;
+                }
+            }
+        }
+    }
+
+    /** Restores every conversation into fresh device memory and checks every byte. */
+    private void probe(SeleneCache cache, DeviceCopier copier, List<Conversation> conversations, BurstReport report)
+            throws InterruptedException {
+        Layout layout = settings.layout();
+        AtomicLong probed = new AtomicLong();
+        Progress progress = progress("probe", () -> probed.get() + "/" + conversations.size() + " conversations");
+        long start = System.nanoTime();
+        long bytes = 0;
+        try (ExecutorService pool = Executors.newFixedThreadPool(settings.concurrency())) {
+            List<java.util.concurrent.Future<long[]>> results = new ArrayList<>();
+            for (Conversation conv : conversations) {
+                results.add(pool.submit(() -> {
+                    long[] r = probeOne(cache, copier, layout, conv);
+                    probed.incrementAndGet();
+                    return r;
+                }));
+            }
+            for (var f : results) {
+                long[] r = f.get();
+                int depth = (int) r[0];
+                if (depth == conversations.getFirst().chain.length) {
+                    report.restoredFull++;
+                } else if (depth > 0) {
+                    report.restoredPartial++;
+                } else {
+                    report.recomputed++;
+                }
+                report.verifiedRecords += r[1];
+                report.mismatchedRecords += r[2];
+                bytes += r[3];
+            }
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException("probe failed: " + e.getCause(), e.getCause());
+        } finally {
+            progress.stop();
+        }
+        long elapsed = System.nanoTime() - start;
+        report.verified = report.mismatchedRecords == 0;
+        report.bytesRestored = bytes;
+        report.probeSeconds = elapsed / 1e9;
+        report.restoreGbps = bytes / (double) elapsed;
+    }
+
+    /** {depth, records verified, records mismatched, bytes restored} for one conversation. */
+    private static long[] probeOne(SeleneCache cache, DeviceCopier copier, Layout layout, Conversation conv) {
+        List<DevicePlacement> targets = new ArrayList<>(conv.specs.length);
+        long[] bases = new long[conv.specs.length];
+        try {
+            for (int i = 0; i < conv.specs.length; i++) {
+                boolean hasRow = conv.specs[i].hasRow();
+                bases[i] = copier.allocateDevice(DevicePlacement.bytesNeeded(layout, hasRow));
+                targets.add(DevicePlacement.contiguous(layout, bases[i], hasRow));
+            }
+            RestoreResult r = cache.restore(NAMESPACE, conv.chain, targets, Duration.ofHours(1))
+                    .toCompletableFuture().join();
+            if (r.outcome() != RestoreResult.Outcome.RESTORED) {
+                return new long[] {0, 0, 0, 0};
+            }
+            long ok = 0;
+            long bad = 0;
+            for (int i = 0; i < r.records(); i++) {
+                if (KeyedContent.verifyRecord(copier, layout, targets.get(i), conv.specs[i].key(),
+                        conv.specs[i].hasRow())) {
+                    ok++;
+                } else {
+                    bad++;
+                }
+            }
+            return new long[] {r.records(), ok, bad, r.bytes()};
+        } finally {
+            for (long b : bases) {
+                if (b != 0) {
+                    copier.freeDevice(b);
+                }
+            }
+        }
+    }
+
+    /**
+     * A plain copy of {@code bytes} bytes between two off-heap regions, in the same piece size and with as many
+     * threads as the device's copy engine uses for publication: the ceiling publication is measured against.
+     */
+    private double rawCopyGbps(long bytes) throws InterruptedException {
+        if (bytes == 0) {
+            return 0;
+        }
+        int threads = settings.device().equals("cuda") ? 1 : settings.copyThreads();
+        long region = Math.min(bytes, 512L << 20) / threads;
+        int piece = settings.layout().pageBytes();
+        region = Math.max(piece, region / piece * piece);
+        long perThread = bytes / threads;
+        try (Arena arena = Arena.ofShared(); ExecutorService pool = Executors.newFixedThreadPool(threads)) {
+            MemorySegment[] src = new MemorySegment[threads];
+            MemorySegment[] dst = new MemorySegment[threads];
+            for (int t = 0; t < threads; t++) {
+                src[t] = arena.allocate(region, 4096);
+                dst[t] = arena.allocate(region, 4096);
+                src[t].fill((byte) 7);
+                dst[t].fill((byte) 0);
+            }
+            long start = System.nanoTime();
+            List<java.util.concurrent.Future<?>> fs = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int tt = t;
+                long regionBytes = region;
+                fs.add(pool.submit(() -> {
+                    long copied = 0;
+                    long off = 0;
+                    while (copied < perThread) {
+                        MemorySegment.copy(src[tt], off, dst[tt], off, piece);
+                        copied += piece;
+                        off += piece;
+                        if (off + piece > regionBytes) {
+                            off = 0;
+                        }
+                    }
+                }));
+            }
+            for (var f : fs) {
+                f.get();
+            }
+            return (double) perThread * threads / (System.nanoTime() - start);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    private static long percentile(long[] sorted, double p) {
+        if (sorted.length == 0) {
+            return 0;
+        }
+        int i = (int) Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1);
+        return sorted[Math.max(0, i)];
+    }
+
+    private Progress progress(String phase, java.util.function.Supplier<String> line) {
+        return new Progress(settings.progress() ? progressOut : null, phase, line);
+    }
+
+    /** A line on standard error refreshed while a phase runs. */
+    private static final class Progress {
+        private final Thread thread;
+        private final PrintStream out;
+        private final String phase;
+        private final java.util.function.Supplier<String> line;
+        private final long start = System.nanoTime();
+
+        Progress(PrintStream out, String phase, java.util.function.Supplier<String> line) {
+            this.out = out;
+            this.phase = phase;
+            this.line = line;
+            if (out == null) {
+                thread = null;
+                return;
+            }
+            thread = Thread.ofPlatform().daemon().name("burst-progress").start(() -> {
+                try {
+                    while (!Thread.currentThread().isInterrupted()) {
+                        Thread.sleep(500);
+                        print(false);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        }
+
+        private void print(boolean last) {
+            String text = String.format(Locale.ROOT, "%-8s %6.1fs  %s", phase, (System.nanoTime() - start) / 1e9,
+                    line.get());
+            if (System.console() != null) {
+                out.print("\r" + text + (last ? System.lineSeparator() : ""));
+            } else if (last) {
+                out.println(text);
+            }
+            out.flush();
+        }
+
+        void stop() {
+            if (thread != null) {
+                thread.interrupt();
+                try {
+                    thread.join();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                print(true);
+            }
+        }
+    }
+}

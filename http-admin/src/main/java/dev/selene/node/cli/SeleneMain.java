@@ -1,0 +1,45 @@
+package dev.selene.node.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code selene} command line: the node and its workloads. */
+@Command(name = "selene", mixinStandardHelpOptions = true, version = "selene 0.1.0",
+        description = "Host tier under an LLM serving engine's GPU KV cache.",
+        subcommands = {BurstCommand.class, CommandLine.HelpCommand.class})
+public final class SeleneMain implements Runnable {
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    public static void main(String[] args) {
+        System.exit(execute(args));
+    }
+
+    /** Runs the command line and returns its exit code; bad input gets one clear line, never a stack trace. */
+    public static int execute(String... args) {
+        CommandLine cl = new CommandLine(new SeleneMain());
+        cl.setParameterExceptionHandler((ex, a) -> {
+            ex.getCommandLine().getErr().println("selene: " + ex.getMessage());
+            ex.getCommandLine().getErr().println("selene: see '" + ex.getCommandLine().getCommandName()
+                    + " --help'");
+            return 2;
+        });
+        cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
+            Throwable root = ex;
+            while (root.getCause() != null && (root instanceof java.util.concurrent.CompletionException
+                    || root instanceof java.util.concurrent.ExecutionException)) {
+                root = root.getCause();
+            }
+            String message = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+            commandLine.getErr().println("selene: " + message);
+            return root instanceof IllegalArgumentException ? 2 : 1;
+        });
+        return cl.execute(args);
+    }
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(System.out);
+    }
+}
