@@ -71,6 +71,9 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
             implements Command {
     }
 
+    private record TierStopped(String name) implements Command {
+    }
+
     private final CacheConfig config;
     private final IntakeSizing sizing;
     private final RecordContext records;
@@ -107,6 +110,8 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
         this.slotPool = ctx.spawn(SlotPool.create(sizing.totalSlots(), sizing.slots(), traces), "slot-pool");
         this.records = new RecordContext(config.layout(), host, copier, slotPool, counters, traces);
         this.memory = ctx.spawn(MemoryTier.create(records, config.memoryOnly()), "memory-tier");
+        ctx.watchWith(slotPool, new TierStopped("slot-pool"));
+        ctx.watchWith(memory, new TierStopped("memory-tier"));
         ctx.getLog().info("host cache up: layout {}, {} slots of {} bytes ({} warm + {} intake), device {}",
                 config.layout().name(), sizing.totalSlots(), config.layout().slotBytes(), sizing.warmSlots(),
                 sizing.slots(), copier.name());
@@ -129,6 +134,12 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
             case ReportAbandoned a -> onAbandoned(records.counters(), records.traces(), a);
             case GetStatus g -> onGetStatus(g);
             case StatusParts s -> s.replyTo().tell(status(s));
+            case TierStopped t -> {
+                // The tiers' state (slot ownership, the index) cannot be rebuilt from nothing: stop the node
+                // rather than serve from an inconsistent pool.
+                getContext().getLog().error("{} stopped after a failure; stopping the node", t.name());
+                return Behaviors.stopped();
+            }
         }
         return this;
     }

@@ -71,7 +71,7 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
     public record RecordEnded(RecordKey key) implements Command {
     }
 
-    private record RecordTerminated(RecordKey key) implements Command {
+    private record RecordTerminated(RecordKey key, ActorRef<RecordActor.Command> actor) implements Command {
     }
 
     private record EvictRequested(SlotPool.Evict request) implements Command {
@@ -159,7 +159,7 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
         }
         ActorRef<RecordActor.Command> actor = getContext().spawnAnonymous(
                 RecordActor.publish(records, p.spec(), p.snapshot(), p.replyTo(), getContext().getSelf()));
-        getContext().watchWith(actor, new RecordTerminated(key));
+        getContext().watchWith(actor, new RecordTerminated(key, actor));
         inFlight.put(key, new InFlight(actor, p.replyTo(), null, null));
     }
 
@@ -180,10 +180,11 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
     }
 
     private void onTerminated(RecordTerminated t) {
-        InFlight f = inFlight.remove(t.key());
-        if (f == null) {
-            return;
+        InFlight f = inFlight.get(t.key());
+        if (f == null || !f.actor().equals(t.actor())) {
+            return; // ended normally; the key may already be in flight again under a new actor
         }
+        inFlight.remove(t.key());
         counters.increment("record.failures");
         records.traces().append(t.key(), "MemoryTier", "RecordActor failed; slots released");
         getContext().getLog().warn("record actor for {} failed; its slots are released", t.key());
@@ -207,8 +208,14 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
             counters.increment("evicted.memory");
             records.traces().append(e.key(), "MemoryTier", "Evicted (coldest clean) for allocation");
         }
-        // The dropped records' slots leave the clean count with the Evicted message, not with a CleanChanged.
-        reportedClean -= freed;
+        // Dropping a leaf can make its parent droppable, and the parent may be dropped in the same pass, so first
+        // bring the pool's clean count up to date as if nothing had been dropped; Evicted then removes exactly
+        // the dropped slots from it.
+        long cleanWithDropped = index.droppableSlots() + freed;
+        if (cleanWithDropped != reportedClean) {
+            slotPool.tell(new SlotPool.CleanChanged((int) (cleanWithDropped - reportedClean)));
+        }
+        reportedClean = index.droppableSlots();
         request.replyTo().tell(new SlotPool.Evicted(dropped));
     }
 

@@ -43,8 +43,11 @@ public record CacheConfig(Layout layout, long warmBytes, int concurrency, int wi
         if (hostBudgetBytes <= 0) {
             throw new IllegalArgumentException("host budget " + hostBudgetBytes + " is invalid; allowed: more than 0 bytes");
         }
-        if (!device.equals("auto") && !device.equals("simulated") && !device.equals("cuda")) {
+        if (device == null || !device.equals("auto") && !device.equals("simulated") && !device.equals("cuda")) {
             throw new IllegalArgumentException("device '" + device + "' is invalid; allowed: auto, simulated, cuda");
+        }
+        if (diskBytes < 0) {
+            throw new IllegalArgumentException("disk size " + diskBytes + " is invalid; allowed: 0 or more bytes");
         }
         if (maxAge != null && (maxAge.isNegative() || maxAge.isZero())) {
             throw new IllegalArgumentException("max-age " + maxAge + " is invalid; allowed: a positive duration or off");

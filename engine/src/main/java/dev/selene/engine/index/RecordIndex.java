@@ -22,8 +22,8 @@ import java.util.Map;
  *   droppable - unpinned and clean, or, when nothing durable exists (memory-only, B6), a parked leaf: dropping
  *               it loses nothing a lookup could still reach. Its slot total is the pool's clean count (B3).
  *   parked    - memory-only records that a spill or retirement must copy out before they may be dropped (B4).
- * Pinned records (a restore is copying out of them) and memory-only parents of resident children are in
- * neither list. Leaves go first in memory-only mode, so chains are evicted from the tail and a resident record's
+ * Pinned clean records (a restore is copying out of them) and memory-only parents of resident children are
+ * in neither list; a pinned parked record stays in the parked list, since a spill only reads it. Leaves go first in memory-only mode, so chains are evicted from the tail and a resident record's
  * ancestors stay resident; a resident child therefore keeps its parent, and the parent's list membership
  * follows its count of resident children, kept as records come and go (children that arrive before their
  * parent wait in a small map).

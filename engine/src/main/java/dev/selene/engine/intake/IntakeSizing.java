@@ -54,10 +54,10 @@ public record IntakeSizing(int desiredSlots, int slots, int warmSlots, String wa
                     + mib(warm * slotBytes) + " warm tier; needs " + mib((warm + desired) * slotBytes)
                     + " in all: raise the budget or lower the warm size or concurrency";
         }
-        return new IntakeSizing((int) desired, (int) granted, (int) warm, warning);
+        return new IntakeSizing((int) Math.min(desired, Integer.MAX_VALUE), (int) granted, (int) warm, warning);
     }
 
     private static String mib(long bytes) {
-        return (bytes >> 20) + " MiB";
+        return ((bytes + (1 << 20) - 1) >> 20) + " MiB";
     }
 }

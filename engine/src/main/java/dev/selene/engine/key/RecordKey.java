@@ -47,11 +47,13 @@ public record RecordKey(String namespace, long hash) {
         if (hex == null || hex.isEmpty() || hex.length() > 16) {
             throw new IllegalArgumentException("key '" + hex + "' is malformed; expected 1..16 hex digits");
         }
-        try {
-            return Long.parseUnsignedLong(hex, 16);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("key '" + hex + "' is malformed; expected 1..16 hex digits");
+        for (int i = 0; i < hex.length(); i++) {
+            char c = hex.charAt(i);
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) {
+                throw new IllegalArgumentException("key '" + hex + "' is malformed; expected 1..16 hex digits");
+            }
         }
+        return Long.parseUnsignedLong(hex, 16);
     }
 
     /** The key of a child of this record whose block has content hash {@code blockHash}. */

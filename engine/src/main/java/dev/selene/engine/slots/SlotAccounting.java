@@ -113,13 +113,16 @@ public final class SlotAccounting {
         for (int i = 0; i < slots.count(); i++) {
             int s = slots.slot(i);
             if (s < 0 || s >= total || !inUse[s]) {
-                throw new IllegalStateException("release of slot " + s + " that is not in use");
+                for (int j = 0; j < i; j++) {
+                    inUse[slots.slot(j)] = true;
+                }
+                throw new IllegalStateException("release of slot " + s + " that is not in use"
+                        + (s >= 0 && s < total ? " (or named twice)" : ""));
             }
+            inUse[s] = false;
         }
         for (int i = 0; i < slots.count(); i++) {
-            int s = slots.slot(i);
-            inUse[s] = false;
-            freeStack[free++] = s;
+            freeStack[free++] = slots.slot(i);
         }
     }
 

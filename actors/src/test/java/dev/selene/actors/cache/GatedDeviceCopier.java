@@ -1,0 +1,97 @@
+package dev.selene.actors.cache;
+
+import dev.selene.transport.gpu.CopyPlan;
+import dev.selene.transport.gpu.DeviceCopier;
+import dev.selene.transport.host.HostMemory;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Test double for fault injection: a real simulated device whose device-to-host copies can be held back (a
+ * stalled copy) or made to fail (a copy error), so tests can pin down in-flight and failure behaviour.
+ */
+final class GatedDeviceCopier implements DeviceCopier {
+
+    private final DeviceCopier real;
+    private volatile CompletableFuture<Void> gate = CompletableFuture.completedFuture(null);
+    private final AtomicInteger failNext = new AtomicInteger();
+
+    GatedDeviceCopier(DeviceCopier real) {
+        this.real = real;
+    }
+
+    /** Holds every later device-to-host copy until {@link #open()}. */
+    void close_gate() {
+        gate = new CompletableFuture<>();
+    }
+
+    /** Lets held copies run. */
+    void open() {
+        gate.complete(null);
+    }
+
+    /** Makes the next {@code n} device-to-host copies fail. */
+    void failNextCopies(int n) {
+        failNext.set(n);
+    }
+
+    @Override
+    public String name() {
+        return "gated " + real.name();
+    }
+
+    @Override
+    public boolean isAvailable() {
+        return real.isAvailable();
+    }
+
+    @Override
+    public String unavailabilityCause() {
+        return real.unavailabilityCause();
+    }
+
+    @Override
+    public void register(HostMemory host) {
+        real.register(host);
+    }
+
+    @Override
+    public long allocateDevice(long bytes) {
+        return real.allocateDevice(bytes);
+    }
+
+    @Override
+    public void freeDevice(long address) {
+        real.freeDevice(address);
+    }
+
+    @Override
+    public void writeDevice(long address, MemorySegment src) {
+        real.writeDevice(address, src);
+    }
+
+    @Override
+    public void readDevice(long address, MemorySegment dst) {
+        real.readDevice(address, dst);
+    }
+
+    @Override
+    public CompletableFuture<Void> copyToHost(CopyPlan plan) {
+        if (failNext.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            return CompletableFuture.failedFuture(new IllegalStateException("injected copy failure"));
+        }
+        return gate.thenCompose(v -> real.copyToHost(plan));
+    }
+
+    @Override
+    public CompletableFuture<Void> copyToDevice(CopyPlan plan) {
+        return real.copyToDevice(plan);
+    }
+
+    @Override
+    public void close() {
+        real.close();
+    }
+}

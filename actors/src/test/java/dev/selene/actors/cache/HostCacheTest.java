@@ -1,0 +1,245 @@
+package dev.selene.actors.cache;
+
+import dev.selene.actors.api.CacheStatus;
+import dev.selene.actors.api.LookupResult;
+import dev.selene.actors.api.PublishOutcome;
+import dev.selene.actors.api.PublishResult;
+import dev.selene.actors.api.Publisher;
+import dev.selene.actors.api.RestoreResult;
+import dev.selene.actors.api.RetryReason;
+import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.api.SnapshotLease;
+import dev.selene.actors.api.Tier;
+import dev.selene.engine.config.CacheConfig;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.layout.Layout;
+import dev.selene.transport.gpu.DevicePlacement;
+import dev.selene.transport.gpu.KeyedContent;
+import dev.selene.transport.gpu.SimulatedDevice;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The memory-tier node through its Java API: publication lifecycle (B17), lookup (B14), restore (B16), B5-B7. */
+class HostCacheTest {
+
+    private static final Layout LAYOUT = Layout.small();
+    private static final String NS = "test";
+
+    private final GatedDeviceCopier copier = new GatedDeviceCopier(SimulatedDevice.create());
+    private final List<SeleneCache> nodes = new ArrayList<>();
+    private final List<Long> deviceAllocations = new ArrayList<>();
+
+    @AfterEach
+    void stop() {
+        copier.open();
+        nodes.forEach(SeleneCache::close);
+        deviceAllocations.forEach(copier::freeDevice);
+        copier.close();
+    }
+
+    private SeleneCache node(long warmSlots) {
+        return node(warmSlots, 1 << 20);
+    }
+
+    /** A memory-only node of {@code warmSlots} warm slots in a host budget of {@code budgetSlots} slots. */
+    private SeleneCache node(long warmSlots, long budgetSlots) {
+        CacheConfig config = CacheConfig.memoryOnly(LAYOUT, warmSlots * LAYOUT.slotBytes()).withConcurrency(1)
+                .withWindowSlots(LAYOUT.slotsPerRecord(true)).withHostBudgetBytes(budgetSlots * LAYOUT.slotBytes());
+        SeleneCache cache = SeleneCache.start(config, copier);
+        nodes.add(cache);
+        return cache;
+    }
+
+    private RecordSpec spec(long hash, Long parent, boolean hasRow) {
+        return new RecordSpec(new RecordKey(NS, hash), parent == null ? null : new RecordKey(NS, parent), hasRow);
+    }
+
+    /** A GPU snapshot of {@code spec} filled with its keyed content. */
+    private DevicePlacement snapshot(RecordSpec spec) {
+        long base = copier.allocateDevice(DevicePlacement.bytesNeeded(LAYOUT, spec.hasRow()));
+        deviceAllocations.add(base);
+        DevicePlacement p = DevicePlacement.contiguous(LAYOUT, base, spec.hasRow());
+        KeyedContent.fillRecord(copier, LAYOUT, p, spec.key(), spec.hasRow());
+        return p;
+    }
+
+    private DevicePlacement target(boolean hasRow) {
+        long base = copier.allocateDevice(DevicePlacement.bytesNeeded(LAYOUT, hasRow));
+        deviceAllocations.add(base);
+        return DevicePlacement.contiguous(LAYOUT, base, hasRow);
+    }
+
+    private static <T> T await(java.util.concurrent.CompletionStage<T> stage) throws Exception {
+        return stage.toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void publish_thenRepublish_isPresent() throws Exception {
+        SeleneCache cache = node(64);
+        RecordSpec s = spec(1, null, true);
+        assertInstanceOf(PublishResult.Stored.class, await(cache.publish(s, snapshot(s))));
+        assertInstanceOf(PublishResult.Present.class, await(cache.publish(s, snapshot(s))));
+    }
+
+    @Test
+    void republish_whileFirstIsInFlight_isRetryInflight() throws Exception {
+        SeleneCache cache = node(64);
+        RecordSpec s = spec(2, null, true);
+        DevicePlacement snap = snapshot(s);
+        copier.close_gate();
+        CompletableFuture<PublishResult> first = cache.publish(s, snap).toCompletableFuture();
+        PublishResult second = await(cache.publish(s, snap));
+        assertEquals(new PublishResult.Retry(RetryReason.INFLIGHT), second);
+        copier.open();
+        assertInstanceOf(PublishResult.Stored.class, first.get(10, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void publish_largerThanThePool_isOversizeAtOnce() throws Exception {
+        // A 42-slot record in a pool that the host budget holds to 20 slots (1 warm + 19 intake).
+        Layout big = new Layout("big-row", 2, 4096, 40 * 4096, 2, 16);
+        CacheConfig config = CacheConfig.memoryOnly(big, 4096L * 2).withConcurrency(1).withWindowSlots(4)
+                .withHostBudgetBytes(20 * big.slotBytes());
+        try (SeleneCache cache = SeleneCache.start(config, copier)) {
+            RecordSpec s = new RecordSpec(new RecordKey(NS, 3), null, true);
+            PublishResult r = await(cache.publish(s, new DevicePlacement(new long[0])));
+            PublishResult.Oversize o = assertInstanceOf(PublishResult.Oversize.class, r);
+            assertEquals(42, o.slots());
+            assertTrue(o.maxSlots() < 42, "max grant " + o.maxSlots());
+        }
+    }
+
+    @Test
+    void restore_returnsExactlyThePublishedBytes() throws Exception {
+        SeleneCache cache = node(64);
+        RecordSpec root = spec(10, null, false);
+        RecordSpec mid = spec(11, 10L, true);
+        RecordSpec leaf = spec(12, 11L, true);
+        for (RecordSpec s : List.of(root, mid, leaf)) {
+            assertInstanceOf(PublishResult.Stored.class, await(cache.publish(s, snapshot(s))));
+        }
+        List<DevicePlacement> targets = List.of(target(false), target(true), target(true));
+        RestoreResult r = await(cache.restore(NS, new long[] {10, 11, 12}, targets, Duration.ofSeconds(1)));
+        assertEquals(RestoreResult.Outcome.RESTORED, r.outcome());
+        assertEquals(3, r.records());
+        assertEquals(3, r.fromMemory());
+        assertTrue(KeyedContent.verifyRecord(copier, LAYOUT, targets.get(0), root.key(), false));
+        assertTrue(KeyedContent.verifyRecord(copier, LAYOUT, targets.get(1), mid.key(), true));
+        assertTrue(KeyedContent.verifyRecord(copier, LAYOUT, targets.get(2), leaf.key(), true));
+        assertFalse(KeyedContent.verifyRecord(copier, LAYOUT, targets.get(2), mid.key(), true),
+                "the oracle must tell records apart");
+    }
+
+    @Test
+    void lookup_endsAtDeepestRecordWithRow_pageOnlyRecordsSupplyPagesOnly() throws Exception {
+        SeleneCache cache = node(64);
+        RecordSpec a = spec(20, null, false);
+        RecordSpec b = spec(21, 20L, true);
+        RecordSpec c = spec(22, 21L, false);
+        for (RecordSpec s : List.of(a, b, c)) {
+            await(cache.publish(s, snapshot(s)));
+        }
+        LookupResult r = await(cache.lookup(NS, new long[] {20, 21, 22, 23}));
+        assertEquals(2, r.depth());
+        assertEquals(2L * LAYOUT.tokensPerRecord(), r.tokens());
+        assertEquals(List.of(Tier.MEMORY, Tier.MEMORY), r.records().stream().map(LookupResult.Located::tier).toList());
+        assertEquals(0, await(cache.lookup(NS, new long[] {20})).depth(), "a page-only record never ends a match");
+        assertEquals(0, await(cache.lookup(NS, new long[] {99, 21})).depth(), "the chain must be whole");
+    }
+
+    @Test
+    void fullPool_evictsColdestRecordFirst_memoryOnly() throws Exception {
+        // 10 warm + 10 intake slots, records of 5 slots: the third allocation would eat into the intake, so the
+        // coldest of the two resident records is evicted first (B3, B6).
+        SeleneCache cache = node(10, 20);
+        RecordSpec first = spec(30, null, true);
+        RecordSpec second = spec(31, null, true);
+        RecordSpec third = spec(32, null, true);
+        await(cache.publish(first, snapshot(first)));
+        await(cache.publish(second, snapshot(second)));
+        // Use the first so that the second becomes the coldest.
+        await(cache.restore(NS, new long[] {30}, List.of(target(true)), Duration.ofSeconds(1)));
+        assertInstanceOf(PublishResult.Stored.class, await(cache.publish(third, snapshot(third))));
+        assertEquals(1, await(cache.lookup(NS, new long[] {30})).depth(), "recently used record kept");
+        assertEquals(0, await(cache.lookup(NS, new long[] {31})).depth(), "coldest record evicted");
+        assertEquals(1, await(cache.lookup(NS, new long[] {32})).depth());
+        assertEquals(1, cache.counters().get("evicted.memory"));
+    }
+
+    @Test
+    void copyFailure_releasesSlots_isCounted_andTheTierKeepsServing() throws Exception {
+        SeleneCache cache = node(64);
+        RecordSpec bad = spec(40, null, true);
+        copier.failNextCopies(1);
+        PublishResult r = await(cache.publish(bad, snapshot(bad)));
+        assertEquals("copy_failed", assertInstanceOf(PublishResult.Failed.class, r).reason());
+        CacheStatus status = await(cache.status());
+        assertEquals(status.totalSlots(), status.freeSlots(), "the failed record's slots are free again");
+        RecordSpec good = spec(41, null, true);
+        assertInstanceOf(PublishResult.Stored.class, await(cache.publish(good, snapshot(good))));
+        assertEquals(1, cache.counters().get("publish.failed"));
+        assertTrue(cache.traces().trace(bad.key()).orElseThrow().stream()
+                .anyMatch(e -> e.message().contains("copy_failed")), "the failure is in the record's trace");
+    }
+
+    @Test
+    void noSpace_whileSnapshotLives_isRetried_thenAbandonedWithReason() throws Exception {
+        // 20 slots, 5-slot records: four stalled publications hold every slot, the fifth gets Retry(no_space).
+        SeleneCache cache = node(10, 20);
+        copier.close_gate();
+        List<CompletableFuture<PublishResult>> stalled = new ArrayList<>();
+        for (long k = 50; k < 54; k++) {
+            RecordSpec s = spec(k, null, true);
+            stalled.add(cache.publish(s, snapshot(s)).toCompletableFuture());
+        }
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
+                .until(() -> await(cache.status()).freeSlots() == 0);
+        RecordSpec c = spec(54, null, true);
+        Publisher publisher = new Publisher(cache);
+        PublishOutcome outcome = await(publisher.publish(c, snapshot(c),
+                SnapshotLease.until(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100))));
+        assertTrue(outcome.abandoned(), outcome.toString());
+        assertEquals("no_space", outcome.abandonReason());
+        assertTrue(outcome.attempts() > 1, "retried while the snapshot lived: " + outcome.attempts());
+        copier.open();
+        for (CompletableFuture<PublishResult> f : stalled) {
+            assertInstanceOf(PublishResult.Stored.class, f.get(10, TimeUnit.SECONDS));
+        }
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
+                .until(() -> cache.counters().get("abandoned.no_space") == 1);
+    }
+
+    @Test
+    void nothingConfigured_answersDisabled() throws Exception {
+        CacheConfig off = CacheConfig.memoryOnly(LAYOUT, 0);
+        try (SeleneCache cache = SeleneCache.start(off, copier)) {
+            RecordSpec s = spec(60, null, true);
+            assertInstanceOf(PublishResult.Disabled.class, await(cache.publish(s, new DevicePlacement(new long[0]))));
+            assertEquals(RestoreResult.Outcome.DISABLED,
+                    await(cache.restore(NS, new long[] {60}, List.of(), Duration.ofSeconds(1))).outcome());
+            assertFalse(await(cache.status()).enabled());
+        }
+    }
+
+    @Test
+    void trace_recordsEachActorStepOfAPublication() throws Exception {
+        SeleneCache cache = node(64);
+        RecordSpec s = spec(70, null, true);
+        await(cache.publish(s, snapshot(s)));
+        List<String> actors = cache.traces().trace(s.key()).orElseThrow().stream()
+                .map(dev.selene.actors.trace.TraceEvent::actor).toList();
+        assertTrue(actors.containsAll(List.of("RecordActor", "SlotPool", "MemoryTier")), actors.toString());
+    }
+}

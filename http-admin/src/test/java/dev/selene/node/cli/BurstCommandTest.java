@@ -1,0 +1,90 @@
+package dev.selene.node.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code selene burst} end to end on the simulated device, as a newcomer runs it, only smaller. */
+class BurstCommandTest {
+
+    private record Run(int exit, String out, String err) {
+        JsonNode json() throws Exception {
+            String[] lines = out.strip().split("\n");
+            return new ObjectMapper().readTree(lines[lines.length - 1]);
+        }
+    }
+
+    private static Run run(String... args) {
+        PrintStream oldOut = System.out;
+        PrintStream oldErr = System.err;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            int exit = SeleneMain.execute(args);
+            return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(oldOut);
+            System.setErr(oldErr);
+        }
+    }
+
+    @Test
+    void burst_json_losesNothing_restoresEveryConversation_verifiesEveryByte() throws Exception {
+        Run r = run("burst", "--layout", "small", "--conversations", "24", "--concurrency", "8", "--tokens", "256",
+                "--device", "simulated", "--no-progress", "--json");
+        assertEquals(0, r.exit(), r.err());
+        JsonNode j = r.json();
+        assertEquals(24 * 8, j.get("published").asLong());
+        assertEquals(j.get("published").asLong(), j.get("stored").asLong());
+        assertEquals(0, j.get("abandoned").size());
+        assertEquals(24, j.get("restored_full").asLong());
+        assertEquals(0, j.get("recomputed").asLong());
+        assertTrue(j.get("verified").asBoolean());
+        assertTrue(j.get("raw_copy_gbps").asDouble() > 0);
+        assertTrue(j.get("bytes_published").asLong() > 0);
+        assertTrue(r.out().contains("restored full / partial"), "the human table is printed too");
+    }
+
+    @Test
+    void burst_withTooSmallWarmTier_accountsForEveryPublication() throws Exception {
+        Run r = run("burst", "--layout", "small", "--conversations", "40", "--concurrency", "8", "--tokens", "256",
+                "--warm", "64k", "--device", "simulated", "--no-progress", "--json");
+        assertEquals(0, r.exit(), r.err());
+        JsonNode j = r.json();
+        long abandoned = 0;
+        for (JsonNode n : j.get("abandoned")) {
+            abandoned += n.asLong();
+        }
+        assertEquals(j.get("published").asLong(), j.get("stored").asLong() + j.get("present").asLong()
+                + j.get("oversize").asLong() + j.get("failed").asLong() + abandoned);
+        assertTrue(j.get("accounted").asBoolean());
+        assertTrue(j.get("recomputed").asLong() + j.get("restored_partial").asLong() > 0,
+                "a warm tier this small cannot keep every conversation");
+        assertTrue(j.get("verified").asBoolean(), "whatever is restored is byte-identical");
+    }
+
+    @Test
+    void badFlag_getsOneClearLine_noStackTrace() {
+        Run r = run("burst", "--warm", "lots");
+        assertEquals(2, r.exit());
+        assertTrue(r.err().contains("--warm = 'lots' is invalid"), r.err());
+        assertFalse(r.err().contains("\tat "), "no stack trace: " + r.err());
+    }
+
+    @Test
+    void unknownLayout_namesTheAllowedValues() {
+        Run r = run("burst", "--layout", "llama");
+        assertEquals(2, r.exit());
+        assertTrue(r.err().contains("allowed: deepseek-tp4, qwen-tp1, small"), r.err());
+    }
+}

@@ -1,0 +1,183 @@
+package dev.selene.transport.disk;
+
+import dev.selene.engine.codec.RecordFormatException;
+import dev.selene.engine.codec.RecordHeader;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.layout.Layout;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The disk tier's start-up pass over its directory (B13): deletes leftover temporaries, validates every record
+ * file, moves those that fail into {@value RecordFileNames#QUARANTINE_DIRECTORY}/ counted by failure kind, and
+ * returns the valid records with their last use (file mtime).
+ *
+ * <p>Pruning records whose chain is incomplete is the caller's step, since a parent may live in another tier: see
+ * {@link dev.selene.engine.codec.ChainCompleteness}. Quarantined files are kept, not deleted, so that an operator
+ * can inspect them or move files written under another layout back.
+ */
+public final class RecoveryScan {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RecoveryScan.class);
+
+    /** How much of each file to check. */
+    public enum Depth {
+        /** Header, footer and length (from version 2 this covers all but the body's bytes); fast. */
+        HEADERS,
+        /** Every byte and checksum: reads the whole tier. */
+        FULL
+    }
+
+    /**
+     * A record file that passed validation.
+     *
+     * @param spec      the record it holds
+     * @param file      its path
+     * @param fileBytes its length on disk
+     * @param lastUse   its modification time, taken as the record's last use
+     */
+    public record Recovered(RecordSpec spec, Path file, long fileBytes, Instant lastUse) {
+    }
+
+    /**
+     * What a scan found.
+     *
+     * @param records            valid records, by file name
+     * @param temporariesDeleted leftover {@code .tmp} files removed
+     * @param quarantinedByKind  rejected record files by failure kind (files unreadable for I/O errors count as
+     *                           {@code unreadable} instead)
+     * @param unreadable         record files that could not be read at all (an I/O error, not a format problem)
+     * @param quarantined        where the rejected files now are
+     */
+    public record Result(List<Recovered> records, int temporariesDeleted,
+                         Map<RecordFormatException.Kind, Integer> quarantinedByKind, int unreadable,
+                         List<Path> quarantined) {
+
+        /** Rejected files of every kind, unreadable ones included. */
+        public int rejected() {
+            return unreadable + quarantinedByKind.values().stream().mapToInt(Integer::intValue).sum();
+        }
+    }
+
+    private RecoveryScan() {
+    }
+
+    /** Scans the locked directory at {@link Depth#HEADERS} depth. */
+    public static Result run(DirectoryLock lock, RecordIo io, Layout layout) throws IOException {
+        return run(lock, io, layout, Depth.HEADERS);
+    }
+
+    /** Scans the directory that {@code lock} holds, validating record files under {@code layout} to {@code depth}. */
+    public static Result run(DirectoryLock lock, RecordIo io, Layout layout, Depth depth) throws IOException {
+        Objects.requireNonNull(io, "io");
+        Objects.requireNonNull(layout, "layout");
+        Objects.requireNonNull(depth, "depth");
+        if (!lock.isHeld()) {
+            throw new IllegalStateException("recovery needs the directory lock, but " + lock + " is released");
+        }
+        Path dir = lock.directory();
+        List<Recovered> records = new ArrayList<>();
+        Map<RecordFormatException.Kind, Integer> byKind = new EnumMap<>(RecordFormatException.Kind.class);
+        List<Path> quarantined = new ArrayList<>();
+        int temporaries = 0;
+        int unreadable = 0;
+        for (Path file : regularFiles(dir)) {
+            if (RecordFileNames.isTemporary(file)) {
+                Files.deleteIfExists(file);
+                temporaries++;
+                continue;
+            }
+            if (!RecordFileNames.isRecordFile(file)) {
+                continue;
+            }
+            try {
+                records.add(validate(io, file, layout, depth));
+            } catch (RecordFormatException e) {
+                byKind.merge(e.kind(), 1, Integer::sum);
+                LOG.warn("quarantining {}: {}", file, e.getMessage());
+                quarantine(file, dir).ifPresent(quarantined::add);
+            } catch (IOException e) {
+                unreadable++;
+                LOG.warn("quarantining unreadable {}: {}", file, e.toString());
+                quarantine(file, dir).ifPresent(quarantined::add);
+            }
+        }
+        if (temporaries > 0 || !quarantined.isEmpty()) {
+            syncDirectory(dir);
+        }
+        if (!quarantined.isEmpty()) {
+            syncDirectory(dir.resolve(RecordFileNames.QUARANTINE_DIRECTORY));
+        }
+        return new Result(List.copyOf(records), temporaries, Collections.unmodifiableMap(byKind), unreadable,
+                List.copyOf(quarantined));
+    }
+
+    private static Recovered validate(RecordIo io, Path file, Layout layout, Depth depth) throws IOException {
+        RecordHeader header = depth == Depth.FULL ? io.verify(file, layout) : io.readHeader(file);
+        try {
+            header.requireLayout(layout);
+        } catch (RecordFormatException e) {
+            throw e.withSource(file.toString());
+        }
+        Optional<RecordKey> named = RecordFileNames.keyOf(file);
+        if (named.isEmpty() || !named.get().equals(header.key())) {
+            throw new RecordFormatException(RecordFormatException.Kind.CORRUPT, "its name says "
+                    + named.map(RecordKey::toString).orElse("nothing parseable") + " but its header holds "
+                    + header.key()).withSource(file.toString());
+        }
+        BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
+        return new Recovered(header.spec(), file, attributes.size(), attributes.lastModifiedTime().toInstant());
+    }
+
+    private static List<Path> regularFiles(Path dir) throws IOException {
+        List<Path> files = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path entry : entries) {
+                if (Files.isRegularFile(entry)) {
+                    files.add(entry);
+                }
+            }
+        }
+        files.sort(null);
+        return files;
+    }
+
+    private static Optional<Path> quarantine(Path file, Path dir) {
+        try {
+            Path quarantine = Files.createDirectories(dir.resolve(RecordFileNames.QUARANTINE_DIRECTORY));
+            Path destination = quarantine.resolve(file.getFileName());
+            for (int n = 1; Files.exists(destination); n++) {
+                destination = quarantine.resolve(file.getFileName() + "." + n);
+            }
+            Files.move(file, destination, StandardCopyOption.ATOMIC_MOVE);
+            return Optional.of(destination);
+        } catch (IOException e) {
+            LOG.error("could not quarantine {}; it stays in place and will be rejected again: {}", file, e.toString());
+            return Optional.empty();
+        }
+    }
+
+    private static void syncDirectory(Path dir) throws IOException {
+        try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
+            channel.force(true);
+        }
+    }
+}
