@@ -30,6 +30,8 @@ public final class BurstReport {
     long publishP50Nanos;
     long publishP99Nanos;
     double probeSeconds;
+    double copyEngineBusySeconds;
+    double burstCpuCores;
     long bytesRestored;
     double restoreGbps;
     String device = "";
@@ -80,6 +82,8 @@ public final class BurstReport {
         m.put("publish_gbps", round(publishGbps));
         m.put("raw_copy_gbps", round(rawCopyGbps));
         m.put("publish_vs_raw_copy", round(rawCopyGbps > 0 ? publishGbps / rawCopyGbps : 0));
+        m.put("copy_engine_busy_seconds", round(copyEngineBusySeconds));
+        m.put("burst_cpu_cores", round(burstCpuCores));
         m.put("publish_p50_ms", round(publishP50Nanos / 1e6));
         m.put("publish_p99_ms", round(publishP99Nanos / 1e6));
         m.put("bytes_restored", bytesRestored);
@@ -111,6 +115,12 @@ public final class BurstReport {
         row(b, "publish GB/s (memory tier)", String.format(Locale.ROOT, "%.2f in %.2f s", publishGbps, burstSeconds));
         row(b, "raw copy GB/s, same bytes", String.format(Locale.ROOT, "%.2f (publish at %.2fx)", rawCopyGbps,
                 rawCopyGbps > 0 ? publishGbps / rawCopyGbps : 0));
+        if (copyEngineBusySeconds > 0) {
+            row(b, "copy engine busy / GB/s while busy", String.format(Locale.ROOT, "%.2f s / %.2f",
+                    copyEngineBusySeconds, bytesPublished / copyEngineBusySeconds / 1e9));
+        }
+        row(b, "CPU cores busy during the burst", String.format(Locale.ROOT, "%.2f of %d", burstCpuCores,
+                Runtime.getRuntime().availableProcessors()));
         row(b, "publish latency p50 / p99", String.format(Locale.ROOT, "%.2f / %.2f ms", publishP50Nanos / 1e6,
                 publishP99Nanos / 1e6));
         row(b, "restore GB/s (memory tier)", String.format(Locale.ROOT, "%.2f in %.2f s", restoreGbps, probeSeconds));

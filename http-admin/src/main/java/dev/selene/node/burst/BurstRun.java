@@ -46,6 +46,9 @@ import java.util.function.Function;
  */
 public final class BurstRun {
 
+    /** The most bytes the raw-copy baseline copies (it reports a rate, so a sample suffices). */
+    static final long RAW_COPY_MAX_BYTES = 1L << 30;
+
     /** Namespace of the burst's records. */
     public static final String NAMESPACE = "burst";
 
@@ -66,6 +69,26 @@ public final class BurstRun {
         this.nodeFactory = nodeFactory;
     }
 
+    /** Conversations of the untimed warm-up run that precedes a measured run. */
+    public static final int WARMUP_CONVERSATIONS = 24;
+
+    /**
+     * Runs the burst and the probe and returns the report. When {@code warmUp}, a small untimed burst on a
+     * separate node first brings the JIT up to speed, so that on a small machine the measured run does not
+     * share its cores with the compiler.
+     */
+    public BurstReport run(boolean warmUp) throws InterruptedException {
+        if (warmUp) {
+            int conversations = Math.min(WARMUP_CONVERSATIONS, settings.conversations());
+            long warm = settings.warmBytes() / settings.conversations() * conversations;
+            BurstSettings small = new BurstSettings(settings.layout(), conversations, settings.concurrency(),
+                    settings.tokens(), settings.turns(), warm, settings.snapshotMillis(), settings.device(), settings.copyThreads(),
+                    settings.bandwidthCap(), settings.seed() + 1, false);
+            new BurstRun(small, progressOut, nodeFactory).run(false);
+        }
+        return run();
+    }
+
     /** Runs the burst and the probe and returns the report. */
     public BurstReport run() throws InterruptedException {
         BurstReport report = new BurstReport();
@@ -79,10 +102,23 @@ public final class BurstRun {
                 CacheStatus before = cache.status().toCompletableFuture().join();
                 report.totalSlots = before.totalSlots();
                 report.intakeSlots = before.intakeSlots();
-                prefill(copier, conversations);
+                long burstBytes = 0;
+                for (Conversation c : conversations) {
+                    for (RecordSpec spec : c.specs) {
+                        burstBytes += layout.recordBytes(spec.hasRow());
+                    }
+                }
+                int rawThreads = settings.device().equals("cuda") ? 1 : settings.copyThreads();
+                try (RawCopy raw = new RawCopy(burstBytes, rawThreads, layout.pageBytes())) {
+                    prefill(copier, conversations);
+                    report.rawCopyGbps = raw.gbps();
+                }
+                long busyBefore = copier instanceof SimulatedDevice sim ? sim.busyNanosToHost() : 0;
                 burst(cache, conversations, report);
+                if (copier instanceof SimulatedDevice sim) {
+                    report.copyEngineBusySeconds = (sim.busyNanosToHost() - busyBefore) / 1e9;
+                }
                 freeSnapshots(copier, conversations);
-                report.rawCopyGbps = rawCopyGbps(report.bytesPublished);
                 probe(cache, copier, conversations, report);
             } finally {
                 freeSnapshots(copier, conversations);
@@ -172,6 +208,7 @@ public final class BurstRun {
         Progress progress = progress("burst", () -> published.get() + " records published, "
                 + outcomes.stream().filter(PublishOutcome::abandoned).count() + " abandoned");
         long start = System.nanoTime();
+        long cpuStart = processCpuNanos();
         try {
             for (Conversation conv : conversations) {
                 inFlight.acquire();
@@ -184,6 +221,7 @@ public final class BurstRun {
             progress.stop();
         }
         long elapsed = System.nanoTime() - start;
+        report.burstCpuCores = (processCpuNanos() - cpuStart) / (double) elapsed;
         long[] latencies = new long[outcomes.size()];
         int k = 0;
         for (PublishOutcome o : outcomes) {
@@ -330,52 +368,68 @@ public final class BurstRun {
     }
 
     /**
-     * A plain copy of {@code bytes} bytes between two off-heap regions, in the same piece size and with as many
-     * threads as the device's copy engine uses for publication: the ceiling publication is measured against.
+     * The raw path under publication: a plain {@code MemorySegment.copy} of the same byte volume, in the same
+     * piece size, with as many threads as the device's copy engine uses for publication.
+     *
+     * <p>Its regions are allocated before the prefill and copied exactly once after it, so they have sat idle
+     * as long as the node's slots and the snapshots have (on the VMs this runs on, memory left idle for a few
+     * seconds is markedly slower to touch again; a baseline copying warm, reused buffers would flatter memcpy).
      */
-    private double rawCopyGbps(long bytes) throws InterruptedException {
-        if (bytes == 0) {
-            return 0;
-        }
-        int threads = settings.device().equals("cuda") ? 1 : settings.copyThreads();
-        long region = Math.min(bytes, 512L << 20) / threads;
-        int piece = settings.layout().pageBytes();
-        region = Math.max(piece, region / piece * piece);
-        long perThread = bytes / threads;
-        try (Arena arena = Arena.ofShared(); ExecutorService pool = Executors.newFixedThreadPool(threads)) {
-            MemorySegment[] src = new MemorySegment[threads];
-            MemorySegment[] dst = new MemorySegment[threads];
+    private static final class RawCopy implements AutoCloseable {
+        private final Arena arena = Arena.ofShared();
+        private final MemorySegment[] src;
+        private final MemorySegment[] dst;
+        private final int piece;
+
+        RawCopy(long bytes, int threads, int piece) {
+            long perThread = Math.max(piece, Math.min(bytes, RAW_COPY_MAX_BYTES) / threads / piece * piece);
+            this.piece = piece;
+            this.src = new MemorySegment[threads];
+            this.dst = new MemorySegment[threads];
             for (int t = 0; t < threads; t++) {
-                src[t] = arena.allocate(region, 4096);
-                dst[t] = arena.allocate(region, 4096);
-                src[t].fill((byte) 7);
-                dst[t].fill((byte) 0);
+                src[t] = arena.allocate(perThread, 4096);
+                src[t].fill((byte) (t + 7));
+                dst[t] = arena.allocate(perThread, 4096);
             }
-            long start = System.nanoTime();
-            List<java.util.concurrent.Future<?>> fs = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                int tt = t;
-                long regionBytes = region;
-                fs.add(pool.submit(() -> {
-                    long copied = 0;
-                    long off = 0;
-                    while (copied < perThread) {
-                        MemorySegment.copy(src[tt], off, dst[tt], off, piece);
-                        copied += piece;
-                        off += piece;
-                        if (off + piece > regionBytes) {
-                            off = 0;
+        }
+
+        /** Copies every region once, all threads at once, and returns GB/s. */
+        double gbps() throws InterruptedException {
+            int threads = src.length;
+            try (ExecutorService pool = Executors.newFixedThreadPool(threads)) {
+                long start = System.nanoTime();
+                List<java.util.concurrent.Future<?>> fs = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    MemorySegment s = src[t];
+                    MemorySegment d = dst[t];
+                    fs.add(pool.submit(() -> {
+                        for (long off = 0; off + piece <= d.byteSize(); off += piece) {
+                            MemorySegment.copy(s, off, d, off, piece);
                         }
-                    }
-                }));
+                    }));
+                }
+                for (var f : fs) {
+                    f.get();
+                }
+                long bytes = 0;
+                for (MemorySegment d : dst) {
+                    bytes += d.byteSize() / piece * piece;
+                }
+                return bytes / (double) (System.nanoTime() - start);
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw new IllegalStateException(e.getCause());
             }
-            for (var f : fs) {
-                f.get();
-            }
-            return (double) perThread * threads / (System.nanoTime() - start);
-        } catch (java.util.concurrent.ExecutionException e) {
-            throw new IllegalStateException(e.getCause());
         }
+
+        @Override
+        public void close() {
+            arena.close();
+        }
+    }
+
+    private static long processCpuNanos() {
+        return java.lang.management.ManagementFactory.getPlatformMXBean(
+                com.sun.management.OperatingSystemMXBean.class).getProcessCpuTime();
     }
 
     private static long percentile(long[] sorted, double p) {

@@ -63,6 +63,9 @@ final class BurstCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "42", description = "Content seed (default: ${DEFAULT-VALUE}).")
     long seed;
 
+    @Option(names = "--no-warmup", description = "Skip the small untimed warm-up burst that runs first.")
+    boolean noWarmup;
+
     @Option(names = "--json", description = "Print the report as one JSON object on the last line of standard output.")
     boolean json;
 
@@ -89,7 +92,7 @@ final class BurstCommand implements Callable<Integer> {
                 snapshotMillis, device, copyThreads, cap, seed, !noProgress);
         System.err.printf(Locale.ROOT, "selene burst: %s, %d conversations of %d records (%d at once), warm %s%n",
                 l.name(), conversations, settings.recordsPerConversation(), concurrency, ByteSize.format(warmBytes));
-        BurstReport report = new BurstRun(settings, System.err).run();
+        BurstReport report = new BurstRun(settings, System.err).run(!noWarmup);
         System.out.print(report.table());
         if (json) {
             System.out.println(new ObjectMapper().writeValueAsString(report.toMap()));

@@ -110,6 +110,16 @@ public final class SimulatedDevice implements DeviceCopier {
         return toDevice.bytesCopied.sum();
     }
 
+    /** Nanoseconds the device-to-host copy threads spent moving bytes (summed over threads). */
+    public long busyNanosToHost() {
+        return toHost.busyNanos.sum();
+    }
+
+    /** Nanoseconds the host-to-device copy threads spent moving bytes (summed over threads). */
+    public long busyNanosToDevice() {
+        return toDevice.busyNanos.sum();
+    }
+
     /** Bytes of device memory currently allocated. */
     public long allocatedBytes() {
         allocationLock.readLock().lock();
@@ -303,7 +313,9 @@ public final class SimulatedDevice implements DeviceCopier {
         public void run() {
             CopyEngine engine = deviceToHost ? toHost : toDevice;
             try {
+                long started = System.nanoTime();
                 long bytes = execute(plan, deviceToHost);
+                engine.busyNanos.add(System.nanoTime() - started);
                 engine.bytesCopied.add(bytes);
                 engine.throttle(bytes);
                 future.complete(null);
@@ -324,6 +336,7 @@ public final class SimulatedDevice implements DeviceCopier {
     /** The threads of one copy direction, with its byte counter and bandwidth budget. */
     private static final class CopyEngine {
         final LongAdder bytesCopied = new LongAdder();
+        final LongAdder busyNanos = new LongAdder();
         private final ThreadPoolExecutor executor;
         private final long bandwidthBytesPerSecond;
         /** {@link System#nanoTime()} at which the bandwidth budget is next free. */
