@@ -45,7 +45,40 @@ public final class SeleneCache implements AutoCloseable {
         this.ownsCopier = ownsCopier;
         this.counters = new CacheCounters();
         this.traces = new TraceBook(DEFAULT_TRACE_RECORDS);
-        this.system = ActorSystem.create(HostCache.create(config, copier, counters, traces), name, akka);
+        java.util.concurrent.CompletableFuture<Void> ready = new java.util.concurrent.CompletableFuture<>();
+        this.system = ActorSystem.create(HostCache.create(config, copier, counters, traces, ready), name, akka);
+        try {
+            ready.get(START_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            stopQuietly();
+            throw e.getCause() instanceof IllegalArgumentException iae ? iae
+                    : new IllegalStateException(e.getCause().getMessage(), e.getCause());
+        } catch (TimeoutException e) {
+            stopQuietly();
+            throw new IllegalStateException("cache node did not start within " + START_TIMEOUT.toSeconds() + " s");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            stopQuietly();
+            throw new IllegalStateException("interrupted while the cache node started");
+        }
+    }
+
+    /** The longest a node may take to start (the disk tier's recovery included). */
+    public static final Duration START_TIMEOUT = Duration.ofMinutes(5);
+
+    /** The longest a drain at shutdown may take (B8). */
+    public static final Duration DRAIN_TIMEOUT = Duration.ofMinutes(2);
+
+    private void stopQuietly() {
+        system.terminate();
+        try {
+            system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        } catch (Exception ignored) {
+            // already failing to start; the caller gets the start failure
+        }
+        if (ownsCopier) {
+            copier.close();
+        }
     }
 
     /** Starts a node with the device its configuration selects; closing the node closes that device. */
@@ -88,6 +121,12 @@ public final class SeleneCache implements AutoCloseable {
         system.tell(new HostCache.ReportAbandoned(key, reason));
     }
 
+    /** Spills every parked record to disk, ancestors first, within {@code timeout} (B8). */
+    public CompletionStage<dev.selene.actors.spill.SpillScheduler.DrainReport> drain(Duration timeout) {
+        return AskPattern.ask(system, r -> new HostCache.Drain(timeout, r), timeout.plusSeconds(5),
+                system.scheduler());
+    }
+
     /** The node's status. */
     public CompletionStage<CacheStatus> status() {
         return AskPattern.ask(system, HostCache.GetStatus::new, ASK_TIMEOUT, system.scheduler());
@@ -117,9 +156,24 @@ public final class SeleneCache implements AutoCloseable {
         return system;
     }
 
-    /** Stops the node and waits for it; a crash-like stop: records held only in memory are lost (B8). */
+    /**
+     * Stops the node and waits for it. Records held only in memory are lost (B8) unless the configuration asks to
+     * drain on shutdown, in which case they are spilled to disk first, within {@link #DRAIN_TIMEOUT}.
+     */
     @Override
     public void close() {
+        if (config.drainOnShutdown() && config.diskDir() != null) {
+            try {
+                var report = drain(DRAIN_TIMEOUT).toCompletableFuture().get(DRAIN_TIMEOUT.toSeconds() + 10,
+                        TimeUnit.SECONDS);
+                org.slf4j.LoggerFactory.getLogger(SeleneCache.class).info(
+                        "drained at shutdown: {} records written, {} skipped{}", report.written(), report.skipped(),
+                        report.timedOut() ? " (timed out)" : "");
+            } catch (Exception e) {
+                org.slf4j.LoggerFactory.getLogger(SeleneCache.class).warn("drain at shutdown failed: {}",
+                        e.getMessage());
+            }
+        }
         system.terminate();
         try {
             system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);

@@ -1,9 +1,15 @@
 package dev.selene.actors.cache;
 
 import dev.selene.actors.api.CacheStatus;
+import dev.selene.actors.api.EvictOutcome;
+import dev.selene.actors.api.ExpiryReport;
 import dev.selene.actors.api.LookupResult;
 import dev.selene.actors.api.PublishResult;
+import dev.selene.actors.api.RecordDescription;
+import dev.selene.actors.api.RecordPage;
 import dev.selene.actors.api.RestoreResult;
+import dev.selene.actors.api.Tier;
+import dev.selene.actors.memory.ExpirySettings;
 import dev.selene.actors.memory.MemoryTier;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.record.RecordContext;
@@ -27,7 +33,17 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 
+import dev.selene.actors.disk.DiskTier;
+import dev.selene.actors.restore.LookupTask;
+import dev.selene.actors.spill.SpillScheduler;
+import dev.selene.transport.disk.DirectRecordIo;
+import dev.selene.transport.disk.RecordIo;
+import org.apache.pekko.actor.typed.DispatcherSelector;
+
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
@@ -67,6 +83,26 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
     public record GetStatus(ActorRef<CacheStatus> replyTo) implements Command {
     }
 
+    /**
+     * Lists records for the admin API, ordered by namespace then key; null {@code namespace} or {@code tier}
+     * means all.
+     */
+    public record ListRecords(String namespace, Tier tier, int offset, int limit, ActorRef<RecordPage> replyTo)
+            implements Command {
+    }
+
+    /** Describes one record: state, chain and locations. */
+    public record DescribeRecord(RecordKey key, ActorRef<RecordDescription> replyTo) implements Command {
+    }
+
+    /** Removes one record and its descendants (an operator's eviction). */
+    public record EvictRecord(RecordKey key, ActorRef<EvictOutcome> replyTo) implements Command {
+    }
+
+    /** Runs the max-age sweep now (B18); replies with what the memory tier removed. */
+    public record ExpireNow(ActorRef<ExpiryReport> replyTo) implements Command {
+    }
+
     private record StatusParts(SlotPool.Stats slots, MemoryTier.Stats memory, ActorRef<CacheStatus> replyTo)
             implements Command {
     }
@@ -74,12 +110,28 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
     private record TierStopped(String name) implements Command {
     }
 
+    /**
+     * Spills every parked record to disk, ancestors first, within {@code timeout} (B8); replies with how many were
+     * written and skipped. Without a disk tier nothing can be drained.
+     */
+    public record Drain(Duration timeout, ActorRef<SpillScheduler.DrainReport> replyTo) implements Command {
+    }
+
+    private record DiskStarted(Object outcome) implements Command {
+    }
+
+    /** Records written to disk at most at once by the spill scheduler (the disk's queue depth). */
+    public static final int SPILL_IN_FLIGHT_CAP = 4;
+
     private final CacheConfig config;
     private final IntakeSizing sizing;
     private final RecordContext records;
     private final ActorRef<SlotPool.Command> slotPool;
     private final ActorRef<MemoryTier.Command> memory;
     private final HostMemory host;
+    private final CompletableFuture<Void> ready;
+    private ActorRef<DiskTier.Command> disk;
+    private ActorRef<SpillScheduler.Command> spill;
 
     /**
      * The guardian of a node. {@code copier} is the caller's: the node registers its host mapping with it but
@@ -87,19 +139,36 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
      */
     public static Behavior<Command> create(CacheConfig config, DeviceCopier copier, CacheCounters counters,
                                            TraceBook traces) {
+        return create(config, copier, counters, traces, new CompletableFuture<>());
+    }
+
+    /**
+     * The guardian of a node; {@code ready} completes once every tier can serve (the disk tier has recovered),
+     * or exceptionally with the one-line reason the node could not start.
+     */
+    public static Behavior<Command> create(CacheConfig config, DeviceCopier copier, CacheCounters counters,
+                                           TraceBook traces, CompletableFuture<Void> ready) {
         return Behaviors.setup(ctx -> {
             if (!config.enabled()) {
                 ctx.getLog().info("no tier configured (warm size 0, no disk, no pool): the cache is disabled");
+                ready.complete(null);
                 return disabled(counters);
             }
-            return new HostCache(ctx, config, copier, counters, traces);
+            if (config.poolEnabled()) {
+                ready.completeExceptionally(new IllegalArgumentException(config.warmBytes() > 0
+                        ? "a shared pool with a warm tier is refused (B7): set the warm size to 0 for pool mode"
+                        : "the shared pool tier is not available in this build; configure a warm tier or a disk"));
+                return Behaviors.stopped();
+            }
+            return new HostCache(ctx, config, copier, counters, traces, ready);
         });
     }
 
     private HostCache(ActorContext<Command> ctx, CacheConfig config, DeviceCopier copier, CacheCounters counters,
-                      TraceBook traces) {
+                      TraceBook traces, CompletableFuture<Void> ready) {
         super(ctx);
         this.config = config;
+        this.ready = ready;
         this.sizing = IntakeSizing.compute(config.layout(), config.concurrency(), config.effectiveWindowSlots(),
                 config.warmBytes(), config.hostBudgetBytes());
         if (sizing.warning() != null) {
@@ -109,12 +178,42 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
         copier.register(host);
         this.slotPool = ctx.spawn(SlotPool.create(sizing.totalSlots(), sizing.slots(), traces), "slot-pool");
         this.records = new RecordContext(config.layout(), host, copier, slotPool, counters, traces);
-        this.memory = ctx.spawn(MemoryTier.create(records, config.memoryOnly()), "memory-tier");
+        this.memory = ctx.spawn(MemoryTier.create(records, config.memoryOnly(),
+                ExpirySettings.of(config.maxAge())), "memory-tier");
         ctx.watchWith(slotPool, new TierStopped("slot-pool"));
         ctx.watchWith(memory, new TierStopped("memory-tier"));
         ctx.getLog().info("host cache up: layout {}, {} slots of {} bytes ({} warm + {} intake), device {}",
                 config.layout().name(), sizing.totalSlots(), config.layout().slotBytes(), sizing.warmSlots(),
                 sizing.slots(), copier.name());
+        if (config.diskDir() != null) {
+            Executor io = ctx.getSystem().dispatchers().lookup(DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
+            RecordIo recordIo = DirectRecordIo.create(io, DirectRecordIo.DEFAULT_TRANSFERS_PER_RECORD);
+            ActorRef<Command> self = ctx.getSelf();
+            this.disk = ctx.spawn(DiskTier.create(Path.of(config.diskDir()), config.diskBytes(), config.layout(), host,
+                    recordIo, io, counters, traces, outcome -> self.tell(new DiskStarted(outcome))), "disk-tier",
+                    DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
+        } else {
+            ready.complete(null);
+        }
+    }
+
+    /** The dispatcher of blocking work (disk I/O), from {@code reference.conf}. */
+    public static final String BLOCKING_DISPATCHER = "selene.blocking-dispatcher";
+
+    private Behavior<Command> onDiskStarted(Object outcome) {
+        if (outcome instanceof Throwable failure) {
+            getContext().getLog().error("disk tier could not start: {}", failure.getMessage());
+            ready.completeExceptionally(failure);
+            return Behaviors.stopped();
+        }
+        DiskTier.Recovery recovery = (DiskTier.Recovery) outcome;
+        getContext().watchWith(disk, new TierStopped("disk-tier"));
+        List<RecordKey> committed = recovery.records().stream().map(RecordSpec::key).toList();
+        this.spill = getContext().spawn(SpillScheduler.create(memory, disk, slotPool, committed, SPILL_IN_FLIGHT_CAP,
+                records.counters(), records.traces()), "spill-scheduler");
+        getContext().watchWith(spill, new TierStopped("spill-scheduler"));
+        ready.complete(null);
+        return this;
     }
 
     @Override
@@ -128,12 +227,20 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
     private Behavior<Command> onCommand(Command command) {
         switch (command) {
             case Publish p -> onPublish(p);
-            case Lookup l -> memory.tell(new MemoryTier.Lookup(l.namespace(), l.chain(), l.replyTo()));
-            case Restore r -> getContext().spawnAnonymous(RestoreTask.create(records, memory, r.namespace(),
-                    r.chain(), r.targets(), r.replyTo()));
+            case Lookup l -> onLookup(l);
+            case Restore r -> getContext().spawnAnonymous(RestoreTask.create(records, memory, disk, r.namespace(),
+                    r.chain(), r.targets(), r.recompute(), r.replyTo()));
+            case Drain d -> onDrain(d);
+            case DiskStarted d -> {
+                return onDiskStarted(d.outcome());
+            }
             case ReportAbandoned a -> onAbandoned(records.counters(), records.traces(), a);
             case GetStatus g -> onGetStatus(g);
             case StatusParts s -> s.replyTo().tell(status(s));
+            case ListRecords l -> onListRecords(l);
+            case DescribeRecord d -> memory.tell(new MemoryTier.DescribeRecord(d.key(), d.replyTo()));
+            case EvictRecord e -> memory.tell(new MemoryTier.EvictRecord(e.key(), e.replyTo()));
+            case ExpireNow x -> memory.tell(new MemoryTier.ExpireNow(x.replyTo()));
             case TierStopped t -> {
                 // The tiers' state (slot ownership, the index) cannot be rebuilt from nothing: stop the node
                 // rather than serve from an inconsistent pool.
@@ -142,6 +249,24 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
             }
         }
         return this;
+    }
+
+    private void onLookup(Lookup l) {
+        if (disk == null) {
+            memory.tell(new MemoryTier.Lookup(l.namespace(), l.chain(), l.replyTo()));
+        } else {
+            getContext().spawnAnonymous(LookupTask.create(memory, disk, l.namespace(), l.chain(),
+                    config.layout().tokensPerRecord(), records.counters(), l.replyTo()));
+        }
+    }
+
+    private void onDrain(Drain d) {
+        if (spill == null) {
+            getContext().getLog().info("drain asked for, but there is no disk tier to drain to");
+            d.replyTo().tell(new SpillScheduler.DrainReport(0, 0, false));
+        } else {
+            spill.tell(new SpillScheduler.Drain(d.timeout(), d.replyTo()));
+        }
     }
 
     private void onPublish(Publish p) {
@@ -153,6 +278,14 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
             return;
         }
         memory.tell(new MemoryTier.Publish(p.spec(), p.snapshot(), p.replyTo()));
+    }
+
+    private void onListRecords(ListRecords l) {
+        if (l.tier() == null || l.tier() == Tier.MEMORY) {
+            memory.tell(new MemoryTier.ListRecords(l.namespace(), l.offset(), l.limit(), l.replyTo()));
+        } else {
+            l.replyTo().tell(RecordPage.empty(l.offset()));
+        }
     }
 
     private static void onAbandoned(CacheCounters counters, TraceBook traces, ReportAbandoned a) {
@@ -202,6 +335,26 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
                 })
                 .onMessage(ReportAbandoned.class, a -> {
                     onAbandoned(counters, null, a);
+                    return Behaviors.same();
+                })
+                .onMessage(ListRecords.class, l -> {
+                    l.replyTo().tell(RecordPage.empty(l.offset()));
+                    return Behaviors.same();
+                })
+                .onMessage(DescribeRecord.class, d -> {
+                    d.replyTo().tell(RecordDescription.absent(d.key()));
+                    return Behaviors.same();
+                })
+                .onMessage(EvictRecord.class, e -> {
+                    e.replyTo().tell(new EvictOutcome(EvictOutcome.Result.NOT_FOUND, 0));
+                    return Behaviors.same();
+                })
+                .onMessage(ExpireNow.class, x -> {
+                    x.replyTo().tell(new ExpiryReport(Tier.MEMORY, false, List.of()));
+                    return Behaviors.same();
+                })
+                .onMessage(Drain.class, d -> {
+                    d.replyTo().tell(new SpillScheduler.DrainReport(0, 0, false));
                     return Behaviors.same();
                 })
                 .onMessage(GetStatus.class, g -> {

@@ -1,13 +1,19 @@
 package dev.selene.actors.memory;
 
+import dev.selene.actors.api.EvictOutcome;
+import dev.selene.actors.api.ExpiryReport;
 import dev.selene.actors.api.LookupResult;
 import dev.selene.actors.api.PublishResult;
+import dev.selene.actors.api.RecordDescription;
+import dev.selene.actors.api.RecordPage;
+import dev.selene.actors.api.RecordView;
 import dev.selene.actors.api.RetryReason;
 import dev.selene.actors.api.Tier;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.record.RecordActor;
 import dev.selene.actors.record.RecordContext;
 import dev.selene.actors.slots.SlotPool;
+import dev.selene.engine.expiry.ExpirySweep;
 import dev.selene.engine.index.ChainMatch;
 import dev.selene.engine.index.RecordIndex;
 import dev.selene.engine.key.RecordKey;
@@ -21,11 +27,15 @@ import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 
+import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The warm tier: the index of resident records, their clean or parked state and recency order, the
@@ -56,6 +66,71 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
 
     /** Asks for the tier's figures. */
     public record GetStats(ActorRef<Stats> replyTo) implements Command {
+    }
+
+    /** Lists resident records ordered by namespace then key; a null {@code namespace} lists every namespace. */
+    public record ListRecords(String namespace, int offset, int limit, ActorRef<RecordPage> replyTo)
+            implements Command {
+    }
+
+    /** Describes one record: its state, its chain and where it lives. */
+    public record DescribeRecord(RecordKey key, ActorRef<RecordDescription> replyTo) implements Command {
+    }
+
+    /** Removes one record and its resident descendants (an operator's eviction). */
+    public record EvictRecord(RecordKey key, ActorRef<EvictOutcome> replyTo) implements Command {
+    }
+
+    /** Runs a max-age sweep now (B18) and replies with what it removed. */
+    public record ExpireNow(ActorRef<ExpiryReport> replyTo) implements Command {
+    }
+
+    /** Sets who is told the keys each sweep removed (a durable tier drops its copies of them). */
+    public record AttachExpiryListener(ActorRef<ExpiryReport> listener) implements Command {
+    }
+
+    private enum SweepTick implements Command {
+        INSTANCE
+    }
+
+    /** From the spill scheduler: the coldest parked records, each with its parked ancestors (B4, B11). */
+    public record SpillCandidates(int max, ActorRef<Candidates> replyTo) implements Command {
+    }
+
+    /** From the spill scheduler: pin these parked records for their writes and reply with their slots. */
+    public record PinForSpill(List<RecordKey> keys, ActorRef<PinnedForSpill> replyTo) implements Command {
+    }
+
+    /** From the spill scheduler: the record's file committed; it is clean now. */
+    public record SpillCommitted(RecordKey key) implements Command {
+    }
+
+    /** From the spill scheduler: the record can never be written (B12): drop it and its parked descendants. */
+    public record SpillGivenUp(RecordKey key) implements Command {
+    }
+
+    /** From the disk tier: these records' files are gone; resident copies become parked again. */
+    public record DurableCopiesGone(List<RecordKey> keys) implements Command {
+    }
+
+    /** Per chain position, the resident record (null where absent): for lookups across tiers. */
+    public record Locate(String namespace, long[] chain, ActorRef<Resident> replyTo) implements Command {
+    }
+
+    /** Pins the resident records among {@code keys} for a restore; null in the reply where absent. */
+    public record PinKeys(List<RecordKey> keys, ActorRef<Pinned> replyTo) implements Command {
+    }
+
+    /** Reply to {@link SpillCandidates}. */
+    public record Candidates(List<dev.selene.engine.spill.SpillPlanner.Candidate> candidates) {
+    }
+
+    /** Reply to {@link PinForSpill}: the records pinned (those no longer parked are left out). */
+    public record PinnedForSpill(List<PinnedRecord> records, List<RecordKey> missing) {
+    }
+
+    /** Reply to {@link Locate}: per chain position the resident spec, or null. */
+    public record Resident(List<RecordSpec> specs) {
     }
 
     /** From a record actor: its slots are leased and its copy has started. */
@@ -105,14 +180,35 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
     private final RecordIndex index;
     private final Map<RecordKey, InFlight> inFlight = new HashMap<>();
     private long reportedClean;
+    private final ExpirySettings expiry;
+    private ActorRef<ExpiryReport> expiryListener;
+
+    /** Resident records in the order the admin API pages through them. */
+    private static final Comparator<RecordKey> KEY_ORDER = Comparator.comparing(RecordKey::namespace)
+            .thenComparing(RecordKey::hash, Long::compareUnsigned);
 
     /** The tier; it attaches itself to {@code slotPool} as the evictor of clean records. */
     public static Behavior<Command> create(RecordContext records, boolean memoryOnly) {
-        return Behaviors.setup(ctx -> new MemoryTier(ctx, records, memoryOnly));
+        return create(records, memoryOnly, ExpirySettings.OFF);
     }
 
-    private MemoryTier(ActorContext<Command> ctx, RecordContext records, boolean memoryOnly) {
+    /**
+     * The tier with max age {@code expiry} (B18): when it is set, a sweep runs once a minute; when it is off there
+     * is no timer at all.
+     */
+    public static Behavior<Command> create(RecordContext records, boolean memoryOnly, ExpirySettings expiry) {
+        if (!expiry.enabled()) {
+            return Behaviors.setup(ctx -> new MemoryTier(ctx, records, memoryOnly, expiry));
+        }
+        return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
+            timers.startTimerWithFixedDelay(SweepTick.INSTANCE, Duration.ofNanos(ExpirySweep.SWEEP_INTERVAL_NANOS));
+            return new MemoryTier(ctx, records, memoryOnly, expiry);
+        }));
+    }
+
+    private MemoryTier(ActorContext<Command> ctx, RecordContext records, boolean memoryOnly, ExpirySettings expiry) {
         super(ctx);
+        this.expiry = expiry;
         this.records = records;
         this.slotPool = records.slotPool();
         this.counters = records.counters();
@@ -129,7 +225,7 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
     private Behavior<Command> onCommand(Command command) {
         switch (command) {
             case Publish p -> onPublish(p);
-            case Lookup l -> l.replyTo().tell(lookup(l.namespace(), l.chain()));
+            case Lookup l -> onLookup(l);
             case PinMatch p -> onPinMatch(p);
             case Unpin u -> onUnpin(u);
             case GetStats g -> g.replyTo().tell(new Stats(index.size(), index.residentSlots(),
@@ -140,6 +236,19 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
             case RecordTerminated t -> onTerminated(t);
             case EvictRequested e -> onEvict(e.request());
             case ReleaseAfterCopy r -> slotPool.tell(new SlotPool.Release(r.slots(), false));
+            case ListRecords l -> l.replyTo().tell(page(l));
+            case DescribeRecord d -> d.replyTo().tell(describe(d.key()));
+            case EvictRecord e -> e.replyTo().tell(evictByOperator(e.key()));
+            case ExpireNow x -> x.replyTo().tell(sweep());
+            case AttachExpiryListener a -> expiryListener = a.listener();
+            case SweepTick t -> sweep();
+            case SpillCandidates c -> c.replyTo().tell(spillCandidates(c.max()));
+            case PinForSpill p -> p.replyTo().tell(pinForSpill(p.keys()));
+            case SpillCommitted c -> onSpillCommitted(c.key());
+            case SpillGivenUp g -> onSpillGivenUp(g.key());
+            case DurableCopiesGone g -> onDurableCopiesGone(g.keys());
+            case Locate l -> l.replyTo().tell(locate(l.namespace(), l.chain()));
+            case PinKeys p -> p.replyTo().tell(pinKeys(p.keys()));
         }
         reportClean();
         return this;
@@ -173,7 +282,7 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
     private void onResident(RecordResident r) {
         RecordKey key = r.spec().key();
         inFlight.remove(key);
-        index.insert(r.spec(), r.slots(), false, System.nanoTime());
+        index.insert(r.spec(), r.slots(), false, expiry.clockNanos().getAsLong());
         records.traces().append(key, "MemoryTier", "Resident (parked) in " + r.slots().count() + " slots");
         counters.add("publish.bytes", r.bytes());
         reply(r.replyTo(), new PublishResult.Stored(r.bytes()));
@@ -237,7 +346,7 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
         List<RecordIndex.Entry> entries = resident(p.namespace(), p.chain());
         int depth = ChainMatch.depth(entries.size(), i -> true, i -> entries.get(i).spec().hasRow());
         List<PinnedRecord> pinned = new ArrayList<>(depth);
-        long now = System.nanoTime();
+        long now = expiry.clockNanos().getAsLong();
         for (int i = 0; i < depth; i++) {
             RecordIndex.Entry e = entries.get(i);
             index.pin(e.key());
@@ -248,6 +357,103 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
             index.touch(entries.get(depth - 1).key(), now);
         }
         p.replyTo().tell(new Pinned(pinned));
+    }
+
+    private Candidates spillCandidates(int max) {
+        List<dev.selene.engine.spill.SpillPlanner.Candidate> out = new ArrayList<>();
+        for (RecordIndex.Entry e : index.coldestParked(max)) {
+            List<dev.selene.engine.spill.SpillPlanner.Ancestor> ancestors = new ArrayList<>();
+            for (RecordIndex.Entry a : index.parkedAncestors(e)) {
+                ancestors.add(new dev.selene.engine.spill.SpillPlanner.Ancestor(a.spec(), a.slots().count()));
+            }
+            out.add(new dev.selene.engine.spill.SpillPlanner.Candidate(e.spec(), e.slots().count(), ancestors));
+        }
+        return new Candidates(out);
+    }
+
+    private PinnedForSpill pinForSpill(List<RecordKey> keys) {
+        List<PinnedRecord> pinned = new ArrayList<>();
+        List<RecordKey> missing = new ArrayList<>();
+        for (RecordKey key : keys) {
+            RecordIndex.Entry e = index.get(key);
+            if (e == null || e.durable()) {
+                missing.add(key);
+                continue;
+            }
+            index.pin(key);
+            records.traces().append(key, "MemoryTier", "Pinned for spill");
+            pinned.add(new PinnedRecord(e.spec(), e.slots()));
+        }
+        return new PinnedForSpill(pinned, missing);
+    }
+
+    private void onSpillCommitted(RecordKey key) {
+        if (index.contains(key)) {
+            index.unpin(key);
+            index.markDurable(key);
+            records.traces().append(key, "MemoryTier", "Clean (file committed)");
+        }
+    }
+
+    private void onSpillGivenUp(RecordKey key) {
+        RecordIndex.Entry e = index.get(key);
+        if (e == null) {
+            return;
+        }
+        index.unpin(key);
+        List<RecordIndex.Entry> doomed = new ArrayList<>(index.residentDescendants(key));
+        doomed.removeIf(RecordIndex.Entry::durable);
+        doomed.addFirst(e);
+        for (int i = doomed.size() - 1; i >= 0; i--) {
+            RecordIndex.Entry d = doomed.get(i);
+            if (d.pins() > 0) {
+                continue; // a restore is reading it; it leaves with a later eviction
+            }
+            RecordIndex.Entry removed = index.remove(d.key());
+            slotPool.tell(new SlotPool.Release(removed.slots(), false));
+            counters.increment("spill.dropped");
+            records.traces().append(d.key(), "MemoryTier", "Dropped: its file (or an ancestor's) can never be written");
+        }
+    }
+
+    private void onDurableCopiesGone(List<RecordKey> keys) {
+        for (RecordKey key : keys) {
+            RecordIndex.Entry e = index.get(key);
+            if (e != null && e.durable()) {
+                index.markParked(key);
+                records.traces().append(key, "MemoryTier", "Parked again (its file left the disk)");
+            }
+        }
+    }
+
+    private Resident locate(String namespace, long[] chain) {
+        List<RecordSpec> specs = new ArrayList<>(chain.length);
+        for (long hash : chain) {
+            RecordIndex.Entry e = index.get(new RecordKey(namespace, hash));
+            specs.add(e == null ? null : e.spec());
+        }
+        return new Resident(specs);
+    }
+
+    private Pinned pinKeys(List<RecordKey> keys) {
+        List<PinnedRecord> out = new ArrayList<>(keys.size());
+        long now = expiry.clockNanos().getAsLong();
+        RecordKey last = null;
+        for (RecordKey key : keys) {
+            RecordIndex.Entry e = key == null ? null : index.get(key);
+            if (e == null) {
+                out.add(null);
+                continue;
+            }
+            index.pin(key);
+            records.traces().append(key, "MemoryTier", "Pinned for restore");
+            out.add(new PinnedRecord(e.spec(), e.slots()));
+            last = key;
+        }
+        if (last != null) {
+            index.touch(last, now);
+        }
+        return new Pinned(out);
     }
 
     private void onUnpin(Unpin u) {
@@ -269,6 +475,124 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
             out.add(e);
         }
         return out;
+    }
+
+    private void onLookup(Lookup l) {
+        LookupResult r = lookup(l.namespace(), l.chain());
+        counters.increment("lookup.total");
+        if (r.depth() > 0) {
+            counters.increment("lookup.hits");
+            counters.add("lookup.hit_tokens", r.tokens());
+        }
+        l.replyTo().tell(r);
+    }
+
+    /** One max-age sweep (B18): removes what {@link ExpirySweep} picks and tells the expiry listener. */
+    private ExpiryReport sweep() {
+        if (!expiry.enabled()) {
+            return new ExpiryReport(Tier.MEMORY, false, List.of());
+        }
+        List<RecordKey> removed = ExpirySweep.plan(candidates(), expiry.clockNanos().getAsLong(),
+                expiry.maxAge().toNanos(), ExpirySweep.MAX_RECORDS_PER_SWEEP);
+        ExpiryReport report = new ExpiryReport(Tier.MEMORY, true, removed);
+        if (!removed.isEmpty()) {
+            removeResident(removed, "Expired: unused for longer than max age " + expiry.maxAge());
+            counters.add("expired.memory", removed.size());
+            if (expiryListener != null) {
+                expiryListener.tell(report);
+            }
+        }
+        return report;
+    }
+
+    private EvictOutcome evictByOperator(RecordKey key) {
+        if (!index.contains(key)) {
+            return new EvictOutcome(inFlight.containsKey(key) ? EvictOutcome.Result.BUSY
+                    : EvictOutcome.Result.NOT_FOUND, 0);
+        }
+        ExpirySweep.Subtrees tree = new ExpirySweep.Subtrees(candidates());
+        List<RecordKey> subtree = tree.deepestFirst(key);
+        if (tree.anyBusy(subtree)) {
+            return new EvictOutcome(EvictOutcome.Result.BUSY, 0);
+        }
+        removeResident(subtree, "Evicted by an operator (with its descendants)");
+        counters.add("admin.evicted", subtree.size());
+        return new EvictOutcome(EvictOutcome.Result.EVICTED, subtree.size());
+    }
+
+    /**
+     * Removes resident records (descendants before ancestors) and frees their slots: the pool's clean count is
+     * lowered first, so it never counts freed slots as clean.
+     */
+    private void removeResident(List<RecordKey> keys, String why) {
+        List<SlotList> freed = new ArrayList<>(keys.size());
+        for (RecordKey k : keys) {
+            RecordIndex.Entry e = index.remove(k);
+            if (e != null) {
+                freed.add(e.slots());
+                records.traces().append(k, "MemoryTier", why);
+            }
+        }
+        reportClean();
+        for (SlotList s : freed) {
+            slotPool.tell(new SlotPool.Release(s, false));
+        }
+    }
+
+    private List<ExpirySweep.Candidate> candidates() {
+        List<ExpirySweep.Candidate> out = new ArrayList<>(index.size());
+        for (RecordIndex.Entry e : index.entries()) {
+            out.add(new ExpirySweep.Candidate(e.key(), e.spec().parent(), e.lastUseNanos(), e.pins() > 0));
+        }
+        return out;
+    }
+
+    private RecordView view(RecordIndex.Entry e, long nowNanos) {
+        String state = e.pins() > 0 ? "pinned" : e.durable() ? "clean" : "parked";
+        return new RecordView(e.key(), e.spec().parent(), e.spec().hasRow(), Tier.MEMORY, state, e.slots().count(),
+                records.layout().recordBytes(e.spec().hasRow()),
+                TimeUnit.NANOSECONDS.toMillis(Math.max(0, nowNanos - e.lastUseNanos())));
+    }
+
+    /** A page of resident records; sorts the index per request (thousands of records: fine for an admin call). */
+    private RecordPage page(ListRecords l) {
+        List<RecordIndex.Entry> matching = new ArrayList<>();
+        for (RecordIndex.Entry e : index.entries()) {
+            if (l.namespace() == null || l.namespace().equals(e.key().namespace())) {
+                matching.add(e);
+            }
+        }
+        matching.sort(Comparator.comparing(RecordIndex.Entry::key, KEY_ORDER));
+        long now = expiry.clockNanos().getAsLong();
+        int from = Math.min(Math.max(0, l.offset()), matching.size());
+        int to = Math.min(matching.size(), from + Math.max(0, l.limit()));
+        List<RecordView> views = new ArrayList<>(to - from);
+        for (int i = from; i < to; i++) {
+            views.add(view(matching.get(i), now));
+        }
+        return new RecordPage(matching.size(), l.offset(), views);
+    }
+
+    private RecordDescription describe(RecordKey key) {
+        RecordIndex.Entry e = index.get(key);
+        if (e == null) {
+            return inFlight.containsKey(key) ? new RecordDescription(key, "in_flight", null, List.of(), false)
+                    : RecordDescription.absent(key);
+        }
+        long now = expiry.clockNanos().getAsLong();
+        ArrayDeque<RecordView> chain = new ArrayDeque<>();
+        RecordIndex.Entry cur = e;
+        boolean complete = false;
+        while (cur != null && chain.size() <= index.size()) {
+            chain.addFirst(view(cur, now));
+            RecordKey parent = cur.spec().parent();
+            if (parent == null) {
+                complete = true;
+                break;
+            }
+            cur = index.get(parent);
+        }
+        return new RecordDescription(key, "resident", view(e, now), List.copyOf(chain), complete);
     }
 
     private void reportClean() {

@@ -24,6 +24,17 @@ public final class CacheCounters {
         counters.computeIfAbsent(name, k -> new LongAdder()).add(n);
     }
 
+    /** Raises {@code name} to {@code value} if that is higher: a high-water mark. */
+    public void max(String name, long value) {
+        LongAdder a = counters.computeIfAbsent(name, k -> new LongAdder());
+        synchronized (a) {
+            long now = a.sum();
+            if (value > now) {
+                a.add(value - now);
+            }
+        }
+    }
+
     /** The current value of {@code name} (0 when never incremented). */
     public long get(String name) {
         LongAdder a = counters.get(name);

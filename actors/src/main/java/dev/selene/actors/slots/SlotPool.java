@@ -149,6 +149,7 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
         if (missing > 0) {
             traces.append(a.key(), "SlotPool", "Short " + missing + " slots (free " + accounting.free() + ")");
             a.replyTo().tell(new Short(missing));
+            lastPressureDeficit = -1; // an allocation is failing: remind the listener even if nothing changed
         } else {
             SlotList slots = accounting.allocate(a.slots());
             traces.append(a.key(), "SlotPool", "Allocated " + slots);
@@ -188,13 +189,20 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     }
 
     private void onAttach(Attach a) {
-        this.evictor = a.evictor();
-        this.pressureListener = a.pressureListener();
+        if (a.evictor() != null) {
+            this.evictor = a.evictor();
+        }
+        if (a.pressureListener() != null) {
+            this.pressureListener = a.pressureListener();
+            lastPressureDeficit = -1;
+            checkPressure();
+        }
     }
 
     private void checkPressure() {
         int deficit = accounting.pressureDeficit();
-        if (pressureListener != null && deficit > 0 && deficit != lastPressureDeficit) {
+        // Every change is reported, the return to zero included, so the listener never acts on a stale target.
+        if (pressureListener != null && deficit != lastPressureDeficit) {
             pressureListener.tell(new Pressure(deficit, accounting.free(), accounting.clean(), accounting.intake()));
         }
         lastPressureDeficit = deficit;

@@ -217,6 +217,48 @@ public final class RecordIndex {
         relist(e);
     }
 
+    /** Marks a clean record parked again: its durable copy is gone, so it must be spilled before it is dropped. */
+    public void markParked(RecordKey key) {
+        Entry e = require(key);
+        e.durable = false;
+        relist(e);
+    }
+
+    /** The resident descendants of {@code key} (children before grandchildren); a scan, for rare events only. */
+    public List<Entry> residentDescendants(RecordKey key) {
+        Map<RecordKey, List<Entry>> byParent = new HashMap<>();
+        for (Entry e : entries.values()) {
+            if (e.spec.parent() != null) {
+                byParent.computeIfAbsent(e.spec.parent(), k -> new ArrayList<>()).add(e);
+            }
+        }
+        List<Entry> out = new ArrayList<>();
+        java.util.ArrayDeque<RecordKey> todo = new java.util.ArrayDeque<>();
+        todo.add(key);
+        while (!todo.isEmpty()) {
+            for (Entry c : byParent.getOrDefault(todo.poll(), List.of())) {
+                out.add(c);
+                todo.add(c.key());
+            }
+        }
+        return out;
+    }
+
+    /** The parked ancestors of {@code e} that are resident, nearest first, up to the first that is not. */
+    public List<Entry> parkedAncestors(Entry e) {
+        List<Entry> out = new ArrayList<>();
+        RecordKey up = e.spec.parent();
+        while (up != null) {
+            Entry a = entries.get(up);
+            if (a == null || a.durable) {
+                break;
+            }
+            out.add(a);
+            up = a.spec.parent();
+        }
+        return out;
+    }
+
     /** Up to {@code max} parked records, coldest first, without changing anything. */
     public List<Entry> coldestParked(int max) {
         List<Entry> out = new ArrayList<>(Math.min(max, 64));

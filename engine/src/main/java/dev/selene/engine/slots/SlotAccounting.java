@@ -13,8 +13,8 @@ package dev.selene.engine.slots;
  * double release at once instead of corrupting the free stack.
  *
  * Two kinds of allocation exist (see Purpose). A publication may use every slot: the intake exists to receive
- * publications. Staging (disk reads, pool transfers) must leave the intake free, so a restore can never starve
- * the GPU's publications. [1] B3: an allocation that would eat into the intake first asks for the coldest clean
+ * publications. Staging (disk reads, pool transfers) must leave half the intake free, so a restore can never
+ * starve the GPU's publications, while a pool made only of intake (disk-only) can still stage restores. [1] B3: an allocation that would eat into the intake first asks for the coldest clean
  * records to be evicted, which is why clean slots are counted as records change state rather than found by a
  * scan. [2] B5: whether a record can ever fit, and how short an allocation is, come from the static pair
  * fits/shortBy, which the facade (Oversize), the pool (Short) and the tests all call.
@@ -26,7 +26,10 @@ public final class SlotAccounting {
     public enum Purpose {
         /** A GPU publication: may use the intake, which exists for it. */
         PUBLISH,
-        /** Staging for a restore or transfer: must leave the intake free. */
+        /**
+         * Staging for a restore or transfer: must leave half the intake free, so a restore can never starve
+         * publications, yet a node whose pool is all intake (disk-only, pool-only) can still restore.
+         */
         STAGING
     }
 
@@ -57,7 +60,12 @@ public final class SlotAccounting {
 
     /** The most slots an allocation for {@code purpose} could ever be granted in a pool of this shape. */
     public static int maxGrant(int total, int intake, Purpose purpose) {
-        return purpose == Purpose.PUBLISH ? total : total - intake;
+        return total - reserve(intake, purpose);
+    }
+
+    /** Slots an allocation for {@code purpose} must leave free. */
+    static int reserve(int intake, Purpose purpose) {
+        return purpose == Purpose.PUBLISH ? 0 : intake / 2;
     }
 
     /** Whether a record of {@code slots} can ever be granted: false means {@code Oversize}, never {@code Retry}. */
@@ -67,8 +75,7 @@ public final class SlotAccounting {
 
     /** How many slots an allocation of {@code slots} is short with {@code free} slots free now (0: it can go). */
     public static int shortBy(int slots, int free, int intake, Purpose purpose) {
-        int reserve = purpose == Purpose.PUBLISH ? 0 : intake;
-        return Math.max(0, slots + reserve - free);
+        return Math.max(0, slots + reserve(intake, purpose) - free);
     }
 
     public boolean fits(int slots, Purpose purpose) {

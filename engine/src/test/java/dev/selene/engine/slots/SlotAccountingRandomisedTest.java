@@ -90,7 +90,7 @@ class SlotAccountingRandomisedTest {
             held.add(new Held(pool.allocate(slots)));
             assertEquals(before - slots, pool.free(), at);
             if (purpose == Purpose.STAGING) {
-                assertTrue(pool.free() >= pool.intake(), at + ": staging never eats the intake");
+                assertTrue(pool.free() >= pool.intake() / 2, at + ": staging never eats more than half the intake");
             }
         } else if (slots > pool.free()) {
             assertThrows(IllegalStateException.class, () -> pool.allocate(slots), at);

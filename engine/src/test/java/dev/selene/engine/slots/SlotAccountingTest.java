@@ -319,8 +319,8 @@ class SlotAccountingTest {
         SlotAccounting pool = pool(100, 20);
         SlotList held = pool.allocate(70);
 
-        assertEquals(0, pool.shortBy(10, Purpose.STAGING), "30 free - 10 = 20 = the intake");
-        assertEquals(5, pool.shortBy(15, Purpose.STAGING));
+        assertEquals(0, pool.shortBy(20, Purpose.STAGING), "30 free - 20 = 10 = half the intake");
+        assertEquals(5, pool.shortBy(25, Purpose.STAGING));
         assertEquals(0, pool.shortBy(15, Purpose.PUBLISH));
         assertEquals(0, pool.shortBy(30, Purpose.PUBLISH));
         assertEquals(1, pool.shortBy(31, Purpose.PUBLISH));
@@ -354,11 +354,11 @@ class SlotAccountingTest {
 
     @Test
     void fits_forStaging_isCappedByTheIntake() {
-        assertTrue(SlotAccounting.fits(80, 100, 20, Purpose.STAGING));
-        assertFalse(SlotAccounting.fits(81, 100, 20, Purpose.STAGING));
+        assertTrue(SlotAccounting.fits(90, 100, 20, Purpose.STAGING));
+        assertFalse(SlotAccounting.fits(91, 100, 20, Purpose.STAGING));
         assertTrue(SlotAccounting.fits(81, 100, 20, Purpose.PUBLISH));
         assertTrue(SlotAccounting.fits(100, 100, 20, Purpose.PUBLISH));
-        assertEquals(80, SlotAccounting.maxGrant(100, 20, Purpose.STAGING));
+        assertEquals(90, SlotAccounting.maxGrant(100, 20, Purpose.STAGING));
         assertEquals(100, SlotAccounting.maxGrant(100, 20, Purpose.PUBLISH));
     }
 

@@ -1,5 +1,7 @@
 package dev.selene.node.burst;
 
+import dev.selene.actors.metrics.CacheCounters;
+
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -10,6 +12,40 @@ import java.util.TreeMap;
  */
 public final class BurstReport {
 
+    /** What one probe of every conversation found. */
+    public static final class Probe {
+        long full;
+        long partial;
+        long recomputed;
+        long verifiedRecords;
+        long mismatchedRecords;
+        long bytes;
+        long fromDisk;
+        double seconds;
+
+        public long full() {
+            return full;
+        }
+
+        boolean verified() {
+            return mismatchedRecords == 0;
+        }
+
+        double gbps() {
+            return seconds > 0 ? bytes / seconds / 1e9 : 0;
+        }
+
+        Map<String, Object> toMap() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("full", full);
+            m.put("partial", partial);
+            m.put("recomputed", recomputed);
+            m.put("verified", verified());
+            m.put("records_from_disk", fromDisk);
+            return m;
+        }
+    }
+
     long published;
     long stored;
     long present;
@@ -17,23 +53,24 @@ public final class BurstReport {
     long failed;
     long disabled;
     final Map<String, Long> abandoned = new TreeMap<>();
-    long restoredFull;
-    long restoredPartial;
-    long recomputed;
-    boolean verified = true;
-    long verifiedRecords;
-    long mismatchedRecords;
+    Probe probe = new Probe();
+    Probe afterRestart;
+    double restartSeconds;
     long bytesPublished;
     double burstSeconds;
     double publishGbps;
     double rawCopyGbps;
     long publishP50Nanos;
     long publishP99Nanos;
-    double probeSeconds;
     double copyEngineBusySeconds;
     double burstCpuCores;
-    long bytesRestored;
-    double restoreGbps;
+    long diskWriteBytes;
+    double diskWriteGbps;
+    double rawDiskWriteGbps;
+    double diskReadGbps;
+    double rawDiskReadGbps;
+    long maxWriteDepth;
+    long spilled;
     String device = "";
     String layout = "";
     long warmBytes;
@@ -42,24 +79,37 @@ public final class BurstReport {
 
     /** Publications that ended with an answer or as abandoned; equal to {@code published} when nothing is lost. */
     public long accountedFor() {
-        return stored + present + oversize + failed + disabled + abandoned.values().stream().mapToLong(l -> l).sum();
-    }
-
-    /** Whether every publication is accounted for and every restored byte matched. */
-    public boolean complete() {
-        return accountedFor() == published && verified;
+        return stored + present + oversize + failed + disabled + abandonedTotal();
     }
 
     public long abandonedTotal() {
         return abandoned.values().stream().mapToLong(l -> l).sum();
     }
 
+    /** Whether every restored byte matched, in every probe. */
     public boolean verified() {
-        return verified;
+        return probe.verified() && (afterRestart == null || afterRestart.verified());
+    }
+
+    /** Whether every publication is accounted for and every restored byte matched. */
+    public boolean complete() {
+        return accountedFor() == published && verified();
     }
 
     public long restoredFull() {
-        return restoredFull;
+        return probe.full;
+    }
+
+    /** The disk tier's figures from the node's counters (zero without a disk tier). */
+    void diskCounters(CacheCounters c) {
+        diskWriteBytes = c.get("disk.write.bytes");
+        long busy = c.get("disk.write.busy_nanos");
+        diskWriteGbps = busy > 0 ? diskWriteBytes / (double) busy : 0;
+        long readBytes = c.get("disk.read.record_bytes");
+        long readBusy = c.get("disk.read.busy_nanos");
+        diskReadGbps = readBusy > 0 ? readBytes / (double) readBusy : 0;
+        maxWriteDepth = c.get("disk.write.max_in_flight");
+        spilled = c.get("spill.written");
     }
 
     /** The report as an ordered map, the shape of the {@code --json} line. */
@@ -72,11 +122,16 @@ public final class BurstReport {
         m.put("failed", failed);
         m.put("abandoned", new LinkedHashMap<>(abandoned));
         m.put("accounted", accountedFor() == published);
-        m.put("restored_full", restoredFull);
-        m.put("restored_partial", restoredPartial);
-        m.put("recomputed", recomputed);
-        m.put("verified", verified);
-        m.put("verified_records", verifiedRecords);
+        m.put("restored_full", probe.full);
+        m.put("restored_partial", probe.partial);
+        m.put("recomputed", probe.recomputed);
+        m.put("restored_from_disk_records", probe.fromDisk);
+        m.put("verified", verified());
+        m.put("verified_records", probe.verifiedRecords + (afterRestart == null ? 0 : afterRestart.verifiedRecords));
+        if (afterRestart != null) {
+            m.put("restored_after_restart", afterRestart.toMap());
+            m.put("restart_seconds", round(restartSeconds));
+        }
         m.put("bytes_published", bytesPublished);
         m.put("burst_seconds", round(burstSeconds));
         m.put("publish_gbps", round(publishGbps));
@@ -86,8 +141,15 @@ public final class BurstReport {
         m.put("burst_cpu_cores", round(burstCpuCores));
         m.put("publish_p50_ms", round(publishP50Nanos / 1e6));
         m.put("publish_p99_ms", round(publishP99Nanos / 1e6));
-        m.put("bytes_restored", bytesRestored);
-        m.put("restore_gbps", round(restoreGbps));
+        m.put("bytes_restored", probe.bytes);
+        m.put("restore_gbps", round(probe.gbps()));
+        m.put("spilled_records", spilled);
+        m.put("disk_write_bytes", diskWriteBytes);
+        m.put("disk_write_gbps", round(diskWriteGbps));
+        m.put("raw_disk_write_gbps", round(rawDiskWriteGbps));
+        m.put("disk_read_gbps", round(diskReadGbps));
+        m.put("raw_disk_read_gbps", round(rawDiskReadGbps));
+        m.put("max_write_depth", maxWriteDepth);
         m.put("device", device);
         m.put("layout", layout);
         m.put("warm_bytes", warmBytes);
@@ -106,13 +168,21 @@ public final class BurstReport {
         row(b, "present / oversize / failed", present + " / " + oversize + " / " + failed);
         row(b, "abandoned", abandoned.isEmpty() ? "0" : abandonedTotal() + " " + abandoned);
         row(b, "every publication accounted for", accountedFor() == published ? "yes" : "NO");
-        row(b, "restored full / partial", restoredFull + " / " + restoredPartial);
-        row(b, "recomputed", Long.toString(recomputed));
-        row(b, "verified (byte-identical)", verified ? "yes (" + verifiedRecords + " records)"
-                : "NO (" + mismatchedRecords + " records differ)");
+        row(b, "restored full / partial", probe.full + " / " + probe.partial
+                + (probe.fromDisk > 0 ? "  (" + probe.fromDisk + " records from disk)" : ""));
+        row(b, "recomputed", Long.toString(probe.recomputed));
+        row(b, "verified (byte-identical)", verified() ? "yes (" + (probe.verifiedRecords
+                + (afterRestart == null ? 0 : afterRestart.verifiedRecords)) + " records)"
+                : "NO (" + (probe.mismatchedRecords + (afterRestart == null ? 0 : afterRestart.mismatchedRecords))
+                + " records differ)");
+        if (afterRestart != null) {
+            row(b, "after restart: full / partial / recomputed", afterRestart.full + " / " + afterRestart.partial
+                    + " / " + afterRestart.recomputed + String.format(Locale.ROOT, "  (restart %.1f s)",
+                    restartSeconds));
+        }
         row(b, "bytes published", String.format(Locale.ROOT, "%,d (%.2f GiB)", bytesPublished,
                 bytesPublished / (double) (1L << 30)));
-        row(b, "publish GB/s (memory tier)", String.format(Locale.ROOT, "%.2f in %.2f s", publishGbps, burstSeconds));
+        row(b, "publish GB/s", String.format(Locale.ROOT, "%.2f in %.2f s", publishGbps, burstSeconds));
         row(b, "raw copy GB/s, same bytes", String.format(Locale.ROOT, "%.2f (publish at %.2fx)", rawCopyGbps,
                 rawCopyGbps > 0 ? publishGbps / rawCopyGbps : 0));
         if (copyEngineBusySeconds > 0) {
@@ -123,12 +193,21 @@ public final class BurstReport {
                 Runtime.getRuntime().availableProcessors()));
         row(b, "publish latency p50 / p99", String.format(Locale.ROOT, "%.2f / %.2f ms", publishP50Nanos / 1e6,
                 publishP99Nanos / 1e6));
-        row(b, "restore GB/s (memory tier)", String.format(Locale.ROOT, "%.2f in %.2f s", restoreGbps, probeSeconds));
+        row(b, "restore GB/s (probe)", String.format(Locale.ROOT, "%.2f in %.2f s", probe.gbps(), probe.seconds));
+        if (diskWriteBytes > 0) {
+            row(b, "spilled records / bytes", String.format(Locale.ROOT, "%d / %.2f GiB", spilled,
+                    diskWriteBytes / (double) (1L << 30)));
+            row(b, "disk write GB/s (raw O_DIRECT)", String.format(Locale.ROOT, "%.2f (%.2f, spill at %.2fx)",
+                    diskWriteGbps, rawDiskWriteGbps, rawDiskWriteGbps > 0 ? diskWriteGbps / rawDiskWriteGbps : 0));
+            row(b, "disk read GB/s (raw O_DIRECT)", String.format(Locale.ROOT, "%.2f (%.2f, restore at %.2fx)",
+                    diskReadGbps, rawDiskReadGbps, rawDiskReadGbps > 0 ? diskReadGbps / rawDiskReadGbps : 0));
+            row(b, "max writes in flight", Long.toString(maxWriteDepth));
+        }
         return b.toString();
     }
 
     private static void row(StringBuilder b, String name, String value) {
-        b.append(String.format(Locale.ROOT, "  %-34s %s%n", name, value));
+        b.append(String.format(Locale.ROOT, "  %-42s %s%n", name, value));
     }
 
     private static double round(double v) {

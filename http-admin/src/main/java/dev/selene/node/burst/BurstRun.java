@@ -83,13 +83,13 @@ public final class BurstRun {
             long warm = settings.warmBytes() / settings.conversations() * conversations;
             BurstSettings small = new BurstSettings(settings.layout(), conversations, settings.concurrency(),
                     settings.tokens(), settings.turns(), warm, settings.snapshotMillis(), settings.device(), settings.copyThreads(),
-                    settings.bandwidthCap(), settings.seed() + 1, false);
-            new BurstRun(small, progressOut, nodeFactory).run(false);
+                    settings.bandwidthCap(), settings.seed() + 1, false, false, null);
+            new BurstRun(small, progressOut).run(false);
         }
         return run();
     }
 
-    /** Runs the burst and the probe and returns the report. */
+    /** Runs the burst and the probe (and, when asked, a restart and a second probe) and returns the report. */
     public BurstReport run() throws InterruptedException {
         BurstReport report = new BurstReport();
         Layout layout = settings.layout();
@@ -98,7 +98,8 @@ public final class BurstRun {
         try (DeviceCopier copier = copier()) {
             report.device = copier.name();
             List<Conversation> conversations = conversations();
-            try (SeleneCache cache = nodeFactory.apply(copier)) {
+            SeleneCache cache = nodeFactory.apply(copier);
+            try {
                 CacheStatus before = cache.status().toCompletableFuture().join();
                 report.totalSlots = before.totalSlots();
                 report.intakeSlots = before.intakeSlots();
@@ -119,9 +120,30 @@ public final class BurstRun {
                     report.copyEngineBusySeconds = (sim.busyNanosToHost() - busyBefore) / 1e9;
                 }
                 freeSnapshots(copier, conversations);
-                probe(cache, copier, conversations, report);
+                report.probe = probe(cache, copier, conversations, "probe");
+                report.diskCounters(cache.counters());
+                if (settings.diskDir() != null && report.diskWriteBytes > 0) {
+                    RawDisk.Result raw = RawDisk.measure(settings.diskDir().resolve("raw-baseline"),
+                            Math.min(report.diskWriteBytes, RAW_COPY_MAX_BYTES),
+                            dev.selene.engine.codec.RecordFileFormat.fileLength(layout, true),
+                            dev.selene.actors.cache.HostCache.SPILL_IN_FLIGHT_CAP);
+                    report.rawDiskWriteGbps = raw.writeGbps();
+                    report.rawDiskReadGbps = raw.readGbps();
+                }
+                if (settings.restart()) {
+                    long stop = System.nanoTime();
+                    SeleneCache old = cache;
+                    cache = null;
+                    old.close();
+                    cache = nodeFactory.apply(copier);
+                    report.restartSeconds = (System.nanoTime() - stop) / 1e9;
+                    report.afterRestart = probe(cache, copier, conversations, "restart");
+                }
             } finally {
                 freeSnapshots(copier, conversations);
+                if (cache != null) {
+                    cache.close();
+                }
             }
         }
         return report;
@@ -290,13 +312,13 @@ public final class BurstRun {
     }
 
     /** Restores every conversation into fresh device memory and checks every byte. */
-    private void probe(SeleneCache cache, DeviceCopier copier, List<Conversation> conversations, BurstReport report)
-            throws InterruptedException {
+    private BurstReport.Probe probe(SeleneCache cache, DeviceCopier copier, List<Conversation> conversations,
+                                    String phase) throws InterruptedException {
         Layout layout = settings.layout();
+        BurstReport.Probe result = new BurstReport.Probe();
         AtomicLong probed = new AtomicLong();
-        Progress progress = progress("probe", () -> probed.get() + "/" + conversations.size() + " conversations");
+        Progress progress = progress(phase, () -> probed.get() + "/" + conversations.size() + " conversations");
         long start = System.nanoTime();
-        long bytes = 0;
         try (ExecutorService pool = Executors.newFixedThreadPool(settings.concurrency())) {
             List<java.util.concurrent.Future<long[]>> results = new ArrayList<>();
             for (Conversation conv : conversations) {
@@ -310,26 +332,24 @@ public final class BurstRun {
                 long[] r = f.get();
                 int depth = (int) r[0];
                 if (depth == conversations.getFirst().chain.length) {
-                    report.restoredFull++;
+                    result.full++;
                 } else if (depth > 0) {
-                    report.restoredPartial++;
+                    result.partial++;
                 } else {
-                    report.recomputed++;
+                    result.recomputed++;
                 }
-                report.verifiedRecords += r[1];
-                report.mismatchedRecords += r[2];
-                bytes += r[3];
+                result.verifiedRecords += r[1];
+                result.mismatchedRecords += r[2];
+                result.bytes += r[3];
+                result.fromDisk += r[4];
             }
         } catch (java.util.concurrent.ExecutionException e) {
             throw new IllegalStateException("probe failed: " + e.getCause(), e.getCause());
         } finally {
             progress.stop();
         }
-        long elapsed = System.nanoTime() - start;
-        report.verified = report.mismatchedRecords == 0;
-        report.bytesRestored = bytes;
-        report.probeSeconds = elapsed / 1e9;
-        report.restoreGbps = bytes / (double) elapsed;
+        result.seconds = (System.nanoTime() - start) / 1e9;
+        return result;
     }
 
     /** {depth, records verified, records mismatched, bytes restored} for one conversation. */
@@ -345,7 +365,7 @@ public final class BurstRun {
             RestoreResult r = cache.restore(NAMESPACE, conv.chain, targets, Duration.ofHours(1))
                     .toCompletableFuture().join();
             if (r.outcome() != RestoreResult.Outcome.RESTORED) {
-                return new long[] {0, 0, 0, 0};
+                return new long[] {0, 0, 0, 0, 0};
             }
             long ok = 0;
             long bad = 0;
@@ -357,7 +377,7 @@ public final class BurstRun {
                     bad++;
                 }
             }
-            return new long[] {r.records(), ok, bad, r.bytes()};
+            return new long[] {r.records(), ok, bad, r.bytes(), r.fromDisk()};
         } finally {
             for (long b : bases) {
                 if (b != 0) {

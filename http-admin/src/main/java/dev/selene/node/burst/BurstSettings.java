@@ -17,10 +17,12 @@ import dev.selene.engine.layout.Layout;
  * @param bandwidthCap    bytes/s cap of the simulated device's copies (0: none)
  * @param seed            seed of the conversations' content
  * @param progress        whether to show progress on standard error
+ * @param restart         whether to stop the node after the probe, start a new one on the same disk and probe again
+ * @param diskDir         the node's disk tier directory, or null (used for the raw O_DIRECT baseline)
  */
 public record BurstSettings(Layout layout, int conversations, int concurrency, int tokens, int turns, long warmBytes,
                             long snapshotMillis, String device, int copyThreads, long bandwidthCap, long seed,
-                            boolean progress) {
+                            boolean progress, boolean restart, java.nio.file.Path diskDir) {
 
     public BurstSettings {
         if (conversations < 1) {

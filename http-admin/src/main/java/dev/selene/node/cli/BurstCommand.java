@@ -9,6 +9,11 @@ import dev.selene.node.burst.BurstSettings;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import dev.selene.actors.api.SeleneCache;
+import dev.selene.engine.config.CacheConfig;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
@@ -22,8 +27,26 @@ final class BurstCommand implements Callable<Integer> {
     static final double AUTO_WARM_SLACK = 1.10;
 
     @Option(names = "--preset", defaultValue = "memory-only",
-            description = "Deployment shape: memory-only (default).")
+            description = "Deployment shape: memory-only (default; warm tier sized for the burst), 8g (8 GiB warm "
+                    + "tier + disk), disk-only (intake only + disk).")
     String preset;
+
+    @Option(names = "--disk-dir", description = "Disk tier directory for the disk presets (default: "
+            + ".selene-data/burst-<preset> under the current directory; emptied first unless --keep-disk).")
+    String diskDir;
+
+    @Option(names = "--disk-size", defaultValue = "16g", description = "Disk tier size (default: ${DEFAULT-VALUE}).")
+    String diskSize;
+
+    @Option(names = "--keep-disk", description = "Keep what the disk directory holds instead of emptying it first.")
+    boolean keepDisk;
+
+    @Option(names = "--restart", description = "After the probe, stop the node (crash-like unless --drain), start a "
+            + "new one on the same disk and probe again.")
+    boolean restart;
+
+    @Option(names = "--drain", description = "Drain parked records to disk when the node stops (B8).")
+    boolean drain;
 
     @Option(names = "--layout", defaultValue = "deepseek-tp4",
             description = "Layout preset: deepseek-tp4, qwen-tp1, small (default: ${DEFAULT-VALUE}).")
@@ -72,27 +95,69 @@ final class BurstCommand implements Callable<Integer> {
     @Option(names = "--no-progress", description = "Do not show progress on standard error.")
     boolean noProgress;
 
+    /** Deletes the record files (and quarantine, temporaries, lock) of an earlier burst run in {@code dir}. */
+    private static void emptyDirectory(Path dir) throws java.io.IOException {
+        if (!Files.isDirectory(dir)) {
+            return;
+        }
+        try (var walk = Files.walk(dir)) {
+            for (Path q : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                if (!q.equals(dir)) {
+                    Files.delete(q);
+                }
+            }
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
         String p = preset.toLowerCase(Locale.ROOT);
-        if (!p.equals("memory-only")) {
-            throw new IllegalArgumentException("--preset '" + preset + "' is unknown; allowed: memory-only");
+        if (!p.equals("memory-only") && !p.equals("8g") && !p.equals("disk-only")) {
+            throw new IllegalArgumentException("--preset '" + preset
+                    + "' is unknown; allowed: memory-only, 8g, disk-only");
+        }
+        boolean withDisk = !p.equals("memory-only");
+        if ((restart || drain) && !withDisk) {
+            throw new IllegalArgumentException("--restart and --drain need a disk tier; use --preset 8g or disk-only");
         }
         if (!device.equals("auto") && !device.equals("simulated") && !device.equals("cuda")) {
             throw new IllegalArgumentException("--device '" + device + "' is unknown; allowed: auto, simulated, cuda");
         }
         Layout l = Layout.preset(layout);
         BurstSettings probe = new BurstSettings(l, conversations, concurrency, tokens, turns, 0, snapshotMillis,
-                device, copyThreads, 0, seed, false);
-        long warmBytes = warm.equalsIgnoreCase("auto")
-                ? (long) Math.ceil(probe.slotsNeeded() * AUTO_WARM_SLACK) * l.slotBytes()
-                : ByteSize.parse("--warm", warm);
+                device, copyThreads, 0, seed, false, false, null);
+        long warmBytes;
+        if (!warm.equalsIgnoreCase("auto")) {
+            warmBytes = ByteSize.parse("--warm", warm);
+        } else {
+            warmBytes = switch (p) {
+                case "8g" -> 8L << 30;
+                case "disk-only" -> 0;
+                default -> (long) Math.ceil(probe.slotsNeeded() * AUTO_WARM_SLACK) * l.slotBytes();
+            };
+        }
+        Path dir = null;
+        long diskBytes = 0;
+        if (withDisk) {
+            dir = Path.of(diskDir != null ? diskDir : ".selene-data/burst-" + p).toAbsolutePath();
+            diskBytes = ByteSize.parse("--disk-size", diskSize);
+            if (!keepDisk) {
+                emptyDirectory(dir);
+            }
+        }
         long cap = ByteSize.parse("--bandwidth-cap", bandwidthCap);
         BurstSettings settings = new BurstSettings(l, conversations, concurrency, tokens, turns, warmBytes,
-                snapshotMillis, device, copyThreads, cap, seed, !noProgress);
+                snapshotMillis, device, copyThreads, cap, seed, !noProgress, restart, dir);
+        CacheConfig config = CacheConfig.memoryOnly(l, warmBytes).withConcurrency(concurrency)
+                .withDrainOnShutdown(drain);
+        if (dir != null) {
+            config = config.withDisk(dir.toString(), diskBytes);
+        }
+        CacheConfig nodeConfig = config;
         System.err.printf(Locale.ROOT, "selene burst: %s, %d conversations of %d records (%d at once), warm %s%n",
                 l.name(), conversations, settings.recordsPerConversation(), concurrency, ByteSize.format(warmBytes));
-        BurstReport report = new BurstRun(settings, System.err).run(!noWarmup);
+        BurstReport report = new BurstRun(settings, System.err,
+                copier -> SeleneCache.start(nodeConfig, copier)).run(!noWarmup);
         System.out.print(report.table());
         if (json) {
             System.out.println(new ObjectMapper().writeValueAsString(report.toMap()));

@@ -22,12 +22,12 @@ public final class DeviceCopiers {
      * The copier of kind {@code kind}, logging one line that says which and why.
      * <ul>
      *   <li>{@code simulated}: a {@link SimulatedDevice}.</li>
-     *   <li>{@code cuda}: the JCuda copier; an {@link IllegalStateException} carrying {@link CudaProbe}'s cause
-     *       when CUDA is unavailable. The JCuda copier is not built yet, so where CUDA works this throws
-     *       {@link UnsupportedOperationException}.</li>
+     *   <li>{@code cuda}: a {@link JCudaDeviceCopier} on device 0 in the {@link CopyMode} that the system property
+     *       {@value CopyMode#PROPERTY} names (default {@code kernel-direct}); an {@link IllegalStateException}
+     *       carrying {@link CudaProbe}'s cause when CUDA is unavailable.</li>
      *   <li>{@code auto}: {@code cuda} when {@link CudaProbe#unavailabilityCause()} is {@code null}, else
-     *       {@code simulated}. Until the JCuda copier exists, a machine with CUDA also gets {@code simulated},
-     *       with a warning, rather than failing to start.</li>
+     *       {@code simulated}. Where CUDA is present but the copier cannot start, the error propagates: snapshots
+     *       then live in real device memory, which a simulated device cannot read.</li>
      * </ul>
      */
     public static DeviceCopier select(String kind) {
@@ -43,16 +43,20 @@ public final class DeviceCopiers {
                     throw new IllegalStateException("device copier 'cuda' was requested but CUDA is unavailable: "
                             + cause);
                 }
-                throw new UnsupportedOperationException("JCuda copier not built yet");
+                JCudaDeviceCopier copier = JCudaDeviceCopier.create();
+                log.info("device copier: cuda (requested), {} copies, on {}", copier.mode().label(), copier.device());
+                yield copier;
             }
             case "auto" -> {
                 String cause = CudaProbe.unavailabilityCause();
                 if (cause != null) {
                     log.info("device copier: simulated, because CUDA is unavailable: {}", cause);
-                } else {
-                    log.warn("device copier: simulated, because CUDA is available but the JCuda copier is not built yet");
+                    yield SimulatedDevice.create();
                 }
-                yield SimulatedDevice.create();
+                JCudaDeviceCopier copier = JCudaDeviceCopier.create();
+                log.info("device copier: cuda, because CUDA is available: {} copies, on {}", copier.mode().label(),
+                        copier.device());
+                yield copier;
             }
             default -> throw new IllegalArgumentException(
                     "device copier '" + kind + "' is unknown; allowed: " + String.join(", ", KINDS));

@@ -138,6 +138,8 @@ public final class SimulatedDevice implements DeviceCopier {
     public void register(HostMemory host) {
         Objects.requireNonNull(host, "host");
         ensureOpen();
+        // A mapping closed since it was registered is forgotten: a new one may reuse its addresses.
+        hosts.removeIf(h -> !h.isOpen());
         if (!hosts.contains(host)) {
             hosts.add(host);
         }
@@ -280,7 +282,12 @@ public final class SimulatedDevice implements DeviceCopier {
     }
 
     private MemorySegment hostRange(String what, long address, long bytes) {
+        HostMemory closedMatch = null;
         for (HostMemory host : hosts) {
+            if (host.contains(address, bytes) && !host.isOpen()) {
+                closedMatch = host;
+                continue;
+            }
             if (host.contains(address, bytes)) {
                 if (!host.isOpen()) {
                     throw new IllegalStateException(what + " host range 0x" + Long.toHexString(address)
@@ -288,6 +295,10 @@ public final class SimulatedDevice implements DeviceCopier {
                 }
                 return host.segment().asSlice(address - host.segment().address(), bytes);
             }
+        }
+        if (closedMatch != null) {
+            throw new IllegalStateException(what + " host range 0x" + Long.toHexString(address)
+                    + " lies in " + closedMatch + ", which is closed");
         }
         throw new IllegalArgumentException(what + " host range 0x" + Long.toHexString(address) + " + " + bytes
                 + " bytes is outside the registered host mapping" + (hosts.isEmpty() ? " (none registered)" : ""));

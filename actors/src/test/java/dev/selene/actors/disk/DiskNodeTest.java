@@ -1,0 +1,170 @@
+package dev.selene.actors.disk;
+
+import dev.selene.actors.api.LookupResult;
+import dev.selene.actors.api.PublishOutcome;
+import dev.selene.actors.api.PublishResult;
+import dev.selene.actors.api.Publisher;
+import dev.selene.actors.api.RestoreResult;
+import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.api.SnapshotLease;
+import dev.selene.actors.api.Tier;
+import dev.selene.actors.spill.SpillScheduler;
+import dev.selene.engine.config.CacheConfig;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.layout.Layout;
+import dev.selene.transport.disk.RecordFileNames;
+import dev.selene.transport.gpu.DevicePlacement;
+import dev.selene.transport.gpu.KeyedContent;
+import dev.selene.transport.gpu.SimulatedDevice;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A node with a disk tier on the real disk (O_DIRECT record files): spill, restore, drain, restart, recovery. */
+class DiskNodeTest {
+
+    private static final Layout LAYOUT = Layout.small();
+    private static final String NS = "disk";
+
+    private final SimulatedDevice copier = SimulatedDevice.create();
+    private final List<SeleneCache> nodes = new ArrayList<>();
+    private Path dir;
+
+    @BeforeEach
+    void makeDir() throws IOException {
+        Path base = Path.of("target", "disk-node-tests");
+        Files.createDirectories(base);
+        dir = Files.createTempDirectory(base, "node");
+    }
+
+    @AfterEach
+    void stop() {
+        nodes.forEach(SeleneCache::close);
+        copier.close();
+    }
+
+    /** A node of {@code warmSlots} warm slots over the test's directory; intake fixed at two windows. */
+    private SeleneCache node(long warmSlots, boolean drain) {
+        CacheConfig config = CacheConfig.memoryOnly(LAYOUT, warmSlots * LAYOUT.slotBytes()).withConcurrency(1)
+                .withWindowSlots(LAYOUT.slotsPerRecord(true))
+                .withHostBudgetBytes((warmSlots + 10) * LAYOUT.slotBytes())
+                .withDisk(dir.toString(), 64L << 20).withDrainOnShutdown(drain);
+        SeleneCache cache = SeleneCache.start(config, copier);
+        nodes.add(cache);
+        return cache;
+    }
+
+    private static RecordSpec spec(long hash, Long parent, boolean hasRow) {
+        return new RecordSpec(new RecordKey(NS, hash), parent == null ? null : new RecordKey(NS, parent), hasRow);
+    }
+
+    private DevicePlacement snapshot(RecordSpec s) {
+        long base = copier.allocateDevice(DevicePlacement.bytesNeeded(LAYOUT, s.hasRow()));
+        DevicePlacement p = DevicePlacement.contiguous(LAYOUT, base, s.hasRow());
+        KeyedContent.fillRecord(copier, LAYOUT, p, s.key(), s.hasRow());
+        return p;
+    }
+
+    private DevicePlacement target(boolean hasRow) {
+        long base = copier.allocateDevice(DevicePlacement.bytesNeeded(LAYOUT, hasRow));
+        return DevicePlacement.contiguous(LAYOUT, base, hasRow);
+    }
+
+    private static <T> T await(CompletionStage<T> stage) throws Exception {
+        return stage.toCompletableFuture().get(20, TimeUnit.SECONDS);
+    }
+
+    /** Publishes a chain of {@code n} records (row on every record) with the retrying publisher. */
+    private List<RecordSpec> publishChain(SeleneCache cache, long first, int n) throws Exception {
+        Publisher publisher = new Publisher(cache);
+        List<RecordSpec> specs = new ArrayList<>();
+        Long parent = null;
+        for (int i = 0; i < n; i++) {
+            RecordSpec s = spec(first + i, parent, true);
+            PublishOutcome o = await(publisher.publish(s, snapshot(s),
+                    SnapshotLease.until(System.nanoTime() + TimeUnit.SECONDS.toNanos(10))));
+            assertInstanceOf(PublishResult.Stored.class, o.result(), "publication " + i + ": " + o);
+            specs.add(s);
+            parent = first + i;
+        }
+        return specs;
+    }
+
+    private static long[] chain(List<RecordSpec> specs) {
+        return specs.stream().mapToLong(s -> s.key().hash()).toArray();
+    }
+
+    private void assertRestoresEverything(SeleneCache cache, List<RecordSpec> specs) throws Exception {
+        List<DevicePlacement> targets = specs.stream().map(s -> target(s.hasRow())).toList();
+        RestoreResult r = await(cache.restore(NS, chain(specs), targets, Duration.ofHours(1)));
+        assertEquals(RestoreResult.Outcome.RESTORED, r.outcome(), r.detail());
+        assertEquals(specs.size(), r.records());
+        for (int i = 0; i < specs.size(); i++) {
+            assertTrue(KeyedContent.verifyRecord(copier, LAYOUT, targets.get(i), specs.get(i).key(), true),
+                    "record " + i + " byte-identical");
+        }
+    }
+
+    @Test
+    void diskOnly_publishesMoreThanMemoryHolds_spillsUnderPressure_restoresFromDiskByteIdentically()
+            throws Exception {
+        SeleneCache cache = node(0, false);
+        List<RecordSpec> specs = publishChain(cache, 100, 12); // 60 slots through a 10-slot pool
+        LookupResult found = await(cache.lookup(NS, chain(specs)));
+        assertEquals(12, found.depth());
+        assertTrue(found.records().stream().anyMatch(l -> l.tier() == Tier.DISK), found.toString());
+        assertRestoresEverything(cache, specs);
+        assertTrue(cache.counters().get("spill.written") >= 10, cache.counters().snapshot().toString());
+    }
+
+    @Test
+    void memoryAndDisk_restart_withoutDrain_restoresEveryCommittedRecord_withDrain_everyRecord() throws Exception {
+        SeleneCache first = node(40, false);
+        List<RecordSpec> specs = publishChain(first, 200, 3); // 15 of 50 slots: no pressure, nothing spilled
+        assertEquals(0, first.counters().get("spill.written"));
+        first.close();
+        nodes.remove(first);
+        SeleneCache second = node(40, true);
+        assertEquals(0, await(second.lookup(NS, chain(specs))).depth(), "memory-only records die with the node");
+        List<RecordSpec> again = publishChain(second, 300, 3);
+        second.close(); // drains
+        nodes.remove(second);
+        SeleneCache third = node(40, false);
+        assertRestoresEverything(third, again);
+    }
+
+    @Test
+    void drain_writesParentsBeforeChildren_andReportsWhatItWrote() throws Exception {
+        SeleneCache cache = node(40, false);
+        List<RecordSpec> specs = publishChain(cache, 400, 5);
+        SpillScheduler.DrainReport report = await(cache.drain(Duration.ofSeconds(20)));
+        assertEquals(5, report.written());
+        assertEquals(0, report.skipped());
+        for (RecordSpec s : specs) {
+            assertTrue(Files.exists(RecordFileNames.recordFile(dir, s.key())), s.key() + " written");
+        }
+    }
+
+    @Test
+    void secondNode_onTheSameDirectory_failsAtStartWithOneClearLine() {
+        node(0, false);
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> node(0, false));
+        assertTrue(e.getMessage().contains(dir.getFileName().toString()), e.getMessage());
+        assertTrue(!e.getMessage().contains("\n"), "one line: " + e.getMessage());
+    }
+}

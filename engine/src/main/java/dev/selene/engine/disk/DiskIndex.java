@@ -1,0 +1,111 @@
+package dev.selene.engine.disk;
+
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The index of records committed to the disk tier: each one's spec, file size and last use, their total size,
+ * and the recency order in which the tier frees room when it is over its size.
+ *
+ * <p>Confined to the one actor that owns it (the {@code DiskTier}); no locks inside. Removing a record removes
+ * its descendants with it, so no file ever outlives its parent's (a record with an incomplete chain could
+ * never be restored).
+ */
+public final class DiskIndex {
+
+    /** One committed record. */
+    public record Entry(RecordSpec spec, long fileBytes, long lastUseMillis) {
+        public RecordKey key() {
+            return spec.key();
+        }
+    }
+
+    private final LinkedHashMap<RecordKey, Entry> entries = new LinkedHashMap<>(1024, 0.75f, true);
+    private final Map<RecordKey, List<RecordKey>> children = new HashMap<>();
+    private long bytes;
+
+    /** Adds (or replaces) a committed record. */
+    public void put(RecordSpec spec, long fileBytes, long lastUseMillis) {
+        Entry old = entries.put(spec.key(), new Entry(spec, fileBytes, lastUseMillis));
+        if (old != null) {
+            bytes -= old.fileBytes();
+        } else if (spec.parent() != null) {
+            children.computeIfAbsent(spec.parent(), k -> new ArrayList<>(2)).add(spec.key());
+        }
+        bytes += fileBytes;
+    }
+
+    /** The entry of {@code key} without counting a use; null when absent. */
+    public Entry peek(RecordKey key) {
+        Entry e = entries.get(key);
+        return e;
+    }
+
+    public boolean contains(RecordKey key) {
+        return entries.containsKey(key);
+    }
+
+    /** Counts a use of {@code key}: it becomes the most recent. */
+    public void touch(RecordKey key, long nowMillis) {
+        Entry e = entries.get(key);
+        if (e != null) {
+            entries.put(key, new Entry(e.spec(), e.fileBytes(), nowMillis));
+        }
+    }
+
+    /** Removes {@code key} and every descendant; returns the removed entries, the record first. */
+    public List<Entry> removeWithDescendants(RecordKey key) {
+        List<Entry> removed = new ArrayList<>();
+        ArrayList<RecordKey> todo = new ArrayList<>();
+        todo.add(key);
+        while (!todo.isEmpty()) {
+            RecordKey k = todo.removeLast();
+            Entry e = entries.remove(k);
+            if (e == null) {
+                continue;
+            }
+            bytes -= e.fileBytes();
+            removed.add(e);
+            List<RecordKey> kids = children.remove(k);
+            if (kids != null) {
+                todo.addAll(kids);
+            }
+            RecordKey parent = e.spec().parent();
+            if (parent != null) {
+                List<RecordKey> siblings = children.get(parent);
+                if (siblings != null) {
+                    siblings.remove(k);
+                    if (siblings.isEmpty()) {
+                        children.remove(parent);
+                    }
+                }
+            }
+        }
+        return removed;
+    }
+
+    /** The least recently used record, or null. */
+    public Entry coldest() {
+        return entries.isEmpty() ? null : entries.values().iterator().next();
+    }
+
+    /** Bytes of every committed file. */
+    public long bytes() {
+        return bytes;
+    }
+
+    public int size() {
+        return entries.size();
+    }
+
+    /** Every entry, least recently used first (for listings and tests). */
+    public List<Entry> entries() {
+        return new ArrayList<>(entries.values());
+    }
+}
