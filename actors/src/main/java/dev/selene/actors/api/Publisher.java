@@ -19,7 +19,7 @@ public final class Publisher {
     /** First back-off after a {@code Retry}. */
     public static final long INITIAL_BACKOFF_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
     /** Longest back-off between two attempts. */
-    public static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    public static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
     private final SeleneCache cache;
 

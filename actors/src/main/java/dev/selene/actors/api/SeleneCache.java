@@ -40,13 +40,20 @@ public final class SeleneCache implements AutoCloseable {
     private final TraceBook traces;
 
     private SeleneCache(CacheConfig config, DeviceCopier copier, boolean ownsCopier, Config akka, String name) {
+        this(config, copier, ownsCopier, akka, name, HostCache.DEFAULT_RECORD_IO);
+    }
+
+    private SeleneCache(CacheConfig config, DeviceCopier copier, boolean ownsCopier, Config akka, String name,
+                        java.util.function.Function<java.util.concurrent.Executor, dev.selene.transport.disk.RecordIo>
+                                recordIo) {
         this.config = config;
         this.copier = copier;
         this.ownsCopier = ownsCopier;
         this.counters = new CacheCounters();
         this.traces = new TraceBook(DEFAULT_TRACE_RECORDS);
         java.util.concurrent.CompletableFuture<Void> ready = new java.util.concurrent.CompletableFuture<>();
-        this.system = ActorSystem.create(HostCache.create(config, copier, counters, traces, ready), name, akka);
+        this.system = ActorSystem.create(HostCache.create(config, copier, counters, traces, ready, recordIo), name,
+                akka);
         try {
             ready.get(START_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
         } catch (java.util.concurrent.ExecutionException e) {
@@ -90,6 +97,16 @@ public final class SeleneCache implements AutoCloseable {
     /** Starts a node on the caller's device copier, which the caller keeps and closes. */
     public static SeleneCache start(CacheConfig config, DeviceCopier copier) {
         return new SeleneCache(config, copier, false, ConfigFactory.load(), "selene");
+    }
+
+    /**
+     * Starts a node whose disk tier does its file I/O through {@code recordIo} (given the blocking executor):
+     * the seam through which tests inject disk faults.
+     */
+    public static SeleneCache start(CacheConfig config, DeviceCopier copier,
+                                    java.util.function.Function<java.util.concurrent.Executor,
+                                            dev.selene.transport.disk.RecordIo> recordIo) {
+        return new SeleneCache(config, copier, false, ConfigFactory.load(), "selene", recordIo);
     }
 
     /** Starts a node on the caller's device copier with the given Pekko configuration and system name. */

@@ -139,15 +139,20 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
      */
     public static Behavior<Command> create(CacheConfig config, DeviceCopier copier, CacheCounters counters,
                                            TraceBook traces) {
-        return create(config, copier, counters, traces, new CompletableFuture<>());
+        return create(config, copier, counters, traces, new CompletableFuture<>(), DEFAULT_RECORD_IO);
     }
+
+    /** The record I/O of a disk tier: real O_DIRECT files, transfers fanned out on the blocking executor. */
+    public static final java.util.function.Function<Executor, RecordIo> DEFAULT_RECORD_IO =
+            io -> DirectRecordIo.create(io, DirectRecordIo.DEFAULT_TRANSFERS_PER_RECORD);
 
     /**
      * The guardian of a node; {@code ready} completes once every tier can serve (the disk tier has recovered),
      * or exceptionally with the one-line reason the node could not start.
      */
     public static Behavior<Command> create(CacheConfig config, DeviceCopier copier, CacheCounters counters,
-                                           TraceBook traces, CompletableFuture<Void> ready) {
+                                           TraceBook traces, CompletableFuture<Void> ready,
+                                           java.util.function.Function<Executor, RecordIo> recordIo) {
         return Behaviors.setup(ctx -> {
             if (!config.enabled()) {
                 ctx.getLog().info("no tier configured (warm size 0, no disk, no pool): the cache is disabled");
@@ -160,12 +165,13 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
                         : "the shared pool tier is not available in this build; configure a warm tier or a disk"));
                 return Behaviors.stopped();
             }
-            return new HostCache(ctx, config, copier, counters, traces, ready);
+            return new HostCache(ctx, config, copier, counters, traces, ready, recordIo);
         });
     }
 
     private HostCache(ActorContext<Command> ctx, CacheConfig config, DeviceCopier copier, CacheCounters counters,
-                      TraceBook traces, CompletableFuture<Void> ready) {
+                      TraceBook traces, CompletableFuture<Void> ready,
+                      java.util.function.Function<Executor, RecordIo> recordIoFactory) {
         super(ctx);
         this.config = config;
         this.ready = ready;
@@ -187,7 +193,7 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
                 sizing.slots(), copier.name());
         if (config.diskDir() != null) {
             Executor io = ctx.getSystem().dispatchers().lookup(DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
-            RecordIo recordIo = DirectRecordIo.create(io, DirectRecordIo.DEFAULT_TRANSFERS_PER_RECORD);
+            RecordIo recordIo = recordIoFactory.apply(io);
             ActorRef<Command> self = ctx.getSelf();
             this.disk = ctx.spawn(DiskTier.create(Path.of(config.diskDir()), config.diskBytes(), config.layout(), host,
                     recordIo, io, counters, traces, outcome -> self.tell(new DiskStarted(outcome))), "disk-tier",

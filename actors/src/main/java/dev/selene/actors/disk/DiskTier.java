@@ -198,7 +198,9 @@ public final class DiskTier extends AbstractBehavior<DiskTier.Command> {
         List<RecordSpec> specs = scan.records().stream().map(RecoveryScan.Recovered::spec).toList();
         Set<RecordKey> incomplete = ChainCompleteness.incomplete(specs);
         List<RecordSpec> kept = new ArrayList<>();
-        for (RecoveryScan.Recovered r : scan.records()) {
+        List<RecoveryScan.Recovered> byLastUse = new ArrayList<>(scan.records());
+        byLastUse.sort(java.util.Comparator.comparing(RecoveryScan.Recovered::lastUse));
+        for (RecoveryScan.Recovered r : byLastUse) {
             if (incomplete.contains(r.spec().key())) {
                 io.delete(r.file());
                 continue;

@@ -231,9 +231,10 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         }
         // The memory part is unpinned as soon as it is on the device, so that on a small pool its slots can
         // be dropped to make room for staging the disk part.
-        List<CompletableFuture<Void>> memoryCopies = List.copyOf(copies);
-        getContext().pipeToSelf(CompletableFuture.allOf(memoryCopies.toArray(CompletableFuture[]::new)),
-                (v, failure) -> new MemoryCopied());
+        if (!pending.isEmpty()) {
+            List<CompletableFuture<Void>> memoryCopies = List.copyOf(copies);
+            getContext().pipeToSelf(done(memoryCopies), (v, failure) -> new MemoryCopied());
+        }
         return nextWave();
     }
 
@@ -263,7 +264,7 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     private Behavior<Command> nextWave() {
         pending.removeIf(i -> i >= depth);
         if (pending.isEmpty()) {
-            getContext().pipeToSelf(CompletableFuture.allOf(copies.toArray(CompletableFuture[]::new)),
+            getContext().pipeToSelf(done(copies),
                     (v, failure) -> new CopiesFinished(failure));
             return this;
         }
@@ -349,7 +350,7 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
             copies.addAll(waveCopies);
             return failAfterCopies(e);
         }
-        getContext().pipeToSelf(CompletableFuture.allOf(waveCopies.toArray(CompletableFuture[]::new)),
+        getContext().pipeToSelf(done(waveCopies),
                 (v, failure) -> new WaveCopied(failure));
         return this;
     }
@@ -393,9 +394,17 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         return records.copier().copyToDevice(plan);
     }
 
+    /**
+     * Completes when every copy has (with a non-null value: a late completion delivered to a stopped task becomes a
+     * dead letter, and Pekko's dead-letter log cannot describe a null one).
+     */
+    private static CompletableFuture<Boolean> done(List<CompletableFuture<Void>> copies) {
+        return CompletableFuture.allOf(copies.toArray(CompletableFuture[]::new)).thenApply(v -> Boolean.TRUE);
+    }
+
     /** Waits for every copy already started (they read slots), then fails the restore. */
     private Behavior<Command> failAfterCopies(Throwable cause) {
-        getContext().pipeToSelf(CompletableFuture.allOf(copies.toArray(CompletableFuture[]::new)),
+        getContext().pipeToSelf(done(copies),
                 (v, failure) -> new CopiesFinished(cause));
         return this;
     }

@@ -82,6 +82,10 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     public record Stats(int total, int intake, int free, int clean) {
     }
 
+    /** A waiting publication that has not asked again for this long has been given up by its caller. */
+    static final long WAITER_TIMEOUT_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(100);
+
+    private final java.util.LinkedHashMap<RecordKey, long[]> waiters = new java.util.LinkedHashMap<>();
     private final SlotAccounting accounting;
     private final TraceBook traces;
     private final StashBuffer<Command> stash;
@@ -134,7 +138,7 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
             a.replyTo().tell(new Oversize(a.slots(), max));
             return;
         }
-        int evict = accounting.evictionWanted(a.slots());
+        int evict = accounting.evictionWanted(a.slots() + slotsAhead(a));
         if (evict > 0 && evictor != null) {
             waiting = a;
             traces.append(a.key(), "SlotPool", "Evict " + evict + " clean slots before allocating");
@@ -144,13 +148,40 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
         grant(a);
     }
 
+    /**
+     * Slots that publications told {@code Short} before {@code a} are owed first: freed slots go to the oldest
+     * waiting publication, so under sustained pressure none is starved until its snapshot must be given up.
+     */
+    private int slotsAhead(Allocate a) {
+        if (a.purpose() != Purpose.PUBLISH || waiters.isEmpty()) {
+            return 0;
+        }
+        long now = System.nanoTime();
+        waiters.values().removeIf(w -> now - w[1] > WAITER_TIMEOUT_NANOS);
+        int ahead = 0;
+        for (var e : waiters.entrySet()) {
+            if (e.getKey().equals(a.key())) {
+                break;
+            }
+            ahead += (int) e.getValue()[0];
+        }
+        return ahead;
+    }
+
     private void grant(Allocate a) {
-        int missing = accounting.shortBy(a.slots(), a.purpose());
+        int ahead = slotsAhead(a);
+        int missing = accounting.shortBy(a.slots() + ahead, a.purpose());
         if (missing > 0) {
-            traces.append(a.key(), "SlotPool", "Short " + missing + " slots (free " + accounting.free() + ")");
+            traces.append(a.key(), "SlotPool", "Short " + missing + " slots (free " + accounting.free() + ", "
+                    + ahead + " owed to older publications)");
+            if (a.purpose() == Purpose.PUBLISH) {
+                long[] w = waiters.computeIfAbsent(a.key(), k -> new long[] {a.slots(), 0});
+                w[1] = System.nanoTime();
+            }
             a.replyTo().tell(new Short(missing));
             lastPressureDeficit = -1; // an allocation is failing: remind the listener even if nothing changed
         } else {
+            waiters.remove(a.key());
             SlotList slots = accounting.allocate(a.slots());
             traces.append(a.key(), "SlotPool", "Allocated " + slots);
             a.replyTo().tell(new Allocated(slots));

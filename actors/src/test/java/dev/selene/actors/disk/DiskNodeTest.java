@@ -167,4 +167,20 @@ class DiskNodeTest {
         assertTrue(e.getMessage().contains(dir.getFileName().toString()), e.getMessage());
         assertTrue(!e.getMessage().contains("\n"), "one line: " + e.getMessage());
     }
+
+    @Test
+    void restoreFromDisk_estimatedSlowerThanRecompute_isRefused_andSaysWhy() throws Exception {
+        SeleneCache first = node(40, true);
+        List<RecordSpec> specs = publishChain(first, 500, 4);
+        first.close(); // drains: everything is on disk, nothing in memory after the restart
+        nodes.remove(first);
+        SeleneCache cache = node(40, false);
+        List<DevicePlacement> targets = specs.stream().map(s -> target(true)).toList();
+        RestoreResult refused = await(cache.restore(NS, chain(specs), targets, Duration.ofNanos(1_000)));
+        assertEquals(RestoreResult.Outcome.REFUSED, refused.outcome());
+        assertTrue(refused.detail().contains("recompute"), refused.detail());
+        RestoreResult restored = await(cache.restore(NS, chain(specs), targets, Duration.ofSeconds(10)));
+        assertEquals(RestoreResult.Outcome.RESTORED, restored.outcome());
+        assertEquals(4, restored.fromDisk());
+    }
 }

@@ -26,13 +26,13 @@ public final class DiskIndex {
         }
     }
 
-    private final LinkedHashMap<RecordKey, Entry> entries = new LinkedHashMap<>(1024, 0.75f, true);
+    private final LinkedHashMap<RecordKey, Entry> entries = new LinkedHashMap<>(1024, 0.75f, false);
     private final Map<RecordKey, List<RecordKey>> children = new HashMap<>();
     private long bytes;
 
     /** Adds (or replaces) a committed record. */
     public void put(RecordSpec spec, long fileBytes, long lastUseMillis) {
-        Entry old = entries.put(spec.key(), new Entry(spec, fileBytes, lastUseMillis));
+        Entry old = entries.putLast(spec.key(), new Entry(spec, fileBytes, lastUseMillis));
         if (old != null) {
             bytes -= old.fileBytes();
         } else if (spec.parent() != null) {
@@ -43,8 +43,7 @@ public final class DiskIndex {
 
     /** The entry of {@code key} without counting a use; null when absent. */
     public Entry peek(RecordKey key) {
-        Entry e = entries.get(key);
-        return e;
+        return entries.get(key);
     }
 
     public boolean contains(RecordKey key) {
@@ -55,7 +54,7 @@ public final class DiskIndex {
     public void touch(RecordKey key, long nowMillis) {
         Entry e = entries.get(key);
         if (e != null) {
-            entries.put(key, new Entry(e.spec(), e.fileBytes(), nowMillis));
+            entries.putLast(key, new Entry(e.spec(), e.fileBytes(), nowMillis));
         }
     }
 

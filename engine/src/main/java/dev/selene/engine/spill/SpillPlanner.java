@@ -158,10 +158,13 @@ public final class SpillPlanner {
         if (slots != null) {
             slotsInFlight -= slots;
         }
+        if (slots == null) {
+            return FailureAction.GIVE_UP; // not in flight (cancelled): nothing to retry
+        }
         int n = failures.merge(key, 1, Integer::sum);
         if (!diskFull && n == 1) {
-            writing.put(key, slots == null ? 0 : slots);
-            slotsInFlight += slots == null ? 0 : slots;
+            writing.put(key, slots);
+            slotsInFlight += slots;
             return FailureAction.RETRY;
         }
         failures.remove(key);

@@ -125,7 +125,7 @@ public final class BurstRun {
                 if (settings.diskDir() != null && report.diskWriteBytes > 0) {
                     RawDisk.Result raw = RawDisk.measure(settings.diskDir().resolve("raw-baseline"),
                             Math.min(report.diskWriteBytes, RAW_COPY_MAX_BYTES),
-                            dev.selene.engine.codec.RecordFileFormat.fileLength(layout, true),
+                            report.diskWriteBytes / Math.max(1, report.spilled),
                             dev.selene.actors.cache.HostCache.SPILL_IN_FLIGHT_CAP);
                     report.rawDiskWriteGbps = raw.writeGbps();
                     report.rawDiskReadGbps = raw.readGbps();
