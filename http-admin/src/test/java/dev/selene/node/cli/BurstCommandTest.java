@@ -87,4 +87,29 @@ class BurstCommandTest {
         assertEquals(2, r.exit());
         assertTrue(r.err().contains("allowed: deepseek-tp4, qwen-tp1, small"), r.err());
     }
+
+    @Test
+    void diskOnly_restartWithDrain_restoresEveryConversationFromDisk() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory(
+                java.nio.file.Files.createDirectories(java.nio.file.Path.of("target", "burst-tests")), "disk-only");
+        Run r = run("burst", "--preset", "disk-only", "--disk-dir", dir.toString(), "--disk-size", "64m",
+                "--layout", "small", "--conversations", "16", "--concurrency", "4", "--tokens", "256",
+                "--device", "simulated", "--restart", "--drain", "--no-progress", "--no-warmup", "--json");
+        assertEquals(0, r.exit(), r.err());
+        JsonNode j = r.json();
+        assertEquals(0, j.get("abandoned").size());
+        assertEquals(16, j.get("restored_full").asLong());
+        assertTrue(j.get("restored_from_disk_records").asLong() > 0, "disk-only restores come from disk");
+        assertEquals(16, j.get("restored_after_restart").get("full").asLong());
+        assertTrue(j.get("verified").asBoolean());
+        assertTrue(j.get("max_write_depth").asLong() >= 1);
+        assertTrue(j.get("raw_disk_write_gbps").asDouble() > 0, "raw O_DIRECT baseline measured in the same run");
+    }
+
+    @Test
+    void restartWithoutADisk_isRefusedWithOneLine() {
+        Run r = run("burst", "--restart");
+        assertEquals(2, r.exit());
+        assertTrue(r.err().contains("--restart and --drain need a disk tier"), r.err());
+    }
 }
