@@ -120,6 +120,9 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
     private record DiskStarted(Object outcome) implements Command {
     }
 
+    private record ForwardExpiry(dev.selene.actors.api.ExpiryReport report) implements Command {
+    }
+
     /** Records written to disk at most at once by the spill scheduler (the disk's queue depth). */
     public static final int SPILL_IN_FLIGHT_CAP = 4;
 
@@ -196,7 +199,8 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
             RecordIo recordIo = recordIoFactory.apply(io);
             ActorRef<Command> self = ctx.getSelf();
             this.disk = ctx.spawn(DiskTier.create(Path.of(config.diskDir()), config.diskBytes(), config.layout(), host,
-                    recordIo, io, counters, traces, outcome -> self.tell(new DiskStarted(outcome))), "disk-tier",
+                    recordIo, io, counters, traces, config.maxAge(), outcome -> self.tell(new DiskStarted(outcome))),
+                    "disk-tier",
                     DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
         } else {
             ready.complete(null);
@@ -214,6 +218,9 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
         }
         DiskTier.Recovery recovery = (DiskTier.Recovery) outcome;
         getContext().watchWith(disk, new TierStopped("disk-tier"));
+        // Records the memory tier expires are as unused on disk: their files go too (B18).
+        memory.tell(new MemoryTier.AttachExpiryListener(getContext().messageAdapter(
+                dev.selene.actors.api.ExpiryReport.class, r -> new ForwardExpiry(r))));
         List<RecordKey> committed = recovery.records().stream().map(RecordSpec::key).toList();
         this.spill = getContext().spawn(SpillScheduler.create(memory, disk, slotPool, committed, SPILL_IN_FLIGHT_CAP,
                 records.counters(), records.traces()), "spill-scheduler");
@@ -237,6 +244,11 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
             case Restore r -> getContext().spawnAnonymous(RestoreTask.create(records, memory, disk, r.namespace(),
                     r.chain(), r.targets(), r.recompute(), r.replyTo()));
             case Drain d -> onDrain(d);
+            case ForwardExpiry f -> {
+                if (disk != null) {
+                    disk.tell(new DiskTier.ExpiredElsewhere(f.report()));
+                }
+            }
             case DiskStarted d -> {
                 return onDiskStarted(d.outcome());
             }
@@ -246,7 +258,12 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
             case ListRecords l -> onListRecords(l);
             case DescribeRecord d -> memory.tell(new MemoryTier.DescribeRecord(d.key(), d.replyTo()));
             case EvictRecord e -> memory.tell(new MemoryTier.EvictRecord(e.key(), e.replyTo()));
-            case ExpireNow x -> memory.tell(new MemoryTier.ExpireNow(x.replyTo()));
+            case ExpireNow x -> {
+                memory.tell(new MemoryTier.ExpireNow(x.replyTo()));
+                if (disk != null) {
+                    disk.tell(new DiskTier.ExpireNow(null));
+                }
+            }
             case TierStopped t -> {
                 // The tiers' state (slot ownership, the index) cannot be rebuilt from nothing: stop the node
                 // rather than serve from an inconsistent pool.

@@ -74,6 +74,18 @@ public final class DiskTier extends AbstractBehavior<DiskTier.Command> {
     public record AttachListener(ActorRef<Dropped> listener) implements Command {
     }
 
+    /** Runs a max-age sweep (B18) of the disk now; replies with what it removed ({@code replyTo} may be null). */
+    public record ExpireNow(ActorRef<dev.selene.actors.api.ExpiryReport> replyTo) implements Command {
+    }
+
+    /** Another tier expired these records (unused for longer than max age): their files go too. */
+    public record ExpiredElsewhere(dev.selene.actors.api.ExpiryReport report) implements Command {
+    }
+
+    private enum SweepTick implements Command {
+        INSTANCE
+    }
+
     private record WriteFinished(Write write, long bytes, long nanos, Throwable failure) implements Command {
     }
 
@@ -144,6 +156,7 @@ public final class DiskTier extends AbstractBehavior<DiskTier.Command> {
     private long readBusySince;
     private int maxWritesInFlight;
     private ActorRef<Dropped> listener;
+    private java.time.Duration maxAge;
 
     /**
      * The tier over {@code dir}. It takes the directory lock and recovers the index before it answers anything;
@@ -152,6 +165,26 @@ public final class DiskTier extends AbstractBehavior<DiskTier.Command> {
     public static Behavior<Command> create(Path dir, long capacityBytes, Layout layout, HostMemory host, RecordIo io,
                                            Executor ioExecutor, CacheCounters counters, TraceBook traces,
                                            java.util.function.Consumer<Object> onStart) {
+        return create(dir, capacityBytes, layout, host, io, ioExecutor, counters, traces, null, onStart);
+    }
+
+    /** The tier with max age {@code maxAge} (null: off, and then no sweep timer at all). */
+    public static Behavior<Command> create(Path dir, long capacityBytes, Layout layout, HostMemory host, RecordIo io,
+                                           Executor ioExecutor, CacheCounters counters, TraceBook traces,
+                                           java.time.Duration maxAge, java.util.function.Consumer<Object> onStart) {
+        if (maxAge == null) {
+            return setup(dir, capacityBytes, layout, host, io, ioExecutor, counters, traces, null, onStart);
+        }
+        return Behaviors.withTimers(timers -> {
+            timers.startTimerWithFixedDelay(SweepTick.INSTANCE, java.time.Duration.ofNanos(
+                    dev.selene.engine.expiry.ExpirySweep.SWEEP_INTERVAL_NANOS));
+            return setup(dir, capacityBytes, layout, host, io, ioExecutor, counters, traces, maxAge, onStart);
+        });
+    }
+
+    private static Behavior<Command> setup(Path dir, long capacityBytes, Layout layout, HostMemory host, RecordIo io,
+                                           Executor ioExecutor, CacheCounters counters, TraceBook traces,
+                                           java.time.Duration maxAge, java.util.function.Consumer<Object> onStart) {
         return Behaviors.setup(ctx -> {
             DirectoryLock lock;
             Recovery recovery;
@@ -165,6 +198,7 @@ public final class DiskTier extends AbstractBehavior<DiskTier.Command> {
             }
             try {
                 tier = new DiskTier(ctx, dir, capacityBytes, layout, host, io, ioExecutor, lock, counters, traces);
+                tier.maxAge = maxAge;
                 recovery = tier.recover();
             } catch (IOException | RuntimeException e) {
                 closeQuietly(lock);
@@ -248,6 +282,20 @@ public final class DiskTier extends AbstractBehavior<DiskTier.Command> {
             case GetStats g -> g.replyTo().tell(new Stats(index.size(), index.bytes(), capacityBytes, writesInFlight,
                     maxWritesInFlight, readEstimate.bytesPerSecond(System.nanoTime()), readEstimate.samples()));
             case AttachListener a -> listener = a.listener();
+            case ExpireNow x -> {
+                var report = sweep();
+                if (x.replyTo() != null) {
+                    x.replyTo().tell(report);
+                }
+            }
+            case SweepTick t -> sweep();
+            case ExpiredElsewhere e -> {
+                List<RecordKey> present = e.report().removed().stream().filter(index::contains).toList();
+                if (!present.isEmpty()) {
+                    counters.add("expired.disk", present.size());
+                    drop(present, "expired in " + e.report().tier().label());
+                }
+            }
         }
         return this;
     }
@@ -351,6 +399,30 @@ public final class DiskTier extends AbstractBehavior<DiskTier.Command> {
             out.add(index.peek(new RecordKey(l.namespace(), hash)));
         }
         l.replyTo().tell(new Located(out, readEstimate.bytesPerSecond(System.nanoTime())));
+    }
+
+    /**
+     * One max-age sweep of the disk (B18): oldest first, at most 64 records, stopping at the first fresh one,
+     * each with its descendants. Last use is wall-clock time here, since it survives restarts as file mtimes
+     * (so a recovered record may expire up to one max age early: never a wrong answer).
+     */
+    private dev.selene.actors.api.ExpiryReport sweep() {
+        if (maxAge == null) {
+            return new dev.selene.actors.api.ExpiryReport(dev.selene.actors.api.Tier.DISK, false, List.of());
+        }
+        List<dev.selene.engine.expiry.ExpirySweep.Candidate> candidates = new ArrayList<>(index.size());
+        for (DiskIndex.Entry e : index.entries()) {
+            candidates.add(new dev.selene.engine.expiry.ExpirySweep.Candidate(e.key(), e.spec().parent(),
+                    TimeUnit.MILLISECONDS.toNanos(e.lastUseMillis()), false));
+        }
+        List<RecordKey> expired = dev.selene.engine.expiry.ExpirySweep.plan(candidates,
+                TimeUnit.MILLISECONDS.toNanos(System.currentTimeMillis()), maxAge.toNanos(),
+                dev.selene.engine.expiry.ExpirySweep.MAX_RECORDS_PER_SWEEP);
+        if (!expired.isEmpty()) {
+            counters.add("expired.disk", expired.size());
+            drop(expired, "expired: unused for longer than max age " + maxAge);
+        }
+        return new dev.selene.actors.api.ExpiryReport(dev.selene.actors.api.Tier.DISK, true, expired);
     }
 
     /** Frees room for {@code incoming} more bytes by deleting the least recently used records (with descendants). */

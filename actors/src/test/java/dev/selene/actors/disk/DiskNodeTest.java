@@ -183,4 +183,34 @@ class DiskNodeTest {
         assertEquals(RestoreResult.Outcome.RESTORED, restored.outcome());
         assertEquals(4, restored.fromDisk());
     }
+
+    @Test
+    void maxAge_expiresDiskRecordsUnusedForLonger_oldestFirst_withTheirDescendants() throws Exception {
+        SeleneCache first = node(40, true);
+        List<RecordSpec> old = publishChain(first, 600, 3);
+        List<RecordSpec> fresh = publishChain(first, 700, 2);
+        first.close(); // drains all five
+        nodes.remove(first);
+        java.nio.file.attribute.FileTime twoHoursAgo = java.nio.file.attribute.FileTime.from(
+                java.time.Instant.now().minus(Duration.ofHours(2)));
+        Files.setLastModifiedTime(RecordFileNames.recordFile(dir, old.getFirst().key()), twoHoursAgo);
+        CacheConfig config = CacheConfig.memoryOnly(LAYOUT, 40 * LAYOUT.slotBytes()).withConcurrency(1)
+                .withWindowSlots(LAYOUT.slotsPerRecord(true)).withHostBudgetBytes(50 * LAYOUT.slotBytes())
+                .withDisk(dir.toString(), 64L << 20).withMaxAge(Duration.ofHours(1));
+        SeleneCache cache = SeleneCache.start(config, copier);
+        nodes.add(cache);
+        dev.selene.actors.api.ExpiryReport memoryReport = await(org.apache.pekko.actor.typed.javadsl.AskPattern.ask(
+                cache.system(), dev.selene.actors.cache.HostCache.ExpireNow::new, Duration.ofSeconds(10),
+                cache.system().scheduler()));
+        assertTrue(memoryReport.enabled());
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+                .until(() -> cache.counters().get("expired.disk") == 3);
+        for (RecordSpec s : old) {
+            assertTrue(!Files.exists(RecordFileNames.recordFile(dir, s.key())), s.key() + " expired with its root");
+        }
+        for (RecordSpec s : fresh) {
+            assertTrue(Files.exists(RecordFileNames.recordFile(dir, s.key())), s.key() + " kept");
+        }
+        assertRestoresEverything(cache, fresh);
+    }
 }
