@@ -6,7 +6,8 @@ import picocli.CommandLine.Command;
 /** The {@code selene} command line: the node and its workloads. */
 @Command(name = "selene", mixinStandardHelpOptions = true, version = "selene 0.1.0",
         description = "Host tier under an LLM serving engine's GPU KV cache.",
-        subcommands = {BurstCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {BurstCommand.class, dev.selene.node.serve.ServeCommand.class,
+                dev.selene.node.replay.ReplayCommand.class, CommandLine.HelpCommand.class})
 public final class SeleneMain implements Runnable {
 
     @CommandLine.Spec

@@ -1,0 +1,460 @@
+package dev.selene.node.admin;
+
+import dev.selene.actors.api.CacheStatus;
+import dev.selene.actors.api.EvictOutcome;
+import dev.selene.actors.api.ExpiryReport;
+import dev.selene.actors.api.RecordDescription;
+import dev.selene.actors.api.RecordPage;
+import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.api.Tier;
+import dev.selene.actors.cache.HostCache;
+import dev.selene.actors.trace.TraceEvent;
+import dev.selene.engine.config.CacheConfig;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.layout.Layout;
+import dev.selene.node.config.AdminSettings;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpEntities;
+import org.apache.pekko.http.javadsl.model.HttpEntity;
+import org.apache.pekko.http.javadsl.model.HttpHeader;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.StatusCode;
+import org.apache.pekko.http.javadsl.model.StatusCodes;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.http.javadsl.server.AllDirectives;
+import org.apache.pekko.http.javadsl.server.ExceptionHandler;
+import org.apache.pekko.http.javadsl.server.PathMatchers;
+import org.apache.pekko.http.javadsl.server.RejectionHandler;
+import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
+import org.apache.pekko.http.scaladsl.model.IllegalRequestException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * The admin HTTP routes (DESIGN §8). Read-only: {@code /health}, {@code /ready}, {@code /metrics}, {@code /status},
+ * {@code /status/history}, {@code /records}, {@code /records/{ns}/{key}}, {@code /trace/{ns}/{key}},
+ * {@code /actors}, and the status page at {@code /}. Mutating, with {@code Authorization: Bearer TOKEN}:
+ * {@code POST /drain}, {@code DELETE /records/{ns}/{key}}, {@code POST /expire}.
+ *
+ * <p>Every error is a JSON body {@code {"status", "error", "detail"}}: bad input gets a 4xx, never a 500 or a
+ * stack trace (the rejection and exception handlers below turn everything into that shape).
+ */
+final class AdminRoutes extends AllDirectives {
+
+    /** Default and largest page of {@code GET /records}. */
+    static final int DEFAULT_LIMIT = 100;
+    static final int MAX_LIMIT = 1000;
+
+    private static final Logger LOG = LoggerFactory.getLogger(AdminRoutes.class);
+    private static final Duration ASK_TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration DRAIN_TIMEOUT = Duration.ofMinutes(5);
+
+    private final AdminContext ctx;
+    private final SeleneCache cache;
+    private final AdminSettings admin;
+    private final byte[] token;
+
+    AdminRoutes(AdminContext ctx) {
+        this.ctx = ctx;
+        this.cache = ctx.cache();
+        this.admin = ctx.settings().admin();
+        this.token = admin.token().getBytes(StandardCharsets.UTF_8);
+    }
+
+    Route routes() {
+        return handleExceptions(exceptions(), () -> handleRejections(rejections(), () -> bodyLimit(() -> concat(
+                pathSingleSlash(() -> get(() -> getFromResource("selene-admin/index.html",
+                        ContentTypes.TEXT_HTML_UTF8))),
+                pathPrefix("assets", () -> get(() -> getFromResourceDirectory("selene-admin"))),
+                path("health", () -> get(() -> complete(Json.ok(Map.of("status", "ok"))))),
+                path("ready", () -> get(this::ready)),
+                path("metrics", () -> get(() -> complete(HttpResponse.create().withEntity(
+                        HttpEntities.create(ContentTypes.TEXT_PLAIN_UTF8, PrometheusMetrics.scrape()))))),
+                path("status", () -> get(this::status)),
+                path(PathMatchers.segment("status").slash("history"), () -> get(() -> complete(Json.ok(history())))),
+                path("records", () -> get(() -> parameterMap(this::records))),
+                path(PathMatchers.segment("records").slash(PathMatchers.segment()).slash(PathMatchers.segment()),
+                        (ns, key) -> concat(
+                                get(() -> withKey(ns, key, this::describe)),
+                                delete(() -> authorized(() -> withKey(ns, key, this::evict))))),
+                path(PathMatchers.segment("trace").slash(PathMatchers.segment()).slash(PathMatchers.segment()),
+                        (ns, key) -> get(() -> withKey(ns, key, this::trace))),
+                path("actors", () -> get(() -> completeWithFuture(ActorTree.walk(cache.system()).thenApply(Json::ok)))),
+                path("drain", () -> post(() -> authorized(this::drain))),
+                path("expire", () -> post(() -> authorized(this::expire)))))));
+    }
+
+    // --- read-only ----------------------------------------------------------------------------------------------
+
+    private Route ready() {
+        String reason = ctx.readiness().reason();
+        if (reason == null) {
+            return complete(Json.ok(Map.of("ready", true)));
+        }
+        Map<String, Object> body = new LinkedHashMap<>(Json.errorBody(StatusCodes.SERVICE_UNAVAILABLE,
+                "not_ready", reason));
+        body.put("ready", false);
+        return complete(Json.response(StatusCodes.SERVICE_UNAVAILABLE, body));
+    }
+
+    /**
+     * The node's status from the sampler's last sample (at most one sample interval old), with live counters:
+     * an admin read never queues behind publications in the tiers' mailboxes. Before the first sample, asks.
+     */
+    private Route status() {
+        CacheStatus sampled = ctx.history().latest();
+        if (sampled == null) {
+            return completeWithFuture(cache.status().thenApply(s -> Json.ok(status(s, System.currentTimeMillis()))));
+        }
+        CacheStatus live = new CacheStatus(sampled.enabled(), sampled.totalSlots(), sampled.intakeSlots(),
+                sampled.freeSlots(), sampled.cleanSlots(), sampled.residentRecords(), sampled.inFlight(),
+                cache.counters().snapshot());
+        return complete(Json.ok(status(live, ctx.history().latestEpochMillis())));
+    }
+
+    private Map<String, Object> status(CacheStatus s, long sampledEpochMillis) {
+        CacheConfig c = cache.config();
+        Layout l = c.layout();
+        Map<String, Object> out = new LinkedHashMap<>();
+        Map<String, Object> node = new LinkedHashMap<>();
+        node.put("shape", ctx.settings().shape());
+        node.put("enabled", s.enabled());
+        node.put("device", cache.copier().name());
+        node.put("settingsFrom", ctx.settings().source());
+        node.put("startedAt", Instant.ofEpochMilli(ctx.startedEpochMillis()).toString());
+        node.put("uptimeSeconds", (System.currentTimeMillis() - ctx.startedEpochMillis()) / 1000);
+        node.put("ready", ctx.readiness().isReady());
+        out.put("node", node);
+        out.put("sampledAt", Instant.ofEpochMilli(sampledEpochMillis).toString());
+
+        Map<String, Object> slots = new LinkedHashMap<>();
+        slots.put("total", s.totalSlots());
+        slots.put("inUse", s.freeSlots() < 0 ? null : s.usedSlots());
+        slots.put("free", s.freeSlots() < 0 ? null : s.freeSlots());
+        slots.put("clean", s.cleanSlots() < 0 ? null : s.cleanSlots());
+        slots.put("intake", s.intakeSlots());
+        slots.put("slotBytes", l.slotBytes());
+        out.put("slots", slots);
+
+        Map<String, Object> intake = new LinkedHashMap<>();
+        intake.put("slots", s.intakeSlots());
+        intake.put("bytes", s.intakeSlots() * l.slotBytes());
+        intake.put("inFlight", s.inFlight());
+        out.put("intake", intake);
+
+        List<Map<String, Object>> tiers = new ArrayList<>();
+        tiers.add(tier(Tier.MEMORY, c.warmBytes() > 0, Map.of(
+                "warmBytes", c.warmBytes(),
+                "records", Math.max(0, s.residentRecords()),
+                "bytesInUse", s.freeSlots() < 0 ? 0 : (long) s.usedSlots() * l.slotBytes())));
+        tiers.add(tier(Tier.DISK, c.diskDir() != null, c.diskDir() == null ? Map.of()
+                : Map.of("dir", c.diskDir(), "bytes", c.diskBytes())));
+        tiers.add(tier(Tier.POOL, c.poolEnabled(), Map.of("managers", ctx.settings().poolManagers())));
+        out.put("tiers", tiers);
+
+        out.put("config", config(c));
+        out.put("counters", s.counters());
+        if (!ctx.metrics().unmapped().isEmpty()) {
+            out.put("countersNotExported", ctx.metrics().unmapped());
+        }
+        out.put("traces", Map.of("records", cache.traces().records()));
+        return out;
+    }
+
+    private static Map<String, Object> tier(Tier tier, boolean configured, Map<String, Object> details) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("tier", tier.label());
+        m.put("configured", configured);
+        m.putAll(details);
+        return m;
+    }
+
+    private Map<String, Object> config(CacheConfig c) {
+        Layout l = c.layout();
+        Map<String, Object> layout = new LinkedHashMap<>();
+        layout.put("name", l.name());
+        layout.put("ranks", l.ranks());
+        layout.put("pageBytes", l.pageBytes());
+        layout.put("rowBytes", l.rowBytes());
+        layout.put("pagesPerRecord", l.pagesPerRecord());
+        layout.put("tokensPerRecord", l.tokensPerRecord());
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("layout", layout);
+        m.put("warmBytes", c.warmBytes());
+        m.put("concurrency", c.concurrency());
+        m.put("hostBudgetBytes", c.hostBudgetBytes());
+        m.put("transferWindowSlots", c.effectiveWindowSlots());
+        m.put("device", c.device());
+        m.put("diskDir", c.diskDir());
+        m.put("diskBytes", c.diskBytes());
+        m.put("poolManagers", ctx.settings().poolManagers());
+        m.put("maxAge", c.maxAge() == null ? "off" : c.maxAge().toString());
+        m.put("drainOnShutdown", c.drainOnShutdown());
+        Map<String, Object> a = new LinkedHashMap<>();
+        a.put("bind", admin.bind());
+        a.put("port", admin.port());
+        a.put("tokenSet", admin.tokenSet());
+        a.put("maxBodyBytes", admin.maxBodyBytes());
+        m.put("admin", a);
+        return m;
+    }
+
+    private Map<String, Object> history() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("intervalMillis", admin.sampleInterval().toMillis());
+        m.put("capacity", ctx.history().capacity());
+        m.put("samples", ctx.history().samples());
+        m.put("events", ctx.history().events());
+        return m;
+    }
+
+    private Route records(Map<String, String> params) {
+        for (String p : params.keySet()) {
+            if (!List.of("offset", "limit", "tier", "namespace").contains(p)) {
+                return badRequest("query parameter '" + p + "' is unknown; allowed: offset, limit, tier, namespace");
+            }
+        }
+        int offset;
+        int limit;
+        try {
+            offset = intParam(params, "offset", 0, 0, Integer.MAX_VALUE);
+            limit = intParam(params, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT);
+        } catch (IllegalArgumentException e) {
+            return badRequest(e.getMessage());
+        }
+        Tier tier = null;
+        String t = params.get("tier");
+        if (t != null) {
+            try {
+                tier = Tier.valueOf(t.toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                return badRequest("tier '" + t + "' is unknown; allowed: memory, disk, pool");
+            }
+        }
+        String ns = params.get("namespace");
+        if (ns != null && !RecordKey.isValidNamespace(ns)) {
+            return badRequest("namespace '" + ns + "' is invalid; allowed: 1.." + RecordKey.MAX_NAMESPACE_CHARS
+                    + " characters of [A-Za-z0-9._-]");
+        }
+        Tier tierFilter = tier;
+        CompletionStage<RecordPage> page = AskPattern.ask(cache.system(),
+                r -> new HostCache.ListRecords(ns, tierFilter, offset, limit, r), ASK_TIMEOUT,
+                cache.system().scheduler());
+        return completeWithFuture(page.thenApply(p -> {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("total", p.total());
+            m.put("offset", offset);
+            m.put("limit", limit);
+            m.put("records", p.records().stream().map(Json::record).toList());
+            return Json.ok(m);
+        }));
+    }
+
+    private static int intParam(Map<String, String> params, String name, int dflt, int min, int max) {
+        String v = params.get(name);
+        if (v == null) {
+            return dflt;
+        }
+        try {
+            long n = Long.parseLong(v);
+            if (n >= min && n <= max) {
+                return (int) n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException(name + " '" + v + "' is invalid; allowed: an integer in " + min + ".."
+                + max);
+    }
+
+    private Route withKey(String ns, String hex, Function<RecordKey, Route> inner) {
+        RecordKey key;
+        try {
+            key = new RecordKey(ns, RecordKey.parseHash(hex));
+        } catch (IllegalArgumentException e) {
+            return badRequest(e.getMessage());
+        }
+        return inner.apply(key);
+    }
+
+    private Route describe(RecordKey key) {
+        CompletionStage<RecordDescription> d = AskPattern.ask(cache.system(),
+                r -> new HostCache.DescribeRecord(key, r), ASK_TIMEOUT, cache.system().scheduler());
+        return completeWithFuture(d.thenApply(desc -> {
+            if (!desc.found()) {
+                return Json.error(StatusCodes.NOT_FOUND, "not_found", "no record " + key + " in any tier");
+            }
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("key", key.toString());
+            m.put("state", desc.state());
+            m.put("locations", desc.record() == null ? List.of() : List.of(desc.record().tier().label()));
+            m.put("record", desc.record() == null ? null : Json.record(desc.record()));
+            m.put("chainComplete", desc.complete());
+            m.put("chain", desc.chain().stream().map(Json::record).toList());
+            return Json.ok(m);
+        }));
+    }
+
+    private Route trace(RecordKey key) {
+        Optional<List<TraceEvent>> trace = cache.traces().trace(key);
+        if (trace.isEmpty()) {
+            return complete(Json.error(StatusCodes.NOT_FOUND, "not_found", "no trace for " + key
+                    + " (never seen, or older than the trace book keeps)"));
+        }
+        List<Map<String, Object>> events = new ArrayList<>();
+        for (TraceEvent e : trace.get()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("time", Instant.ofEpochMilli(e.epochMillis()).toString());
+            m.put("epochMillis", e.epochMillis());
+            m.put("actor", e.actor());
+            m.put("message", e.message());
+            events.add(m);
+        }
+        return complete(Json.ok(Map.of("key", key.toString(), "events", events)));
+    }
+
+    // --- mutating -----------------------------------------------------------------------------------------------
+
+    private Route evict(RecordKey key) {
+        CompletionStage<EvictOutcome> o = AskPattern.ask(cache.system(), r -> new HostCache.EvictRecord(key, r),
+                ASK_TIMEOUT, cache.system().scheduler());
+        return completeWithFuture(o.thenApply(outcome -> switch (outcome.result()) {
+            case EVICTED -> Json.ok(Map.of("evicted", key.toString(), "records", outcome.records()));
+            case NOT_FOUND -> Json.error(StatusCodes.NOT_FOUND, "not_found", "no record " + key + " in memory");
+            case BUSY -> Json.error(StatusCodes.CONFLICT, "busy", key
+                    + " or a descendant is being restored or published; try again");
+        }));
+    }
+
+    private Route drain() {
+        return completeWithFuture(ctx.drain().drain(DRAIN_TIMEOUT).thenApply(Json::ok));
+    }
+
+    private Route expire() {
+        CompletionStage<ExpiryReport> r = AskPattern.ask(cache.system(), HostCache.ExpireNow::new, ASK_TIMEOUT,
+                cache.system().scheduler());
+        return completeWithFuture(r.thenApply(report -> {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("tier", report.tier().label());
+            m.put("maxAgeEnabled", report.enabled());
+            m.put("expired", report.removed().size());
+            m.put("keys", report.removed().stream().map(RecordKey::toString).toList());
+            if (!report.enabled()) {
+                m.put("detail", "max age is off (selene.prefix-cache.max-age): nothing expires");
+            }
+            return Json.ok(m);
+        }));
+    }
+
+    /** Runs {@code inner} only with the right bearer token: missing → 401, wrong → 403, none configured → 403. */
+    private Route authorized(Supplier<Route> inner) {
+        return optionalHeaderValueByName("Authorization", header -> {
+            if (!admin.tokenSet()) {
+                return complete(Json.error(StatusCodes.FORBIDDEN, "forbidden",
+                        "mutating endpoints are disabled: no admin token is configured (selene.admin.token)"));
+            }
+            if (header.isEmpty() || !header.get().regionMatches(true, 0, "Bearer ", 0, 7)) {
+                HttpResponse r = Json.error(StatusCodes.UNAUTHORIZED, "unauthorized",
+                        "this endpoint needs 'Authorization: Bearer TOKEN'");
+                return complete(r.addHeader(RawHeader.create("WWW-Authenticate", "Bearer realm=\"selene\"")));
+            }
+            byte[] given = header.get().substring(7).trim().getBytes(StandardCharsets.UTF_8);
+            if (!MessageDigest.isEqual(given, token)) {
+                return complete(Json.error(StatusCodes.FORBIDDEN, "forbidden", "the bearer token is wrong"));
+            }
+            return inner.get();
+        });
+    }
+
+    // --- errors -------------------------------------------------------------------------------------------------
+
+    /** Refuses bodies over the limit at once when their length is declared, and reads others up to it. */
+    private Route bodyLimit(Supplier<Route> inner) {
+        long max = admin.maxBodyBytes();
+        return extractRequest(req -> {
+            OptionalLong declared = req.entity().getContentLengthOption();
+            if (declared.isPresent() && declared.getAsLong() > max) {
+                return complete(tooLarge(declared.getAsLong() + " bytes"));
+            }
+            return toStrictEntity(Duration.ofSeconds(10), max, inner);
+        });
+    }
+
+    private HttpResponse tooLarge(String size) {
+        return Json.error(StatusCodes.PAYLOAD_TOO_LARGE, "payload_too_large", "request body of " + size
+                + " is over the limit of " + admin.maxBodyBytes() + " bytes (selene.admin.max-body)");
+    }
+
+    private Route badRequest(String detail) {
+        return complete(Json.error(StatusCodes.BAD_REQUEST, "bad_request", detail));
+    }
+
+    private ExceptionHandler exceptions() {
+        return ExceptionHandler.newBuilder().matchAny(t -> complete(errorFor(t))).build();
+    }
+
+    private HttpResponse errorFor(Throwable t) {
+        Throwable root = t;
+        while ((root instanceof CompletionException || root instanceof ExecutionException) && root.getCause() != null) {
+            root = root.getCause();
+        }
+        if (root instanceof EntityStreamSizeException) {
+            return tooLarge("more than " + admin.maxBodyBytes() + " bytes");
+        }
+        if (root instanceof IllegalRequestException bad) {
+            if (bad.status().intValue() == StatusCodes.PAYLOAD_TOO_LARGE.intValue()
+                    || bad.info().summary().startsWith("Request too large")) {
+                return tooLarge("more than " + admin.maxBodyBytes() + " bytes");
+            }
+            String error = bad.status().reason().toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
+            return Json.error(bad.status(), error, bad.info().summary());
+        }
+        if (root instanceof IllegalArgumentException) {
+            return Json.error(StatusCodes.BAD_REQUEST, "bad_request", root.getMessage());
+        }
+        if (root instanceof TimeoutException) {
+            return Json.error(StatusCodes.SERVICE_UNAVAILABLE, "timeout", "the node did not answer in time; retry");
+        }
+        LOG.error("admin request failed", root);
+        return Json.error(StatusCodes.INTERNAL_SERVER_ERROR, "internal", "the request failed inside the node: "
+                + root.getClass().getSimpleName() + " (details in the node's log)");
+    }
+
+    /** Pekko's default rejection answers (404, 405, 400 ...) with their text moved into the JSON error shape. */
+    private static RejectionHandler rejections() {
+        return RejectionHandler.defaultHandler().mapRejectionResponse(AdminRoutes::jsonError);
+    }
+
+    static HttpResponse jsonError(HttpResponse r) {
+        HttpEntity e = r.entity();
+        if (e.getContentType().equals(ContentTypes.APPLICATION_JSON)) {
+            return r;
+        }
+        String text = e instanceof HttpEntity.Strict s ? s.getData().utf8String() : "";
+        StatusCode status = r.status();
+        String error = status.reason().toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
+        List<HttpHeader> headers = new ArrayList<>();
+        r.getHeaders().forEach(headers::add);
+        return Json.error(status, error, text).withHeaders(headers);
+    }
+}

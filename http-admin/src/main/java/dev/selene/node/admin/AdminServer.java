@@ -1,0 +1,89 @@
+package dev.selene.node.admin;
+
+import dev.selene.node.config.AdminSettings;
+import dev.selene.node.config.SettingsException;
+import org.apache.pekko.Done;
+import org.apache.pekko.http.javadsl.Http;
+import org.apache.pekko.http.javadsl.ServerBinding;
+import org.apache.pekko.http.javadsl.settings.ServerSettings;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+
+import java.net.BindException;
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/** The admin HTTP server of one node: Pekko HTTP on the node's own actor system, bound to one address. */
+public final class AdminServer implements AutoCloseable {
+
+    private final ServerBinding binding;
+
+    private AdminServer(ServerBinding binding) {
+        this.binding = binding;
+    }
+
+    /**
+     * Binds the admin routes for {@code ctx}; a port in use or an address that cannot be bound is a
+     * {@link SettingsException} naming the setting.
+     */
+    public static AdminServer start(AdminContext ctx) {
+        AdminSettings a = ctx.settings().admin();
+        AdminRoutes routes = new AdminRoutes(ctx);
+        try {
+            ServerSettings server = ServerSettings.create(Adapter.toClassic(ctx.cache().system()))
+                    .withParsingErrorHandler(JsonParsingErrorHandler.class.getName());
+            ServerBinding b = Http.get(ctx.cache().system()).newServerAt(a.bind(), a.port()).withSettings(server)
+                    .bind(routes.routes()).toCompletableFuture().get(15, TimeUnit.SECONDS);
+            return new AdminServer(b);
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            String why = c instanceof BindException || (c != null && c.getCause() instanceof BindException)
+                    ? "it cannot be bound (" + (c.getMessage() == null ? "in use" : firstLine(c.getMessage())) + ")"
+                    : String.valueOf(c);
+            throw new SettingsException("selene.admin.bind/port = '" + a.bind() + ":" + a.port() + "' is invalid: "
+                    + why + "; allowed: a free port on a local address, or port 0 for any free port");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while binding the admin server", e);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("the admin server did not bind within 15 s", e);
+        }
+    }
+
+    /** The port bound (the one picked when the setting was 0). */
+    public int port() {
+        return binding.localAddress().getPort();
+    }
+
+    /** The address bound, as host:port. */
+    public String address() {
+        return binding.localAddress().getHostString() + ":" + port();
+    }
+
+    /**
+     * Stops accepting connections and lets requests in progress finish for up to a second; completes when every
+     * connection is closed. Does not block: coordinated shutdown runs it on the node's dispatcher.
+     */
+    public CompletionStage<Done> stop() {
+        return binding.terminate(Duration.ofSeconds(1)).handle((t, e) -> Done.getInstance());
+    }
+
+    /** {@link #stop()} and wait for it. */
+    @Override
+    public void close() {
+        try {
+            binding.terminate(Duration.ofSeconds(1)).toCompletableFuture().get(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // the actor system's shutdown closes what is left
+        }
+    }
+
+    private static String firstLine(String s) {
+        int nl = s.indexOf('\n');
+        return nl < 0 ? s : s.substring(0, nl);
+    }
+}

@@ -1,0 +1,85 @@
+package dev.selene.node.config;
+
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The command-line options shared by every command that starts a node: {@code --config FILE} and the flags that
+ * override single settings of it (DESIGN §7). A flag left out keeps the file's or the default value.
+ */
+public final class NodeOptions {
+
+    @Option(names = "--config", paramLabel = "FILE", description = "HOCON settings file (see config/ and docs/settings.md).")
+    Path config;
+
+    @Option(names = "--layout", paramLabel = "PRESET", description = "Layout preset: deepseek-tp4, qwen-tp1, small (selene.layout).")
+    String layout;
+
+    @Option(names = "--warm", paramLabel = "SIZE", description = "Warm tier size, e.g. 8g; 0 = intake only (selene.warm).")
+    String warm;
+
+    @Option(names = "--concurrency", paramLabel = "N", description = "Active requests at once; sizes the intake (selene.concurrency).")
+    String concurrency;
+
+    @Option(names = "--host-budget", paramLabel = "SIZE", description = "Most host memory for slots (selene.host-budget).")
+    String hostBudget;
+
+    @Option(names = "--device", paramLabel = "KIND", description = "auto, simulated or cuda (selene.device).")
+    String device;
+
+    @Option(names = "--disk-dir", paramLabel = "DIR", description = "Disk tier directory (selene.disk.dir).")
+    String diskDir;
+
+    @Option(names = "--disk-size", paramLabel = "SIZE", description = "Disk tier size (selene.disk.size).")
+    String diskSize;
+
+    @Option(names = "--prefix-cache-max-age", paramLabel = "DURATION",
+            description = "Drop records unused for longer, e.g. 2h; off = never (selene.prefix-cache.max-age).")
+    String maxAge;
+
+    @Option(names = "--prefix-cache-drain-on-shutdown",
+            description = "Spill every parked record before exiting (selene.prefix-cache.drain-on-shutdown).")
+    Boolean drainOnShutdown;
+
+    @Option(names = "--admin-bind", paramLabel = "ADDRESS", description = "Admin HTTP address (selene.admin.bind).")
+    String adminBind;
+
+    @Option(names = "--admin-port", paramLabel = "PORT", description = "Admin HTTP port; 0 = any free port (selene.admin.port).")
+    String adminPort;
+
+    @Option(names = "--admin-token", paramLabel = "TOKEN",
+            description = "Bearer token of the mutating endpoints (selene.admin.token; SELENE_ADMIN_TOKEN also sets it).")
+    String adminToken;
+
+    /** The settings these options select. */
+    public NodeSettings load() {
+        return SettingsLoader.load(config, overrides());
+    }
+
+    /** Setting path → value for every flag given. */
+    public Map<String, String> overrides() {
+        Map<String, String> m = new LinkedHashMap<>();
+        put(m, "layout", layout);
+        put(m, "warm", warm);
+        put(m, "concurrency", concurrency);
+        put(m, "host-budget", hostBudget);
+        put(m, "device", device);
+        put(m, "disk.dir", diskDir);
+        put(m, "disk.size", diskSize);
+        put(m, "prefix-cache.max-age", maxAge);
+        put(m, "prefix-cache.drain-on-shutdown", drainOnShutdown == null ? null : drainOnShutdown.toString());
+        put(m, "admin.bind", adminBind);
+        put(m, "admin.port", adminPort);
+        put(m, "admin.token", adminToken);
+        return m;
+    }
+
+    private static void put(Map<String, String> m, String setting, String value) {
+        if (value != null) {
+            m.put(SettingsLoader.ROOT + "." + setting, value);
+        }
+    }
+}

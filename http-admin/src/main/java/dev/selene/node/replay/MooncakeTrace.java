@@ -1,0 +1,78 @@
+package dev.selene.node.replay;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Reads Mooncake-format traces (the FAST'25 trace release): one JSON object per line with {@code timestamp}
+ * (ms), {@code input_length}, {@code output_length} and {@code hash_ids}, the request's 512-token prefix blocks.
+ * A malformed line is an {@link IllegalArgumentException} naming the file and line.
+ */
+public final class MooncakeTrace {
+
+    /** Tokens per prefix block in Mooncake traces. */
+    public static final int BLOCK_TOKENS = 512;
+
+    private MooncakeTrace() {
+    }
+
+    /** The first {@code limit} requests of {@code file} (all when {@code limit <= 0}), in file order. */
+    public static List<TraceRequest> read(Path file, int limit) {
+        ObjectMapper mapper = new ObjectMapper();
+        List<TraceRequest> out = new ArrayList<>();
+        try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            String line;
+            int n = 0;
+            while ((line = in.readLine()) != null && (limit <= 0 || out.size() < limit)) {
+                n++;
+                if (line.isBlank()) {
+                    continue;
+                }
+                out.add(parse(mapper, file, n, line));
+            }
+        } catch (NoSuchFileException e) {
+            throw new IllegalArgumentException("trace '" + file + "' does not exist");
+        } catch (IOException e) {
+            throw new IllegalArgumentException("trace '" + file + "' cannot be read: " + e.getMessage());
+        }
+        if (out.isEmpty()) {
+            throw new IllegalArgumentException("trace '" + file + "' has no requests");
+        }
+        return out;
+    }
+
+    private static TraceRequest parse(ObjectMapper mapper, Path file, int lineNo, String line) {
+        try {
+            JsonNode n = mapper.readTree(line);
+            JsonNode ids = n.get("hash_ids");
+            if (ids == null || !ids.isArray() || !n.hasNonNull("timestamp") || !n.hasNonNull("input_length")) {
+                throw new IllegalArgumentException("expected timestamp, input_length and hash_ids");
+            }
+            long[] hashIds = new long[ids.size()];
+            for (int i = 0; i < hashIds.length; i++) {
+                if (!ids.get(i).canConvertToLong()) {
+                    throw new IllegalArgumentException("hash_ids[" + i + "] is not an integer");
+                }
+                hashIds[i] = ids.get(i).asLong();
+            }
+            long ts = n.get("timestamp").asLong(-1);
+            int input = n.get("input_length").asInt(-1);
+            if (ts < 0 || input < 0) {
+                throw new IllegalArgumentException("timestamp and input_length must be non-negative integers");
+            }
+            return new TraceRequest(ts, input, n.path("output_length").asInt(0), hashIds);
+        } catch (IOException | IllegalArgumentException e) {
+            throw new IllegalArgumentException("trace '" + file + "' line " + lineNo + " is malformed: "
+                    + e.getMessage().lines().findFirst().orElse(""));
+        }
+    }
+}

@@ -1,0 +1,170 @@
+package dev.selene.node.serve;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import dev.selene.actors.api.SeleneCache;
+import dev.selene.engine.config.CacheConfig;
+import dev.selene.node.admin.AdminContext;
+import dev.selene.node.admin.AdminServer;
+import dev.selene.node.admin.DrainHook;
+import dev.selene.node.admin.MetricsBridge;
+import dev.selene.node.admin.NodeSampler;
+import dev.selene.node.admin.Readiness;
+import dev.selene.node.admin.StatusHistory;
+import dev.selene.node.config.NodeSettings;
+import dev.selene.node.config.SettingsException;
+import dev.selene.transport.gpu.DeviceCopier;
+import dev.selene.transport.gpu.DeviceCopiers;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.CoordinatedShutdown;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * A running node: the cache, its admin HTTP server, the status sampler and the metrics bridge, stopped in
+ * order by Pekko's coordinated shutdown (on {@link #close()}, or on SIGTERM through the JVM shutdown hook):
+ * not ready → unbind the admin server → drain when {@code drain-on-shutdown} is set (B8) → stop the actors.
+ */
+public final class SeleneNode implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SeleneNode.class);
+
+    /** How long a drain at shutdown may take before the node stops anyway. */
+    public static final Duration DRAIN_TIMEOUT = Duration.ofMinutes(5);
+
+    private final NodeSettings settings;
+    private final SeleneCache cache;
+    private final DeviceCopier copier;
+    private final boolean ownsCopier;
+    private final AdminServer admin;
+    private final NodeSampler sampler;
+    private final Readiness readiness = new Readiness();
+    private final DrainHook drain;
+    private final CompletableFuture<Void> stopped = new CompletableFuture<>();
+
+    private SeleneNode(NodeSettings settings, DeviceCopier copier, boolean ownsCopier) {
+        this.settings = settings;
+        this.copier = copier;
+        this.ownsCopier = ownsCopier;
+        CacheConfig c = settings.cache();
+        this.cache = SeleneCache.start(c, copier, pekkoConfig(c), "selene");
+        this.drain = DrainHooks.forNode(cache);
+        try {
+            StatusHistory history = new StatusHistory(settings.admin().historySamples());
+            MetricsBridge metrics = new MetricsBridge(c.layout().slotBytes());
+            this.sampler = NodeSampler.start(cache, settings.admin().sampleInterval(), history, metrics);
+            long started = System.currentTimeMillis();
+            this.admin = AdminServer.start(new AdminContext(cache, settings, history, drain, readiness, metrics,
+                    started));
+        } catch (RuntimeException e) {
+            cache.close();
+            throw e;
+        }
+        addShutdownTasks();
+        cache.system().getWhenTerminated().whenComplete((d, e) -> {
+            if (ownsCopier) {
+                copier.close();
+            }
+            stopped.complete(null);
+        });
+        readiness.ready();
+        LOG.info("selene node up: {} ({}), admin http://{}", settings.shape(), settings.source(), admin.address());
+    }
+
+    /** Starts a node on the device its settings select; the node closes that device when it stops. */
+    public static SeleneNode start(NodeSettings settings) {
+        refuseUnbuilt(settings);
+        return new SeleneNode(settings, DeviceCopiers.select(settings.cache().device()), true);
+    }
+
+    /** Starts a node on the caller's device copier, which the caller keeps. */
+    public static SeleneNode start(NodeSettings settings, DeviceCopier copier) {
+        refuseUnbuilt(settings);
+        return new SeleneNode(settings, copier, false);
+    }
+
+    private static void refuseUnbuilt(NodeSettings settings) {
+        if (settings.cache().poolEnabled()) {
+            throw new SettingsException("selene.pool.managers = '" + settings.poolManagers() + "' is invalid for "
+                    + "this build: the pool tier is not built yet; allowed: [] (memory and disk tiers)");
+        }
+    }
+
+    private static Config pekkoConfig(CacheConfig c) {
+        long drainSeconds = c.drainOnShutdown() ? DRAIN_TIMEOUT.toSeconds() + 10 : 5;
+        return ConfigFactory.parseMap(Map.of(
+                "pekko.coordinated-shutdown.phases.service-requests-done.timeout", drainSeconds + " s",
+                "pekko.coordinated-shutdown.exit-jvm", "off",
+                // Several reference.conf files set this; which wins depends on the classpath order. Dead letters
+                // are expected while a node stops (replies to stopped asks), so the node does not log them.
+                "pekko.log-dead-letters", "off")).withFallback(ConfigFactory.load());
+    }
+
+    private void addShutdownTasks() {
+        CoordinatedShutdown cs = CoordinatedShutdown.get(cache.system());
+        cs.addTask(CoordinatedShutdown.PhaseBeforeServiceUnbind(), "selene-not-ready", () -> {
+            readiness.notReady("stopping");
+            return CompletableFuture.completedFuture(Done.getInstance());
+        });
+        cs.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "selene-admin-unbind", () -> {
+            sampler.close();
+            return admin.stop();
+        });
+        cs.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "selene-drain", this::drainAtShutdown);
+        cs.addTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate(), "selene-stopped", () -> {
+            LOG.info("selene node stopping its actors ({})", cs.getShutdownReason()
+                    .map(r -> r.getClass().getSimpleName().replace("$", "")).orElse("stop"));
+            return CompletableFuture.completedFuture(Done.getInstance());
+        });
+    }
+
+    private CompletionStage<Done> drainAtShutdown() {
+        if (!settings.cache().drainOnShutdown()) {
+            LOG.info("stopping without drain: records held only in memory are dropped (B8)");
+            return CompletableFuture.completedFuture(Done.getInstance());
+        }
+        return drain.drain(DRAIN_TIMEOUT).handle((r, e) -> {
+            if (e != null) {
+                LOG.warn("drain at shutdown failed: {}", e.toString());
+            } else if (!r.drained()) {
+                LOG.info("drain at shutdown: {}", r.detail());
+            } else {
+                LOG.info("drain at shutdown: {} records written, {} skipped", r.written(), r.skipped());
+            }
+            return Done.getInstance();
+        });
+    }
+
+    public SeleneCache cache() {
+        return cache;
+    }
+
+    public NodeSettings settings() {
+        return settings;
+    }
+
+    public int adminPort() {
+        return admin.port();
+    }
+
+    public DeviceCopier copier() {
+        return copier;
+    }
+
+    /** Completes when the node has stopped (after {@link #close()} or SIGTERM). */
+    public CompletionStage<Void> whenStopped() {
+        return stopped;
+    }
+
+    /** Stops the node through its coordinated shutdown and waits for it. */
+    @Override
+    public void close() {
+        CoordinatedShutdown.get(cache.system()).run(CoordinatedShutdown.unknownReason());
+        stopped.join();
+    }
+}

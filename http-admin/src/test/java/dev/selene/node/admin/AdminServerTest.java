@@ -1,0 +1,250 @@
+package dev.selene.node.admin;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.selene.engine.key.RecordKey;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The admin HTTP API (DESIGN §8) on a real server on a free loopback port, through a real HTTP client. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class AdminServerTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private TestNode node;
+
+    @BeforeAll
+    void start() {
+        node = new TestNode(Map.of());
+    }
+
+    @AfterAll
+    void stop() {
+        node.close();
+    }
+
+    private static JsonNode json(HttpResponse<String> r) {
+        assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("application/json"),
+                "JSON body expected: " + r.headers().map() + " " + r.body());
+        try {
+            return JSON.readTree(r.body());
+        } catch (IOException e) {
+            throw new AssertionError("not JSON: " + r.body(), e);
+        }
+    }
+
+    /** Asserts a JSON error of {@code status} without a stack trace and returns its detail. */
+    private static String error(HttpResponse<String> r, int status) {
+        assertEquals(status, r.statusCode(), r.body());
+        JsonNode body = json(r);
+        assertEquals(status, body.get("status").asInt());
+        assertFalse(body.get("error").asText().isEmpty());
+        assertFalse(r.body().contains("\tat ") || r.body().contains("Exception"), r.body());
+        return body.get("detail").asText();
+    }
+
+    private static String path(RecordKey k) {
+        return k.namespace() + "/" + k.hashHex();
+    }
+
+    @Test
+    void healthAndReady_answer200() {
+        assertEquals("ok", json(node.get("/health")).get("status").asText());
+        HttpResponse<String> ready = node.get("/ready");
+        assertEquals(200, ready.statusCode());
+        assertTrue(json(ready).get("ready").asBoolean());
+    }
+
+    @Test
+    void status_showsTiersSlotsIntakeConfigAndCounters() {
+        node.publishChain("status", 1, 2);
+        JsonNode s = json(node.get("/status"));
+        assertEquals("memory-only", s.at("/node/shape").asText());
+        assertTrue(s.at("/slots/total").asInt() > 0);
+        assertTrue(s.at("/slots/intake").asInt() > 0);
+        assertTrue(s.at("/intake/bytes").asLong() > 0);
+        assertEquals("memory", s.at("/tiers/0/tier").asText());
+        assertEquals("small", s.at("/config/layout/name").asText());
+        assertEquals("off", s.at("/config/maxAge").asText());
+        assertTrue(s.at("/config/admin/tokenSet").asBoolean());
+        assertFalse(s.toString().contains(TestNode.TOKEN), "the token is never shown");
+        assertTrue(s.at("/counters/publish.stored").asLong() >= 2);
+    }
+
+    @Test
+    void metrics_arePrometheusText_withSlotGaugesAndTheExpiryAndAbandonCounters() {
+        node.publishChain("metrics", 1, 2, 3);
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            String m = node.get("/metrics").body();
+            return m.contains("host_cache_slots_total ") && m.contains("host_cache_slots_in_use ")
+                    && m.contains("host_cache_intake_slots ")
+                    && m.contains("host_cache_expired_total{tier=\"memory\"}")
+                    && m.contains("host_cache_retry_abandoned_total{reason=\"no_space\"}")
+                    && m.contains("host_cache_publications_total{result=\"stored\"}")
+                    && !m.contains("host_cache_publications_total{result=\"stored\"} 0.0");
+        });
+        HttpResponse<String> r = node.get("/metrics");
+        assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("text/plain"));
+        for (String line : r.body().lines().toList()) {
+            assertTrue(line.startsWith("#") || line.startsWith("host_cache_"), "only Selene's metrics: " + line);
+        }
+    }
+
+    @Test
+    void records_arePaged_andFiltered() {
+        List<RecordKey> keys = node.publishChain("paging", 10, 11, 12, 13, 14);
+        JsonNode first = json(node.get("/records?namespace=paging&limit=2"));
+        assertEquals(5, first.get("total").asInt());
+        assertEquals(2, first.get("records").size());
+        JsonNode last = json(node.get("/records?namespace=paging&offset=4&limit=2"));
+        assertEquals(1, last.get("records").size());
+        List<String> all = new ArrayList<>();
+        json(node.get("/records?namespace=paging&limit=1000")).get("records").forEach(r -> all.add(r.get("key").asText()));
+        assertEquals(keys.stream().sorted((a, b) -> Long.compareUnsigned(a.hash(), b.hash()))
+                .map(RecordKey::toString).toList(), all);
+        assertEquals(5, json(node.get("/records?namespace=paging&tier=memory")).get("total").asInt());
+        assertEquals(0, json(node.get("/records?namespace=paging&tier=disk")).get("total").asInt());
+        assertEquals(0, json(node.get("/records?namespace=nothing-here")).get("total").asInt());
+    }
+
+    @Test
+    void badPaging_is400() {
+        for (String q : List.of("limit=0", "limit=1001", "limit=abc", "offset=-1", "offset=1e3", "tier=ssd",
+                "namespace=b%40d", "colour=red")) {
+            String detail = error(node.get("/records?" + q), 400);
+            assertFalse(detail.isEmpty(), q);
+        }
+    }
+
+    @Test
+    void aRecord_showsItsChainAndLocation() {
+        List<RecordKey> keys = node.publishChain("chain", 21, 22, 23);
+        JsonNode r = json(node.get("/records/" + path(keys.get(2))));
+        assertEquals("resident", r.get("state").asText());
+        assertEquals("memory", r.get("locations").get(0).asText());
+        assertTrue(r.get("chainComplete").asBoolean());
+        assertEquals(3, r.get("chain").size());
+        assertEquals(keys.get(0).toString(), r.get("chain").get(0).get("key").asText());
+        assertTrue(r.get("record").get("hasRow").asBoolean());
+    }
+
+    @Test
+    void unknownOrMalformedRecords_are404Or400() {
+        error(node.get("/records/chain/00000000deadbeef"), 404);
+        error(node.get("/records/chain/not-hex"), 400);
+        error(node.get("/records/chain/0123456789abcdef0"), 400);
+        error(node.get("/records/b%40d/00000000deadbeef"), 400);
+        error(node.get("/trace/chain/00000000deadbeef"), 404);
+        error(node.get("/trace/chain/zz"), 400);
+        error(node.get("/records/chain"), 404);
+        error(node.get("/no/such/thing"), 404);
+        error(node.send("PUT", "/health", null, null), 405);
+    }
+
+    @Test
+    void trace_saysWhichActorHandledWhichMessageAndWhen() {
+        List<RecordKey> keys = node.publishChain("trace", 31);
+        JsonNode t = json(node.get("/trace/" + path(keys.getFirst())));
+        List<String> actors = new ArrayList<>();
+        t.get("events").forEach(e -> {
+            actors.add(e.get("actor").asText());
+            assertTrue(e.get("epochMillis").asLong() > 0);
+            assertFalse(e.get("message").asText().isEmpty());
+        });
+        assertTrue(actors.contains("SlotPool"), actors.toString());
+        assertTrue(actors.contains("MemoryTier"), actors.toString());
+    }
+
+    @Test
+    void actors_showTheTree() {
+        JsonNode a = json(node.get("/actors"));
+        assertEquals("HostCache", a.at("/root/kind").asText());
+        List<String> children = new ArrayList<>();
+        a.at("/root/children").forEach(c -> children.add(c.get("name").asText()));
+        assertTrue(children.contains("memory-tier"), children.toString());
+        assertTrue(children.contains("slot-pool"), children.toString());
+    }
+
+    @Test
+    void mutatingEndpoints_needTheBearerToken() {
+        for (String[] m : List.of(new String[] {"POST", "/drain"}, new String[] {"POST", "/expire"},
+                new String[] {"DELETE", "/records/tok/00000000000000aa"})) {
+            HttpResponse<String> missing = node.send(m[0], m[1], null, null);
+            error(missing, 401);
+            assertTrue(missing.headers().firstValue("WWW-Authenticate").orElse("").startsWith("Bearer"));
+            error(node.send(m[0], m[1], "wrong-token", null), 403);
+        }
+        JsonNode drained = json(node.send("POST", "/drain", TestNode.TOKEN, null));
+        assertFalse(drained.get("drained").asBoolean());
+        assertTrue(drained.get("detail").asText().contains("nothing is parked"));
+        JsonNode expired = json(node.send("POST", "/expire", TestNode.TOKEN, null));
+        assertFalse(expired.get("maxAgeEnabled").asBoolean());
+        assertEquals(0, expired.get("expired").asInt());
+    }
+
+    @Test
+    void delete_evictsARecordAndItsDescendants() {
+        List<RecordKey> keys = node.publishChain("evict", 41, 42, 43);
+        JsonNode r = json(node.send("DELETE", "/records/" + path(keys.get(1)), TestNode.TOKEN, null));
+        assertEquals(2, r.get("records").asInt());
+        error(node.get("/records/" + path(keys.get(2))), 404);
+        assertEquals(200, node.get("/records/" + path(keys.get(0))).statusCode());
+        error(node.send("DELETE", "/records/" + path(keys.get(1)), TestNode.TOKEN, null), 404);
+        error(node.send("DELETE", "/records/evict/xyz", TestNode.TOKEN, null), 400);
+    }
+
+    @Test
+    void oversizedBodies_are413_declaredOrStreamed() {
+        byte[] big = new byte[20 * 1024];
+        error(node.send("POST", "/expire", TestNode.TOKEN, HttpRequest.BodyPublishers.ofByteArray(big)), 413);
+        HttpRequest.BodyPublisher chunked = HttpRequest.BodyPublishers.ofInputStream(
+                () -> new ByteArrayInputStream(big));
+        error(node.send("POST", "/expire", TestNode.TOKEN, chunked), 413);
+        assertEquals(200, node.send("POST", "/expire", TestNode.TOKEN,
+                HttpRequest.BodyPublishers.ofString("{}")).statusCode());
+    }
+
+    @Test
+    void aMalformedRequestLine_getsAJsonError() throws IOException {
+        try (Socket s = new Socket("127.0.0.1", node.node.adminPort())) {
+            s.setSoTimeout(5000);
+            OutputStream out = s.getOutputStream();
+            out.write("GARBAGE / HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = s.getInputStream();
+            String response = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(response.startsWith("HTTP/1.1 4") || response.startsWith("HTTP/1.1 501"), response);
+            assertTrue(response.contains("application/json"), response);
+            assertTrue(response.contains("\"error\""), response);
+        }
+    }
+
+    @Test
+    void history_keepsSamplesForTheStatusPage() {
+        await().atMost(Duration.ofSeconds(5)).until(() -> json(node.get("/status/history")).get("samples").size() >= 3);
+        JsonNode h = json(node.get("/status/history"));
+        assertEquals(100, h.get("intervalMillis").asInt());
+        assertTrue(h.get("samples").get(0).get("totalSlots").asInt() > 0);
+    }
+}

@@ -1,0 +1,137 @@
+package dev.selene.node.config;
+
+import dev.selene.engine.config.CacheConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Configuration (DESIGN §7): reference defaults, the example files, flag overrides and one-line errors. */
+class SettingsLoaderTest {
+
+    /** The repository's config/ folder (tests run in the module directory). */
+    static final Path CONFIG_DIR = Path.of("..", "config");
+
+    private static NodeSettings load(Map<String, String> flags) {
+        return SettingsLoader.load(null, flags);
+    }
+
+    private static String error(Path file, Map<String, String> flags) {
+        SettingsException e = assertThrows(SettingsException.class, () -> SettingsLoader.load(file, flags));
+        assertFalse(e.getMessage().contains("\n"), "one line: " + e.getMessage());
+        return e.getMessage();
+    }
+
+    @Test
+    void defaults_areAMemoryOnlyNodeOnLoopbackWithMaxAgeOff() {
+        NodeSettings s = load(Map.of());
+        CacheConfig c = s.cache();
+        assertEquals("deepseek-tp4", c.layout().name());
+        assertEquals(8L << 30, c.warmBytes());
+        assertEquals(32, c.concurrency());
+        assertNull(c.maxAge());
+        assertFalse(c.drainOnShutdown());
+        assertNull(c.diskDir());
+        assertEquals("memory-only", s.shape());
+        assertEquals("127.0.0.1", s.admin().bind());
+        assertFalse(s.admin().tokenSet());
+    }
+
+    @Test
+    void everyExampleFile_loadsAndHasTheShapeItIsNamedFor() {
+        Map<String, String> shapes = Map.of("memory-only.conf", "memory-only", "disk-only.conf", "disk-only",
+                "memory-disk.conf", "memory+disk", "pool.conf", "pool", "manager.conf", "memory-only");
+        for (var e : shapes.entrySet()) {
+            NodeSettings s = SettingsLoader.load(CONFIG_DIR.resolve(e.getKey()), Map.of());
+            assertEquals(e.getValue(), s.shape(), e.getKey());
+        }
+        NodeSettings disk = SettingsLoader.load(CONFIG_DIR.resolve("disk-only.conf"), Map.of());
+        assertEquals(0, disk.cache().warmBytes());
+        assertEquals(500L << 30, disk.cache().diskBytes());
+        assertEquals(Duration.ofHours(24), disk.cache().maxAge());
+        assertTrue(disk.cache().drainOnShutdown());
+        NodeSettings pool = SettingsLoader.load(CONFIG_DIR.resolve("pool.conf"), Map.of());
+        assertEquals(List.of("pool-manager-1:7355", "pool-manager-2:7355"), pool.poolManagers());
+        assertTrue(pool.cache().poolEnabled());
+        ManagerSettings m = SettingsLoader.load(CONFIG_DIR.resolve("manager.conf"), Map.of()).manager();
+        assertEquals(7355, m.port());
+        assertEquals(Duration.ofHours(24), m.maxAge());
+        assertEquals(2, m.seeds().size());
+    }
+
+    @Test
+    void flags_overrideTheFile() {
+        NodeSettings s = SettingsLoader.load(CONFIG_DIR.resolve("memory-disk.conf"), Map.of(
+                "selene.warm", "2g", "selene.prefix-cache.max-age", "90m", "selene.admin.port", "0",
+                "selene.prefix-cache.drain-on-shutdown", "false", "selene.layout", "qwen-tp1",
+                "selene.disk.dir", "/tmp/x", "selene.admin.token", "s3cret-token"));
+        assertEquals(2L << 30, s.cache().warmBytes());
+        assertEquals(Duration.ofMinutes(90), s.cache().maxAge());
+        assertEquals(0, s.admin().port());
+        assertFalse(s.cache().drainOnShutdown());
+        assertEquals("qwen-tp1", s.cache().layout().name());
+        assertEquals("/tmp/x", s.cache().diskDir());
+        assertEquals("s3cret-token", s.admin().token());
+    }
+
+    @Test
+    void maxAgeOff_inAnySpelling_isNull() {
+        for (String off : List.of("off", "none", "false")) {
+            assertNull(load(Map.of("selene.prefix-cache.max-age", off)).cache().maxAge(), off);
+        }
+        assertEquals(Duration.ofDays(7), load(Map.of("selene.prefix-cache.max-age", "7d")).cache().maxAge());
+    }
+
+    @Test
+    void invalidValues_areOneLineNamingTheSettingAndTheAllowedValues() {
+        assertEquals("selene.prefix-cache.max-age = 'abc' is invalid; allowed: a duration such as 30m, 2h or 7d, "
+                + "or off", error(null, Map.of("selene.prefix-cache.max-age", "abc")));
+        assertTrue(error(null, Map.of("selene.warm", "lots")).startsWith("selene.warm = 'lots' is invalid; allowed: a size"));
+        assertTrue(error(null, Map.of("selene.concurrency", "0")).contains("selene.concurrency = '0' is invalid; allowed: an integer in 1..65536"));
+        assertTrue(error(null, Map.of("selene.layout", "llama")).contains("allowed: deepseek-tp4, qwen-tp1, small"));
+        assertTrue(error(null, Map.of("selene.device", "tpu")).contains("allowed: auto, simulated, cuda"));
+        assertTrue(error(null, Map.of("selene.admin.port", "70000")).contains("selene.admin.port"));
+        assertTrue(error(null, Map.of("selene.disk.dir", "/tmp/d", "selene.disk.size", "0")).contains("selene.disk.size"));
+        assertTrue(error(null, Map.of("selene.prefix-cache.drain-on-shutdown", "maybe")).contains("true or false"));
+    }
+
+    @Test
+    void aPoolWithAWarmTier_isRefused(@TempDir Path dir) throws IOException {
+        Path f = Files.writeString(dir.resolve("bad-pool.conf"), "selene { warm = 4g, pool.managers = [\"m1:7355\"] }");
+        String message = error(f, Map.of());
+        assertTrue(message.startsWith("selene.warm = '4g' is invalid; allowed: 0 when selene.pool.managers is set"),
+                message);
+    }
+
+    @Test
+    void unknownSettingsAndBrokenFiles_areRefused(@TempDir Path dir) throws IOException {
+        Path typo = Files.writeString(dir.resolve("typo.conf"), "selene { wram = 4g }");
+        assertTrue(error(typo, Map.of()).startsWith("selene.wram is not a setting"));
+        Path broken = Files.writeString(dir.resolve("broken.conf"), "selene { warm = ");
+        assertTrue(error(broken, Map.of()).contains("cannot be parsed"));
+        assertTrue(error(dir.resolve("missing.conf"), Map.of()).contains("--config"));
+    }
+
+    @Test
+    void aCustomLayoutObject_isAccepted_andItsFieldsValidated(@TempDir Path dir) throws IOException {
+        Path f = Files.writeString(dir.resolve("custom.conf"), "selene.layout { ranks = 2, page-bytes = 64k, "
+                + "row-bytes = 128k, pages-per-record = 8, tokens-per-page = 64 }");
+        NodeSettings s = SettingsLoader.load(f, Map.of());
+        assertEquals("custom", s.cache().layout().name());
+        assertEquals(512, s.cache().layout().tokensPerRecord());
+        Path bad = Files.writeString(dir.resolve("bad.conf"), "selene.layout { ranks = 2, page-bytes = 1000, "
+                + "row-bytes = 0, pages-per-record = 8, tokens-per-page = 64 }");
+        assertTrue(error(bad, Map.of()).startsWith("selene.layout.page-bytes"));
+    }
+}
