@@ -251,8 +251,15 @@ public final class SimulatedDevice implements DeviceCopier {
             MemorySegment[] host = new MemorySegment[pieces];
             for (int i = 0; i < pieces; i++) {
                 int bytes = plan.lengths()[i];
-                device[i] = deviceRange("copy plan piece " + i + ":", plan.device()[i], bytes);
-                host[i] = hostRange("copy plan piece " + i + ":", plan.host()[i], bytes);
+                try {
+                    device[i] = deviceRange("", plan.device()[i], bytes);
+                    host[i] = hostRange("", plan.host()[i], bytes);
+                } catch (RuntimeException e) {
+                    // The piece number goes into the message only on failure: this loop is the copy engine's hot path.
+                    throw e instanceof IllegalStateException
+                            ? new IllegalStateException("copy plan piece " + i + ":" + e.getMessage(), e)
+                            : new IllegalArgumentException("copy plan piece " + i + ":" + e.getMessage(), e);
+                }
             }
             for (int i = 0; i < pieces; i++) {
                 if (deviceToHost) {
