@@ -13,9 +13,10 @@ import java.util.Map;
  * @param residentRecords records resident in memory
  * @param inFlight       publications in flight
  * @param counters       named counters (publications by result, evictions, failures)
+ * @param disk           the disk tier's view, or null without a disk tier
  */
 public record CacheStatus(boolean enabled, int totalSlots, int intakeSlots, int freeSlots, int cleanSlots,
-                          int residentRecords, int inFlight, Map<String, Long> counters) {
+                          int residentRecords, int inFlight, Map<String, Long> counters, DiskStatus disk) {
 
     public int usedSlots() {
         return totalSlots - freeSlots;

@@ -103,8 +103,8 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
     public record ExpireNow(ActorRef<ExpiryReport> replyTo) implements Command {
     }
 
-    private record StatusParts(SlotPool.Stats slots, MemoryTier.Stats memory, ActorRef<CacheStatus> replyTo)
-            implements Command {
+    private record StatusParts(SlotPool.Stats slots, MemoryTier.Stats memory, DiskTier.Stats disk,
+                               ActorRef<CacheStatus> replyTo) implements Command {
     }
 
     private record TierStopped(String name) implements Command {
@@ -323,17 +323,22 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
         var scheduler = getContext().getSystem().scheduler();
         CompletionStage<SlotPool.Stats> slots = AskPattern.ask(slotPool, SlotPool.GetStats::new, timeout, scheduler);
         CompletionStage<MemoryTier.Stats> mem = AskPattern.ask(memory, MemoryTier.GetStats::new, timeout, scheduler);
-        getContext().pipeToSelf(slots.thenCombine(mem, (s, m) -> new StatusParts(s, m, g.replyTo())),
-                (parts, failure) -> parts != null ? parts : new StatusParts(null, null, g.replyTo()));
+        CompletionStage<DiskTier.Stats> dsk = disk == null ? CompletableFuture.completedFuture(null)
+                : AskPattern.ask(disk, DiskTier.GetStats::new, timeout, scheduler);
+        getContext().pipeToSelf(slots.thenCombine(mem, (s, m) -> new StatusParts(s, m, null, g.replyTo()))
+                        .thenCombine(dsk, (p, d) -> new StatusParts(p.slots(), p.memory(), d, p.replyTo())),
+                (parts, failure) -> parts != null ? parts : new StatusParts(null, null, null, g.replyTo()));
     }
 
     private CacheStatus status(StatusParts s) {
         Map<String, Long> counters = records.counters().snapshot();
         if (s.slots() == null || s.memory() == null) {
-            return new CacheStatus(true, sizing.totalSlots(), sizing.slots(), -1, -1, -1, -1, counters);
+            return new CacheStatus(true, sizing.totalSlots(), sizing.slots(), -1, -1, -1, -1, counters, null);
         }
         return new CacheStatus(true, s.slots().total(), s.slots().intake(), s.slots().free(), s.slots().clean(),
-                s.memory().residentRecords(), s.memory().inFlight(), counters);
+                s.memory().residentRecords(), s.memory().inFlight(), counters, s.disk() == null ? null
+                : new dev.selene.actors.api.DiskStatus(s.disk().records(), s.disk().bytes(), s.disk().capacityBytes(),
+                        s.disk().writesInFlight(), s.disk().readBytesPerSecond(), s.disk().readSamples()));
     }
 
     private Behavior<Command> onStop() {
@@ -381,7 +386,7 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
                     return Behaviors.same();
                 })
                 .onMessage(GetStatus.class, g -> {
-                    g.replyTo().tell(new CacheStatus(false, 0, 0, 0, 0, 0, 0, counters.snapshot()));
+                    g.replyTo().tell(new CacheStatus(false, 0, 0, 0, 0, 0, 0, counters.snapshot(), null));
                     return Behaviors.same();
                 })
                 .build();

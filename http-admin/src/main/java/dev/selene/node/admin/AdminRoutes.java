@@ -128,7 +128,7 @@ final class AdminRoutes extends AllDirectives {
         }
         CacheStatus live = new CacheStatus(sampled.enabled(), sampled.totalSlots(), sampled.intakeSlots(),
                 sampled.freeSlots(), sampled.cleanSlots(), sampled.residentRecords(), sampled.inFlight(),
-                cache.counters().snapshot());
+                cache.counters().snapshot(), sampled.disk());
         return complete(Json.ok(status(live, ctx.history().latestEpochMillis())));
     }
 
@@ -167,8 +167,19 @@ final class AdminRoutes extends AllDirectives {
                 "warmBytes", c.warmBytes(),
                 "records", Math.max(0, s.residentRecords()),
                 "bytesInUse", s.freeSlots() < 0 ? 0 : (long) s.usedSlots() * l.slotBytes())));
-        tiers.add(tier(Tier.DISK, c.diskDir() != null, c.diskDir() == null ? Map.of()
-                : Map.of("dir", c.diskDir(), "bytes", c.diskBytes())));
+        Map<String, Object> disk = new LinkedHashMap<>();
+        if (c.diskDir() != null) {
+            disk.put("dir", c.diskDir());
+            disk.put("bytes", c.diskBytes());
+        }
+        if (s.disk() != null) {
+            disk.put("records", s.disk().records());
+            disk.put("bytesInUse", s.disk().bytes());
+            disk.put("writesInFlight", s.disk().writesInFlight());
+            disk.put("readEstimateBytesPerSecond", Math.round(s.disk().readBytesPerSecond()));
+            disk.put("readEstimateSamples", s.disk().readSamples());
+        }
+        tiers.add(tier(Tier.DISK, c.diskDir() != null, disk));
         tiers.add(tier(Tier.POOL, c.poolEnabled(), Map.of("managers", ctx.settings().poolManagers())));
         out.put("tiers", tiers);
 

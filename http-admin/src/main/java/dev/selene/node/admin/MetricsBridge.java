@@ -28,6 +28,13 @@ public final class MetricsBridge {
     private final Gauge slotsClean = gauge("host_cache_slots_clean", "Host slots of records that can be dropped at once");
     private final Gauge intake = gauge("host_cache_intake_slots", "Host slots kept free for GPU publications (B2)");
     private final Gauge inFlight = gauge("host_cache_publications_in_flight", "Publications being copied");
+    private final Gauge residentDisk = Kamon.gauge("host_cache_records", "Records held, by tier")
+            .withTag("tier", "disk");
+    private final Gauge bytesDisk = Kamon.gauge("host_cache_tier_bytes",
+            "Bytes of host slots in use by a tier (memory: records and copies in flight)").withTag("tier", "disk");
+    private final Gauge diskQueue = gauge("host_cache_disk_queue_depth", "Record writes in flight on the disk tier");
+    private final Gauge readEstimate = Kamon.gauge("host_cache_restore_estimate_bytes_per_second",
+            "The restore cost estimator's current read bandwidth (B15), by tier").withTag("tier", "disk");
     private final Gauge enabled = gauge("host_cache_enabled", "1 when a tier is configured, else 0");
     private final Gauge residentMemory = Kamon.gauge("host_cache_records", "Records held, by tier")
             .withTag("tier", "memory");
@@ -55,6 +62,12 @@ public final class MetricsBridge {
             inFlight.update(status.inFlight());
             residentMemory.update(status.residentRecords());
             bytesMemory.update((double) status.usedSlots() * slotBytes);
+        }
+        if (status.disk() != null) {
+            residentDisk.update(status.disk().records());
+            bytesDisk.update(status.disk().bytes());
+            diskQueue.update(status.disk().writesInFlight());
+            readEstimate.update(status.disk().readBytesPerSecond());
         }
         for (Map.Entry<String, Long> e : status.counters().entrySet()) {
             String gauge = MetricCatalog.HIGH_WATER_GAUGES.get(e.getKey());

@@ -1,0 +1,44 @@
+package dev.selene.node.admin;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A node with a disk tier: its records, queue depth and restore estimator in /status and /metrics (B19). */
+class AdminDiskStatusTest {
+
+    @Test
+    void diskTier_figuresInStatusAndMetrics_afterADrain() throws Exception {
+        Path dir = Files.createTempDirectory(Files.createDirectories(Path.of("target", "admin-disk")), "node");
+        try (TestNode t = new TestNode(Map.of("selene.disk.dir", dir.toString(), "selene.disk.size", "64m"))) {
+            t.publishChain("ns", 1, 2, 3);
+            var report = t.node.cache().drain(Duration.ofSeconds(20)).toCompletableFuture().join();
+            assertEquals(3, report.written());
+            JsonNode disk = null;
+            for (int i = 0; i < 100 && (disk == null || disk.path("records").asInt() != 3); i++) {
+                Thread.sleep(50); // the status is sampled every 100 ms in this node
+                JsonNode status = new ObjectMapper().readTree(t.get("/status").body());
+                for (JsonNode tier : status.get("tiers")) {
+                    if (tier.path("tier").asText().equals("disk")) {
+                        disk = tier;
+                    }
+                }
+            }
+            assertEquals(3, disk.path("records").asInt(), String.valueOf(disk));
+            assertTrue(disk.path("readEstimateBytesPerSecond").asLong() > 0, String.valueOf(disk));
+            String metrics = t.get("/metrics").body();
+            assertTrue(metrics.contains("host_cache_records{tier=\"disk\"} 3.0"), metrics);
+            assertTrue(metrics.contains("host_cache_disk_queue_depth"), "queue depth exported");
+            assertTrue(metrics.contains("host_cache_restore_estimate_bytes_per_second{tier=\"disk\"}"),
+                    "estimator state exported");
+        }
+    }
+}
