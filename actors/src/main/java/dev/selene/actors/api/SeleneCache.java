@@ -6,6 +6,8 @@ import dev.selene.actors.cache.HostCache;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.config.CacheConfig;
+import dev.selene.engine.intake.IntakeSizing;
+import dev.selene.transport.host.HostMemory;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
@@ -52,8 +54,15 @@ public final class SeleneCache implements AutoCloseable {
         this.counters = new CacheCounters();
         this.traces = new TraceBook(DEFAULT_TRACE_RECORDS);
         java.util.concurrent.CompletableFuture<Void> ready = new java.util.concurrent.CompletableFuture<>();
-        this.system = ActorSystem.create(HostCache.create(config, copier, counters, traces, ready, recordIo), name,
-                akka);
+        IntakeSizing sizing = null;
+        HostMemory host = null;
+        if (config.enabled() && !config.poolEnabled()) {
+            sizing = IntakeSizing.compute(config.layout(), config.concurrency(), config.effectiveWindowSlots(),
+                    config.warmBytes(), config.hostBudgetBytes());
+            host = HostMemory.allocate(config.layout(), sizing.totalSlots());
+        }
+        this.system = ActorSystem.create(HostCache.create(config, sizing, host, copier, counters, traces, ready,
+                recordIo), name, akka);
         try {
             ready.get(START_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
         } catch (java.util.concurrent.ExecutionException e) {

@@ -140,21 +140,20 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
      * The guardian of a node. {@code copier} is the caller's: the node registers its host mapping with it but
      * does not close it.
      */
-    public static Behavior<Command> create(CacheConfig config, DeviceCopier copier, CacheCounters counters,
-                                           TraceBook traces) {
-        return create(config, copier, counters, traces, new CompletableFuture<>(), DEFAULT_RECORD_IO);
-    }
-
     /** The record I/O of a disk tier: real O_DIRECT files, transfers fanned out on the blocking executor. */
     public static final java.util.function.Function<Executor, RecordIo> DEFAULT_RECORD_IO =
             io -> DirectRecordIo.create(io, DirectRecordIo.DEFAULT_TRANSFERS_PER_RECORD);
 
     /**
-     * The guardian of a node; {@code ready} completes once every tier can serve (the disk tier has recovered),
-     * or exceptionally with the one-line reason the node could not start.
+     * The guardian of a node over {@code host}, the slot mapping sized by {@code sizing} (allocated by the caller,
+     * off the actors' dispatcher: zeroing gigabytes blocks). {@code copier} is the caller's: the node registers
+     * its host mapping with it but does not close it. {@code ready} completes once every tier can serve (the disk
+     * tier has recovered), or exceptionally with the one-line reason the node could not start. Both {@code sizing}
+     * and {@code host} are null when the node is disabled or refused.
      */
-    public static Behavior<Command> create(CacheConfig config, DeviceCopier copier, CacheCounters counters,
-                                           TraceBook traces, CompletableFuture<Void> ready,
+    public static Behavior<Command> create(CacheConfig config, IntakeSizing sizing, HostMemory host,
+                                           DeviceCopier copier, CacheCounters counters, TraceBook traces,
+                                           CompletableFuture<Void> ready,
                                            java.util.function.Function<Executor, RecordIo> recordIo) {
         return Behaviors.setup(ctx -> {
             if (!config.enabled()) {
@@ -168,22 +167,21 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
                         : "the shared pool tier is not available in this build; configure a warm tier or a disk"));
                 return Behaviors.stopped();
             }
-            return new HostCache(ctx, config, copier, counters, traces, ready, recordIo);
+            return new HostCache(ctx, config, sizing, host, copier, counters, traces, ready, recordIo);
         });
     }
 
-    private HostCache(ActorContext<Command> ctx, CacheConfig config, DeviceCopier copier, CacheCounters counters,
-                      TraceBook traces, CompletableFuture<Void> ready,
+    private HostCache(ActorContext<Command> ctx, CacheConfig config, IntakeSizing sizing, HostMemory host,
+                      DeviceCopier copier, CacheCounters counters, TraceBook traces, CompletableFuture<Void> ready,
                       java.util.function.Function<Executor, RecordIo> recordIoFactory) {
         super(ctx);
         this.config = config;
         this.ready = ready;
-        this.sizing = IntakeSizing.compute(config.layout(), config.concurrency(), config.effectiveWindowSlots(),
-                config.warmBytes(), config.hostBudgetBytes());
+        this.sizing = sizing;
         if (sizing.warning() != null) {
             ctx.getLog().warn(sizing.warning());
         }
-        this.host = HostMemory.allocate(config.layout(), sizing.totalSlots());
+        this.host = host;
         copier.register(host);
         this.slotPool = ctx.spawn(SlotPool.create(sizing.totalSlots(), sizing.slots(), traces), "slot-pool");
         this.records = new RecordContext(config.layout(), host, copier, slotPool, counters, traces);

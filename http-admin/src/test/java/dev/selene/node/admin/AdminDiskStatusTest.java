@@ -34,7 +34,12 @@ class AdminDiskStatusTest {
             }
             assertEquals(3, disk.path("records").asInt(), String.valueOf(disk));
             assertTrue(disk.path("readEstimateBytesPerSecond").asLong() > 0, String.valueOf(disk));
-            String metrics = t.get("/metrics").body();
+            // Kamon hands a snapshot to the Prometheus reporter once per tick: poll until one holds the sample.
+            String metrics = "";
+            for (int i = 0; i < 200 && !metrics.contains("host_cache_records{tier=\"disk\"} 3.0"); i++) {
+                Thread.sleep(50);
+                metrics = t.get("/metrics").body();
+            }
             assertTrue(metrics.contains("host_cache_records{tier=\"disk\"} 3.0"), metrics);
             assertTrue(metrics.contains("host_cache_disk_queue_depth"), "queue depth exported");
             assertTrue(metrics.contains("host_cache_restore_estimate_bytes_per_second{tier=\"disk\"}"),
