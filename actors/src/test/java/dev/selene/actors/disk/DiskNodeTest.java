@@ -213,4 +213,20 @@ class DiskNodeTest {
         }
         assertRestoresEverything(cache, fresh);
     }
+
+    @Test
+    void drain_skipsARecordWhoseAncestorCanNeverBeWritten_insteadOfRetryingForever() throws Exception {
+        SeleneCache cache = node(40, false);
+        RecordSpec orphan = spec(801, 800L, true); // its parent 800 was never published
+        Publisher publisher = new Publisher(cache);
+        assertInstanceOf(PublishResult.Stored.class, await(publisher.publish(orphan, snapshot(orphan),
+                SnapshotLease.until(System.nanoTime() + TimeUnit.SECONDS.toNanos(10)))).result());
+        List<RecordSpec> fine = publishChain(cache, 900, 2);
+        SpillScheduler.DrainReport report = await(cache.drain(Duration.ofSeconds(20)));
+        assertEquals(2, report.written());
+        assertEquals(1, report.skipped());
+        assertTrue(!report.timedOut(), "ends on its own, not by the timeout");
+        assertTrue(!Files.exists(RecordFileNames.recordFile(dir, orphan.key())), "never visible without its parent");
+        fine.forEach(s -> assertTrue(Files.exists(RecordFileNames.recordFile(dir, s.key()))));
+    }
 }
