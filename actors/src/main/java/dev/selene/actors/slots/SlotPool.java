@@ -82,6 +82,9 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     public record Stats(int total, int intake, int free, int clean) {
     }
 
+    /** On-demand eviction drops at least {@code intake / EVICTION_BATCH_DIVISOR} clean slots at a time. */
+    static final int EVICTION_BATCH_DIVISOR = 8;
+
     /** A waiting publication that has not asked again for this long has been given up by its caller. */
     static final long WAITER_TIMEOUT_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(100);
 
@@ -139,6 +142,11 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
             return;
         }
         int evict = accounting.evictionWanted(a.slots() + slotsAhead(a));
+        if (evict > 0) {
+            // Evict in batches of an eighth of the intake: each eviction is a round trip to the memory tier during
+            // which later allocations wait, so one per record would idle the copy engine under a full warm tier.
+            evict = Math.min(accounting.clean(), Math.max(evict, accounting.intake() / EVICTION_BATCH_DIVISOR));
+        }
         if (evict > 0 && evictor != null) {
             waiting = a;
             traces.append(a.key(), "SlotPool", "Evict " + evict + " clean slots before allocating");
