@@ -133,7 +133,7 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
     public record Resident(List<RecordSpec> specs) {
     }
 
-    /** From a record actor: its slots are leased and its copy has started. */
+    /** From a record actor: its slots are leased; {@code copy} is its copy once started, else null. */
     public record RecordLeased(RecordKey key, SlotList slots, CompletableFuture<Void> copy) implements Command {
     }
 
@@ -299,7 +299,11 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
         getContext().getLog().warn("record actor for {} failed; its slots are released", t.key());
         if (f.lease() != null) {
             SlotList lease = f.lease();
-            getContext().pipeToSelf(f.copy(), (v, e) -> new ReleaseAfterCopy(lease));
+            if (f.copy() == null) {
+                slotPool.tell(new SlotPool.Release(lease, false)); // no copy ever started into these slots
+            } else {
+                getContext().pipeToSelf(f.copy().thenApply(v -> Boolean.TRUE), (v, e) -> new ReleaseAfterCopy(lease));
+            }
         }
         reply(f.replyTo(), new PublishResult.Failed("record_actor_failed", "the record's actor stopped unexpectedly"));
     }

@@ -79,6 +79,8 @@ public final class RecordActor {
                                                DevicePlacement snapshot, SlotList slots,
                                                ActorRef<PublishResult> replyTo, ActorRef<MemoryTier.Command> tier) {
         RecordKey key = spec.key();
+        // The lease is known to the tier before anything can fail, so that a crash of this actor frees the slots.
+        tier.tell(new MemoryTier.RecordLeased(key, slots, null));
         CompletableFuture<Void> copy;
         long bytes;
         try {

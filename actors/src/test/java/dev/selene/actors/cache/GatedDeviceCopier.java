@@ -17,6 +17,19 @@ final class GatedDeviceCopier implements DeviceCopier {
     private final DeviceCopier real;
     private volatile CompletableFuture<Void> gate = CompletableFuture.completedFuture(null);
     private final AtomicInteger failNext = new AtomicInteger();
+    private final AtomicInteger crashNext = new AtomicInteger();
+
+    /** Thrown out of {@code copyToHost} itself: a bug in the copier that makes the calling actor crash. */
+    static final class InjectedCrash extends Error {
+        InjectedCrash() {
+            super("injected crash in copyToHost");
+        }
+    }
+
+    /** Makes the next {@code n} device-to-host copy calls throw {@link InjectedCrash}. */
+    void crashNextCopies(int n) {
+        crashNext.set(n);
+    }
 
     GatedDeviceCopier(DeviceCopier real) {
         this.real = real;
@@ -79,6 +92,9 @@ final class GatedDeviceCopier implements DeviceCopier {
 
     @Override
     public CompletableFuture<Void> copyToHost(CopyPlan plan) {
+        if (crashNext.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            throw new InjectedCrash();
+        }
         if (failNext.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             return CompletableFuture.failedFuture(new IllegalStateException("injected copy failure"));
         }

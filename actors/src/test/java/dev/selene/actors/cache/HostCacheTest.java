@@ -195,6 +195,23 @@ class HostCacheTest {
     }
 
     @Test
+    void recordActorCrash_releasesItsSlots_isCounted_andTheTierKeepsServing() throws Exception {
+        SeleneCache cache = node(64);
+        RecordSpec doomed = spec(45, null, true);
+        copier.crashNextCopies(1);
+        PublishResult r = await(cache.publish(doomed, snapshot(doomed)));
+        assertEquals("record_actor_failed", assertInstanceOf(PublishResult.Failed.class, r).reason());
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
+                .until(() -> {
+                    CacheStatus s = await(cache.status());
+                    return s.freeSlots() == s.totalSlots();
+                });
+        assertEquals(1, cache.counters().get("record.failures"));
+        RecordSpec next = spec(46, null, true);
+        assertInstanceOf(PublishResult.Stored.class, await(cache.publish(next, snapshot(next))));
+    }
+
+    @Test
     void noSpace_whileSnapshotLives_isRetried_thenAbandonedWithReason() throws Exception {
         // 20 slots, 5-slot records: four stalled publications hold every slot, the fifth gets Retry(no_space).
         SeleneCache cache = node(10, 20);
