@@ -113,6 +113,13 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
     public record DurableCopiesGone(List<RecordKey> keys) implements Command {
     }
 
+    /**
+     * From a restore: a record read from disk into {@code slots} (staging, now handed over) and copied to the
+     * device; it becomes resident and clean, unless it is resident already, in which case the slots are freed.
+     */
+    public record AdoptRestored(RecordSpec spec, SlotList slots) implements Command {
+    }
+
     /** Per chain position, the resident record (null where absent): for lookups across tiers. */
     public record Locate(String namespace, long[] chain, ActorRef<Resident> replyTo) implements Command {
     }
@@ -248,6 +255,7 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
             case SpillGivenUp g -> onSpillGivenUp(g.key());
             case DurableCopiesGone g -> onDurableCopiesGone(g.keys());
             case Locate l -> l.replyTo().tell(locate(l.namespace(), l.chain()));
+            case AdoptRestored a -> onAdoptRestored(a);
             case PinKeys p -> p.replyTo().tell(pinKeys(p.keys()));
         }
         reportClean();
@@ -428,6 +436,17 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
                 records.traces().append(key, "MemoryTier", "Parked again (its file left the disk)");
             }
         }
+    }
+
+    private void onAdoptRestored(AdoptRestored a) {
+        RecordKey key = a.spec().key();
+        if (index.contains(key) || inFlight.containsKey(key)) {
+            slotPool.tell(new SlotPool.Release(a.slots(), false));
+            return;
+        }
+        index.insert(a.spec(), a.slots(), true, expiry.clockNanos().getAsLong());
+        counters.increment("restore.promoted");
+        records.traces().append(key, "MemoryTier", "Resident (clean) again after a restore from disk");
     }
 
     private Resident locate(String namespace, long[] chain) {

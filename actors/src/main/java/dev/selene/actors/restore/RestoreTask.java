@@ -357,10 +357,17 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
 
     private Behavior<Command> onWaveCopied(Throwable failure) {
         for (int i : wave) {
-            if (staging[i] != null) {
-                records.slotPool().tell(new SlotPool.Release(staging[i], false));
-                staging[i] = null;
+            if (staging[i] == null) {
+                continue;
             }
+            if (failure == null && i < depth && readOk[i]) {
+                // A prefix restored once is likely to be restored again: its verified copy stays in memory as a
+                // clean record (dropped first when room is needed) instead of being read from disk next time.
+                memory.tell(new MemoryTier.AdoptRestored(spec(i), staging[i]));
+            } else {
+                records.slotPool().tell(new SlotPool.Release(staging[i], false));
+            }
+            staging[i] = null;
         }
         if (failure != null) {
             return failAfterCopies(failure);

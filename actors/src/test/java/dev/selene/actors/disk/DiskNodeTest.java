@@ -229,4 +229,22 @@ class DiskNodeTest {
         assertTrue(!Files.exists(RecordFileNames.recordFile(dir, orphan.key())), "never visible without its parent");
         fine.forEach(s -> assertTrue(Files.exists(RecordFileNames.recordFile(dir, s.key()))));
     }
+
+    @Test
+    void aRecordRestoredFromDisk_staysInMemoryAsClean_soTheNextRestoreComesFromMemory() throws Exception {
+        SeleneCache first = node(40, true);
+        List<RecordSpec> specs = publishChain(first, 1000, 3);
+        first.close(); // drains
+        nodes.remove(first);
+        SeleneCache cache = node(40, false);
+        List<DevicePlacement> targets = specs.stream().map(s -> target(true)).toList();
+        RestoreResult fromDisk = await(cache.restore(NS, chain(specs), targets, Duration.ofSeconds(10)));
+        assertEquals(3, fromDisk.fromDisk());
+        RestoreResult again = await(cache.restore(NS, chain(specs), targets, Duration.ofSeconds(10)));
+        assertEquals(3, again.fromMemory(), "promoted into the warm tier");
+        assertEquals(3, cache.counters().get("restore.promoted"));
+        for (int i = 0; i < specs.size(); i++) {
+            assertTrue(KeyedContent.verifyRecord(copier, LAYOUT, targets.get(i), specs.get(i).key(), true));
+        }
+    }
 }
