@@ -100,8 +100,15 @@ public final class DiskTier extends AbstractBehavior<DiskTier.Command> {
     public record Written(RecordKey key, long bytes, long nanos) implements WriteReply {
     }
 
-    /** The write failed; nothing of it is visible. {@code diskFull} for ENOSPC. */
-    public record WriteFailed(RecordKey key, boolean diskFull, String reason) implements WriteReply {
+    /**
+     * The write failed; nothing of it is visible. {@code diskFull} for ENOSPC; {@code parentGone} when the parent's
+     * file left the disk while the record was being written (it was deleted again: B12).
+     */
+    public record WriteFailed(RecordKey key, boolean diskFull, boolean parentGone, String reason)
+            implements WriteReply {
+        public WriteFailed(RecordKey key, boolean diskFull, String reason) {
+            this(key, diskFull, false, reason);
+        }
     }
 
     /** Replies to {@link Read}. */
@@ -156,6 +163,7 @@ public final class DiskTier extends AbstractBehavior<DiskTier.Command> {
     private long readBusySince;
     private int maxWritesInFlight;
     private ActorRef<Dropped> listener;
+    private final java.util.Set<CompletableFuture<?>> ioInFlight = new java.util.HashSet<>();
     private java.time.Duration maxAge;
 
     /**
@@ -257,6 +265,7 @@ public final class DiskTier extends AbstractBehavior<DiskTier.Command> {
         return newReceiveBuilder()
                 .onMessage(Command.class, this::onCommand)
                 .onSignal(PostStop.class, s -> {
+                    awaitIoInFlight();
                     closeQuietly(lock);
                     return this;
                 })
@@ -307,6 +316,16 @@ public final class DiskTier extends AbstractBehavior<DiskTier.Command> {
                     + " bytes exceeds the disk tier's size of " + capacityBytes));
             return;
         }
+        // The chain being written is the most recently used on disk: room is never made by evicting its own root.
+        long now = System.currentTimeMillis();
+        for (RecordKey up = w.spec().parent(); up != null; ) {
+            DiskIndex.Entry a = index.peek(up);
+            if (a == null) {
+                break;
+            }
+            index.touch(up, now);
+            up = a.spec().parent();
+        }
         evictForRoom(length);
         reservedBytes += length;
         if (writesInFlight++ == 0) {
@@ -325,6 +344,7 @@ public final class DiskTier extends AbstractBehavior<DiskTier.Command> {
                 throw new java.util.concurrent.CompletionException(e);
             }
         }, ioExecutor);
+        track(done);
         getContext().pipeToSelf(done, (r, e) -> r != null
                 ? new WriteFinished(w, r[0], r[1], null) : new WriteFinished(w, length, 0, unwrap(e)));
     }
@@ -342,6 +362,14 @@ public final class DiskTier extends AbstractBehavior<DiskTier.Command> {
             traces.append(spec.key(), "DiskTier", "WriteFailed: " + f.failure().getMessage());
             getContext().getLog().warn("write of {} failed: {}", spec.key(), f.failure().getMessage());
             f.write().replyTo().tell(new WriteFailed(spec.key(), full, String.valueOf(f.failure().getMessage())));
+            return;
+        }
+        if (spec.parent() != null && !index.contains(spec.parent())) {
+            // The parent's file left the disk while this one was written: a child must never be visible on disk
+            // without its parent (B12). Delete it; the record stays parked and is written again behind its parent.
+            deleteNow(spec.key());
+            traces.append(spec.key(), "DiskTier", "Written, then deleted: its parent's file is gone");
+            f.write().replyTo().tell(new WriteFailed(spec.key(), false, true, "parent's file left the disk"));
             return;
         }
         index.put(spec, f.bytes(), System.currentTimeMillis());
@@ -372,6 +400,7 @@ public final class DiskTier extends AbstractBehavior<DiskTier.Command> {
                 throw new java.util.concurrent.CompletionException(ex);
             }
         }, ioExecutor);
+        track(done);
         getContext().pipeToSelf(done, (bytes, ex) -> new ReadFinished(r, bytes == null ? 0 : bytes, unwrap(ex)));
     }
 
@@ -383,8 +412,15 @@ public final class DiskTier extends AbstractBehavior<DiskTier.Command> {
         if (f.failure() != null) {
             counters.increment("disk.read.failures");
             traces.append(key, "DiskTier", "ReadFailed: " + f.failure().getMessage());
-            getContext().getLog().warn("read of {} failed, dropping it: {}", key, f.failure().toString(), f.failure());
-            quarantine(key);
+            if (f.failure() instanceof dev.selene.engine.codec.RecordFormatException) {
+                getContext().getLog().warn("read of {} failed validation, quarantining it: {}", key,
+                        f.failure().getMessage());
+                quarantine(key);
+            } else if (f.failure() instanceof NativeIoException n && n.errno() == NativeIo.ENOENT) {
+                drop(List.of(key), "file missing");
+            } else {
+                getContext().getLog().warn("read of {} failed: {}", key, f.failure().toString());
+            }
             f.read().replyTo().tell(new ReadFailed(key, String.valueOf(f.failure().getMessage())));
             return;
         }
@@ -489,6 +525,41 @@ public final class DiskTier extends AbstractBehavior<DiskTier.Command> {
             listener.tell(new Dropped(dropped));
         }
     }
+
+    private void track(CompletableFuture<?> io) {
+        synchronized (ioInFlight) {
+            ioInFlight.add(io);
+        }
+        io.whenComplete((v, e) -> {
+            synchronized (ioInFlight) {
+                ioInFlight.remove(io);
+            }
+        });
+    }
+
+    /**
+     * Waits (bounded) for file I/O still reading or writing host slots: the node unmaps the slots right after its
+     * tiers stop, and a write must not read unmapped memory.
+     */
+    private void awaitIoInFlight() {
+        CompletableFuture<?>[] pending;
+        synchronized (ioInFlight) {
+            pending = ioInFlight.toArray(CompletableFuture[]::new);
+        }
+        try {
+            CompletableFuture.allOf(pending).get(IO_DRAIN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            // each failure was (or would have been) reported to its requester
+        } catch (java.util.concurrent.TimeoutException e) {
+            getContext().getLog().warn("{} disk transfers still running after {} s at stop", pending.length,
+                    IO_DRAIN_TIMEOUT_SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** How long a stopping disk tier waits for transfers in flight. */
+    static final long IO_DRAIN_TIMEOUT_SECONDS = 30;
 
     private ShareMemory shares(SlotList slots) {
         int page = layout.pageBytes();

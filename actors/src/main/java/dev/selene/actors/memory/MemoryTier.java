@@ -109,6 +109,14 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
     public record SpillGivenUp(RecordKey key) implements Command {
     }
 
+    /** From the spill scheduler: these parked records are committed on disk already; they are clean. */
+    public record MarkDurable(List<RecordKey> keys) implements Command {
+    }
+
+    /** From the spill scheduler: these parked records hang from an ancestor that is nowhere; drop them. */
+    public record DropOrphans(List<RecordKey> keys) implements Command {
+    }
+
     /** From the disk tier: these records' files are gone; resident copies become parked again. */
     public record DurableCopiesGone(List<RecordKey> keys) implements Command {
     }
@@ -253,6 +261,9 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
             case PinForSpill p -> p.replyTo().tell(pinForSpill(p.keys()));
             case SpillCommitted c -> onSpillCommitted(c.key());
             case SpillGivenUp g -> onSpillGivenUp(g.key());
+            case MarkDurable m -> onMarkDurable(m.keys());
+            case DropOrphans d -> d.keys().forEach(k -> dropWithParkedDescendants(k, "Dropped: its chain hangs "
+                    + "from an ancestor that is in no tier"));
             case DurableCopiesGone g -> onDurableCopiesGone(g.keys());
             case Locate l -> l.replyTo().tell(locate(l.namespace(), l.chain()));
             case AdoptRestored a -> onAdoptRestored(a);
@@ -378,7 +389,12 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
             for (RecordIndex.Entry a : index.parkedAncestors(e)) {
                 ancestors.add(new dev.selene.engine.spill.SpillPlanner.Ancestor(a.spec(), a.slots().count()));
             }
-            out.add(new dev.selene.engine.spill.SpillPlanner.Candidate(e.spec(), e.slots().count(), ancestors));
+            var candidate = new dev.selene.engine.spill.SpillPlanner.Candidate(e.spec(), e.slots().count(),
+                    ancestors);
+            RecordKey anchor = candidate.anchor();
+            boolean anchorInMemory = anchor == null || index.contains(anchor) || inFlight.containsKey(anchor);
+            out.add(new dev.selene.engine.spill.SpillPlanner.Candidate(e.spec(), e.slots().count(), ancestors,
+                    anchorInMemory));
         }
         return new Candidates(out);
     }
@@ -408,23 +424,43 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
     }
 
     private void onSpillGivenUp(RecordKey key) {
+        if (index.contains(key)) {
+            index.unpin(key);
+            dropWithParkedDescendants(key, "Dropped: its file (or an ancestor's) can never be written");
+        }
+    }
+
+    /**
+     * Drops a parked record and its parked descendants, which could never be written under it (B12). A pinned one
+     * (a restore or a write is reading it) stays; a later spill round finds it orphaned and drops it then.
+     */
+    private void dropWithParkedDescendants(RecordKey key, String why) {
         RecordIndex.Entry e = index.get(key);
-        if (e == null) {
+        if (e == null || e.durable()) {
             return;
         }
-        index.unpin(key);
         List<RecordIndex.Entry> doomed = new ArrayList<>(index.residentDescendants(key));
         doomed.removeIf(RecordIndex.Entry::durable);
         doomed.addFirst(e);
         for (int i = doomed.size() - 1; i >= 0; i--) {
             RecordIndex.Entry d = doomed.get(i);
             if (d.pins() > 0) {
-                continue; // a restore is reading it; it leaves with a later eviction
+                continue;
             }
             RecordIndex.Entry removed = index.remove(d.key());
             slotPool.tell(new SlotPool.Release(removed.slots(), false));
             counters.increment("spill.dropped");
-            records.traces().append(d.key(), "MemoryTier", "Dropped: its file (or an ancestor's) can never be written");
+            records.traces().append(d.key(), "MemoryTier", why);
+        }
+    }
+
+    private void onMarkDurable(List<RecordKey> keys) {
+        for (RecordKey key : keys) {
+            RecordIndex.Entry e = index.get(key);
+            if (e != null && !e.durable()) {
+                index.markDurable(key);
+                records.traces().append(key, "MemoryTier", "Clean (its file is already on disk)");
+            }
         }
     }
 
@@ -444,9 +480,11 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
             slotPool.tell(new SlotPool.Release(a.slots(), false));
             return;
         }
-        index.insert(a.spec(), a.slots(), true, expiry.clockNanos().getAsLong());
+        // Inserted parked: the file may have been dropped meanwhile; the spill scheduler, which hears of every
+        // file that leaves the disk, marks it clean while its file is committed (MarkDurable).
+        index.insert(a.spec(), a.slots(), false, expiry.clockNanos().getAsLong());
         counters.increment("restore.promoted");
-        records.traces().append(key, "MemoryTier", "Resident (clean) again after a restore from disk");
+        records.traces().append(key, "MemoryTier", "Resident again after a restore from disk");
     }
 
     private Resident locate(String namespace, long[] chain) {

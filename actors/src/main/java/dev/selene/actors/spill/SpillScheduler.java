@@ -76,6 +76,9 @@ public final class SpillScheduler extends AbstractBehavior<SpillScheduler.Comman
     public record Stats(int inFlight, int maxInFlight, int cap, long slotsInFlight, long written, long failed) {
     }
 
+    /** How long a parked record's chain must hang from nothing before the record is dropped as an orphan. */
+    static final Duration ORPHAN_GRACE = Duration.ofSeconds(5);
+
     /** Candidates asked for per planning round. */
     static final int CANDIDATES_PER_ROUND = 256;
 
@@ -164,6 +167,15 @@ public final class SpillScheduler extends AbstractBehavior<SpillScheduler.Comman
 
     private void onCandidates(List<SpillPlanner.Candidate> candidates) {
         asking = false;
+        List<RecordKey> committed = planner.alreadyCommitted(candidates);
+        if (!committed.isEmpty()) {
+            memory.tell(new MemoryTier.MarkDurable(committed));
+        }
+        List<RecordKey> orphans = planner.orphans(candidates, System.nanoTime(), ORPHAN_GRACE.toNanos());
+        if (!orphans.isEmpty()) {
+            counters.add("spill.orphans", orphans.size());
+            memory.tell(new MemoryTier.DropOrphans(orphans));
+        }
         long target = draining() ? Long.MAX_VALUE : targetSlots;
         List<RecordSpec> start = planner.plan(candidates, target);
         if (start.isEmpty() && (targetSlots > planner.slotsInFlight() || draining())
@@ -211,6 +223,12 @@ public final class SpillScheduler extends AbstractBehavior<SpillScheduler.Comman
                     drainWritten++;
                 }
                 memory.tell(new MemoryTier.SpillCommitted(w.key()));
+            }
+            case DiskTier.WriteFailed f when f.parentGone() -> {
+                planner.cancel(f.key());
+                pinnedSpecs.remove(f.key());
+                pinnedSlots.remove(f.key());
+                memory.tell(new MemoryTier.Unpin(List.of(f.key())));
             }
             case DiskTier.WriteFailed f -> {
                 failed++;

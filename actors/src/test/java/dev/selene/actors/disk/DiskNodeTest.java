@@ -247,4 +247,34 @@ class DiskNodeTest {
             assertTrue(KeyedContent.verifyRecord(copier, LAYOUT, targets.get(i), specs.get(i).key(), true));
         }
     }
+
+    @Test
+    void republishingARecordWhoseFileIsOnDisk_makesItClean_andDoesNotWedgeTheIntake() throws Exception {
+        SeleneCache cache = node(0, false); // a 10-slot pool of intake only: two parked records fill it
+        List<RecordSpec> specs = publishChain(cache, 1100, 12);
+        Publisher publisher = new Publisher(cache);
+        for (RecordSpec s : specs.subList(0, 2)) { // long since dropped from memory, still on disk
+            PublishOutcome o = await(publisher.publish(s, snapshot(s),
+                    SnapshotLease.until(System.nanoTime() + TimeUnit.SECONDS.toNanos(10))));
+            assertTrue(o.result() instanceof PublishResult.Stored || o.result() instanceof PublishResult.Present,
+                    o.toString());
+        }
+        publishChain(cache, 1200, 4); // needs the whole pool again: only possible if the two became clean
+    }
+
+    @Test
+    void parkedRecordsHangingFromAMissingParent_areDroppedAfterAGrace_andDoNotWedgeTheIntake() throws Exception {
+        SeleneCache cache = node(0, false);
+        Publisher publisher = new Publisher(cache);
+        for (long k = 1301; k <= 1302; k++) { // parents 1300 and 1299 are never published
+            RecordSpec orphan = spec(k, k - 2, true);
+            assertInstanceOf(PublishResult.Stored.class, await(publisher.publish(orphan, snapshot(orphan),
+                    SnapshotLease.until(System.nanoTime() + TimeUnit.SECONDS.toNanos(10)))).result());
+        }
+        RecordSpec next = spec(1400, null, true);
+        PublishOutcome o = await(publisher.publish(next, snapshot(next),
+                SnapshotLease.until(System.nanoTime() + TimeUnit.SECONDS.toNanos(15))));
+        assertInstanceOf(PublishResult.Stored.class, o.result(), o.toString());
+        assertTrue(cache.counters().get("spill.orphans") >= 1, cache.counters().snapshot().toString());
+    }
 }

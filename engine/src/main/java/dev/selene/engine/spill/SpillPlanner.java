@@ -31,11 +31,26 @@ import java.util.Set;
  */
 public final class SpillPlanner {
 
-    /** A spill candidate and the chain of parked records above it, as the memory tier sees them. */
-    public record Candidate(RecordSpec spec, int slots, List<Ancestor> parkedAncestors) {
+    /**
+     * A spill candidate and the chain of parked records above it, as the memory tier sees them.
+     *
+     * @param anchorInMemory whether the first ancestor above the parked chain (if any) is resident (clean) or
+     *                       still being published in memory; false means it is in no memory state at all
+     */
+    public record Candidate(RecordSpec spec, int slots, List<Ancestor> parkedAncestors, boolean anchorInMemory) {
+        /** A candidate whose anchor is assumed present (it can only be waited for, never found missing). */
+        public Candidate(RecordSpec spec, int slots, List<Ancestor> parkedAncestors) {
+            this(spec, slots, parkedAncestors, true);
+        }
+
         /** The key of the candidate. */
         public RecordKey key() {
             return spec.key();
+        }
+
+        /** The first ancestor above the parked chain: what must be durable before the chain can be written. */
+        public RecordKey anchor() {
+            return parkedAncestors.isEmpty() ? spec.parent() : parkedAncestors.getLast().spec().parent();
         }
     }
 
@@ -55,6 +70,7 @@ public final class SpillPlanner {
     private final Map<RecordKey, Integer> writing = new HashMap<>();
     private final Set<RecordKey> committed = new HashSet<>();
     private final Map<RecordKey, Integer> failures = new HashMap<>();
+    private final Map<RecordKey, Long> orphanSince = new HashMap<>();
     private long slotsInFlight;
     private int maxInFlight;
 
@@ -107,6 +123,48 @@ public final class SpillPlanner {
             start.add(next);
         }
         return start;
+    }
+
+    /**
+     * Candidates that can never be written: the ancestor their parked chain hangs from has been, for at least
+     * {@code graceNanos}, not committed, not being written, and in no memory state (abandoned, dropped, expired).
+     * They are unreachable for a match too; the caller drops them. The grace covers a parent that is between two
+     * attempts of its publication (told {@code Retry}, about to publish again).
+     */
+    public List<RecordKey> orphans(List<Candidate> candidates, long nowNanos, long graceNanos) {
+        List<RecordKey> out = new ArrayList<>();
+        for (Candidate c : candidates) {
+            RecordKey anchor = c.anchor();
+            boolean orphaned = anchor != null && !c.anchorInMemory() && !committed.contains(anchor)
+                    && !writing.containsKey(anchor) && !writing.containsKey(c.key());
+            if (!orphaned) {
+                orphanSince.remove(c.key());
+                continue;
+            }
+            long since = orphanSince.computeIfAbsent(c.key(), k -> nowNanos);
+            if (nowNanos - since >= graceNanos) {
+                orphanSince.remove(c.key());
+                out.add(c.key());
+            }
+        }
+        java.util.Set<RecordKey> seen = new java.util.HashSet<>();
+        candidates.forEach(c -> seen.add(c.key()));
+        orphanSince.keySet().retainAll(seen);
+        return out;
+    }
+
+    /**
+     * Candidates already committed on disk though parked in memory (published again after their clean copy was
+     * dropped): the caller marks them clean instead of writing them again.
+     */
+    public List<RecordKey> alreadyCommitted(List<Candidate> candidates) {
+        List<RecordKey> out = new ArrayList<>();
+        for (Candidate c : candidates) {
+            if (committed.contains(c.key()) && !writing.containsKey(c.key())) {
+                out.add(c.key());
+            }
+        }
+        return out;
     }
 
     /** Starts a write regardless of pressure (drain at shutdown); false when its parent has not committed. */
