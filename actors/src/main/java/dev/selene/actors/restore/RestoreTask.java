@@ -68,7 +68,11 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     /** How often a wave that got no staging slots is asked again, and for how long at most. */
     static final Duration STAGING_RETRY_DELAY = Duration.ofMillis(2);
     static final Duration STAGING_PATIENCE = Duration.ofSeconds(5);
-    static final Duration STAGING_ASK_TIMEOUT = Duration.ofSeconds(10);
+    /**
+     * The slot pool always answers; a grant arriving after this timeout would go to a dead ask and leak its slots,
+     * so the timeout is far beyond any real wait.
+     */
+    static final Duration STAGING_ASK_TIMEOUT = Duration.ofMinutes(5);
 
     /** Disk reads in flight at once in one wave. */
     public static final int READS_PER_WAVE = 4;
