@@ -138,7 +138,13 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
 
     @Override
     public Receive<Command> createReceive() {
-        return newReceiveBuilder().onMessage(Command.class, this::onCommand).build();
+        return newReceiveBuilder()
+                .onMessage(Command.class, this::onCommand)
+                .onSignal(org.apache.pekko.actor.typed.PostStop.class, s -> {
+                    releaseAll(); // after finish() this finds nothing; after a crash it frees pins and staging
+                    return this;
+                })
+                .build();
     }
 
     private Behavior<Command> onCommand(Command command) {
@@ -451,16 +457,22 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
 
     /** Unpins, releases staging slots, counts and answers. */
     private Behavior<Command> finish(RestoreResult result, String counter) {
-        unpinMemory();
-        if (staging != null) {
-            for (SlotList s : staging) {
-                if (s != null) {
-                    records.slotPool().tell(new SlotPool.Release(s, false));
-                }
-            }
-        }
+        releaseAll();
         records.counters().increment(counter);
         replyTo.tell(result);
         return Behaviors.stopped();
+    }
+
+    /** Unpins the memory part and releases every staging slot still held; idempotent. */
+    private void releaseAll() {
+        unpinMemory();
+        if (staging != null) {
+            for (int i = 0; i < staging.length; i++) {
+                if (staging[i] != null) {
+                    records.slotPool().tell(new SlotPool.Release(staging[i], false));
+                    staging[i] = null;
+                }
+            }
+        }
     }
 }
