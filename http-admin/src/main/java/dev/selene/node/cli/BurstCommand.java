@@ -14,6 +14,7 @@ import dev.selene.engine.config.CacheConfig;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
@@ -95,18 +96,47 @@ final class BurstCommand implements Callable<Integer> {
     @Option(names = "--no-progress", description = "Do not show progress on standard error.")
     boolean noProgress;
 
-    /** Deletes the record files (and quarantine, temporaries, lock) of an earlier burst run in {@code dir}. */
+    /**
+     * Deletes what an earlier burst left in {@code dir}: record files, temporaries, the quarantine, the raw-disk
+     * baseline. It holds the directory lock while it does (a live node's directory is refused) and refuses a
+     * directory holding anything that is not Selene's, so it can never empty a directory it did not fill.
+     */
     private static void emptyDirectory(Path dir) throws java.io.IOException {
-        if (!Files.isDirectory(dir)) {
+        if (!Files.exists(dir)) {
             return;
         }
-        try (var walk = Files.walk(dir)) {
-            for (Path q : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                if (!q.equals(dir)) {
-                    Files.delete(q);
+        if (!Files.isDirectory(dir)) {
+            throw new IllegalArgumentException("--disk-dir '" + dir + "' is not a directory");
+        }
+        try (var lock = dev.selene.transport.disk.DirectoryLock.acquire(dir); var list = Files.list(dir)) {
+            List<Path> entries = list.toList();
+            for (Path q : entries) {
+                if (!isSelenes(q)) {
+                    throw new IllegalArgumentException("--disk-dir '" + dir + "' holds files that are not Selene's ("
+                            + q.getFileName() + "); use an empty directory, or --keep-disk to reuse its records");
                 }
             }
+            for (Path q : entries) {
+                if (q.getFileName().toString().equals(dev.selene.transport.disk.DirectoryLock.LOCK_FILE_NAME)) {
+                    continue;
+                }
+                try (var walk = Files.walk(q)) {
+                    for (Path f : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                        Files.delete(f);
+                    }
+                }
+            }
+        } catch (dev.selene.transport.disk.DirectoryInUseException e) {
+            throw new IllegalArgumentException(e.getMessage());
         }
+    }
+
+    private static boolean isSelenes(Path p) {
+        String n = p.getFileName().toString();
+        return n.endsWith(dev.selene.transport.disk.RecordFileNames.RECORD_SUFFIX)
+                || n.endsWith(dev.selene.transport.disk.RecordFileNames.TEMPORARY_SUFFIX)
+                || n.equals(dev.selene.transport.disk.RecordFileNames.QUARANTINE_DIRECTORY)
+                || n.equals(dev.selene.transport.disk.DirectoryLock.LOCK_FILE_NAME) || n.equals("raw-baseline");
     }
 
     @Override

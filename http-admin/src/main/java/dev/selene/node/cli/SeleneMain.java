@@ -14,7 +14,14 @@ public final class SeleneMain implements Runnable {
     CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] args) {
-        System.exit(execute(args));
+        int code;
+        try {
+            code = execute(args);
+        } catch (OutOfMemoryError e) {
+            System.err.println("selene: out of memory: " + e.getMessage() + "; lower the warm size (--warm)");
+            code = 2;
+        }
+        System.exit(code);
     }
 
     /** Runs the command line and returns its exit code; bad input gets one clear line, never a stack trace. */

@@ -112,4 +112,30 @@ class BurstCommandTest {
         assertEquals(2, r.exit());
         assertTrue(r.err().contains("--restart and --drain need a disk tier"), r.err());
     }
+
+    @Test
+    void diskDirHoldingOtherFiles_isRefusedWithOneLine_andNothingIsDeleted() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory(
+                java.nio.file.Files.createDirectories(java.nio.file.Path.of("target", "burst-tests")), "precious");
+        java.nio.file.Path precious = java.nio.file.Files.writeString(dir.resolve("notes.txt"), "keep me");
+        Run r = run("burst", "--preset", "disk-only", "--disk-dir", dir.toString(), "--layout", "small",
+                "--conversations", "2", "--no-warmup", "--no-progress");
+        assertEquals(2, r.exit());
+        assertTrue(r.err().contains("holds files that are not Selene's"), r.err());
+        assertTrue(java.nio.file.Files.exists(precious), "nothing deleted");
+    }
+
+    @Test
+    void diskDirOfARunningNode_isRefused_andItsFilesAreKept() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory(
+                java.nio.file.Files.createDirectories(java.nio.file.Path.of("target", "burst-tests")), "live");
+        java.nio.file.Path record = java.nio.file.Files.writeString(dir.resolve("ns@00000000000000ff.rec"), "x");
+        try (var lock = dev.selene.transport.disk.DirectoryLock.acquire(dir)) {
+            Run r = run("burst", "--preset", "disk-only", "--disk-dir", dir.toString(), "--layout", "small",
+                    "--conversations", "2", "--no-warmup", "--no-progress");
+            assertEquals(2, r.exit());
+            assertTrue(r.err().contains("already used"), r.err());
+            assertTrue(java.nio.file.Files.exists(record), "the live node's record is kept");
+        }
+    }
 }

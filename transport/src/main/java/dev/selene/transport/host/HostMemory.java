@@ -54,7 +54,11 @@ public final class HostMemory implements AutoCloseable {
         Arena arena = Arena.ofShared();
         try {
             return new HostMemory(layout, slotCount, arena, arena.allocate(bytes, Layout.ALIGNMENT_BYTES));
-        } catch (RuntimeException | OutOfMemoryError e) {
+        } catch (OutOfMemoryError e) {
+            arena.close();
+            throw new IllegalArgumentException("the host slot pool needs " + bytes + " bytes (" + slotCount + " slots of "
+                    + layout.slotBytes() + ") that cannot be allocated; lower the warm size (--warm / selene.warm)");
+        } catch (RuntimeException e) {
             arena.close();
             throw e;
         }
