@@ -199,6 +199,13 @@ public final class DiskTier extends AbstractBehavior<DiskTier.Command> {
             DiskTier tier;
             try {
                 Files.createDirectories(dir);
+            } catch (IOException e) {
+                onStart.accept(new IllegalArgumentException("selene.disk.dir = '" + dir + "' is invalid: cannot "
+                        + "create it (" + e.getClass().getSimpleName() + (e instanceof java.nio.file.FileSystemException f
+                        && f.getReason() != null ? ": " + f.getReason() : "") + "); allowed: a writable directory"));
+                return Behaviors.stopped();
+            }
+            try {
                 lock = DirectoryLock.acquire(dir);
             } catch (IOException e) {
                 onStart.accept(new IllegalStateException(e.getMessage(), e));
