@@ -3,7 +3,6 @@ package dev.selene.actors.api;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.transport.gpu.DevicePlacement;
 
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -56,10 +55,5 @@ public final class Publisher {
             long next = Math.min(MAX_BACKOFF_NANOS, backoffNanos * 2);
             later.execute(() -> attempt(spec, snapshot, lease, outcome, startNanos, attempts + 1, next));
         });
-    }
-
-    /** The back-off bounds, for documentation and status pages. */
-    public static Duration maxBackoff() {
-        return Duration.ofNanos(MAX_BACKOFF_NANOS);
     }
 }

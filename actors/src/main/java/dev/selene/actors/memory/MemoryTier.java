@@ -56,11 +56,8 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
     public record Lookup(String namespace, long[] chain, ActorRef<LookupResult> replyTo) implements Command {
     }
 
-    /** Pins the resident match of a chain for a restore and replies with its records' slots. */
-    public record PinMatch(String namespace, long[] chain, ActorRef<Pinned> replyTo) implements Command {
-    }
 
-    /** Releases pins taken by {@link PinMatch}. */
+    /** Releases pins taken by {@link PinKeys}. */
     public record Unpin(List<RecordKey> keys) implements Command {
     }
 
@@ -241,7 +238,6 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
         switch (command) {
             case Publish p -> onPublish(p);
             case Lookup l -> onLookup(l);
-            case PinMatch p -> onPinMatch(p);
             case Unpin u -> onUnpin(u);
             case GetStats g -> g.replyTo().tell(new Stats(index.size(), index.residentSlots(),
                     index.droppableSlots(), index.parkedSlots(), inFlight.size()));
@@ -365,22 +361,6 @@ public final class MemoryTier extends AbstractBehavior<MemoryTier.Command> {
         return new LookupResult(located, (long) depth * records.layout().tokensPerRecord());
     }
 
-    private void onPinMatch(PinMatch p) {
-        List<RecordIndex.Entry> entries = resident(p.namespace(), p.chain());
-        int depth = ChainMatch.depth(entries.size(), i -> true, i -> entries.get(i).spec().hasRow());
-        List<PinnedRecord> pinned = new ArrayList<>(depth);
-        long now = expiry.clockNanos().getAsLong();
-        for (int i = 0; i < depth; i++) {
-            RecordIndex.Entry e = entries.get(i);
-            index.pin(e.key());
-            records.traces().append(e.key(), "MemoryTier", "Pinned for restore");
-            pinned.add(new PinnedRecord(e.spec(), e.slots()));
-        }
-        if (depth > 0) {
-            index.touch(entries.get(depth - 1).key(), now);
-        }
-        p.replyTo().tell(new Pinned(pinned));
-    }
 
     private Candidates spillCandidates(int max) {
         List<dev.selene.engine.spill.SpillPlanner.Candidate> out = new ArrayList<>();

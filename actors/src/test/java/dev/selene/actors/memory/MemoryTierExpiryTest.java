@@ -133,8 +133,9 @@ class MemoryTierExpiryTest {
 
     private void useChain(long... chain) {
         TestProbe<MemoryTier.Pinned> probe = kit.createTestProbe();
-        tier.tell(new MemoryTier.PinMatch(NS, chain, probe.ref()));
-        List<RecordKey> keys = probe.receiveMessage().records().stream().map(r -> r.spec().key()).toList();
+        tier.tell(new MemoryTier.PinKeys(java.util.Arrays.stream(chain).mapToObj(MemoryTierExpiryTest::key).toList(), probe.ref()));
+        List<RecordKey> keys = probe.receiveMessage().records().stream().filter(java.util.Objects::nonNull)
+                .map(r -> r.spec().key()).toList();
         tier.tell(new MemoryTier.Unpin(keys));
     }
 
@@ -205,8 +206,9 @@ class MemoryTierExpiryTest {
         publishChain(1, 3);
         publishChain(30, 31);
         TestProbe<MemoryTier.Pinned> pin = kit.createTestProbe();
-        tier.tell(new MemoryTier.PinMatch(NS, new long[] {30, 31}, pin.ref()));
-        List<RecordKey> pinned = pin.receiveMessage().records().stream().map(r -> r.spec().key()).toList();
+        tier.tell(new MemoryTier.PinKeys(List.of(key(30), key(31)), pin.ref()));
+        List<RecordKey> pinned = pin.receiveMessage().records().stream().filter(java.util.Objects::nonNull)
+                .map(r -> r.spec().key()).toList();
         clock.addAndGet(MAX_AGE.plusMinutes(1).toNanos());
         ExpiryReport report = expireNow();
         assertEquals(List.of(key(3), key(2), key(1)), report.removed());
