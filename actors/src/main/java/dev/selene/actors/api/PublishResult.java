@@ -25,6 +25,13 @@ public sealed interface PublishResult {
     record Disabled() implements PublishResult {
     }
 
+    /**
+     * The node gave the publication up: the caller's snapshot lease ended while it waited for slots. Counted as
+     * abandoned with {@code reason}.
+     */
+    record Abandoned(String reason) implements PublishResult {
+    }
+
     /** The copy or the record's actor failed; its slots were released. {@code reason} is a bounded label. */
     record Failed(String reason, String detail) implements PublishResult {
     }
@@ -38,6 +45,7 @@ public sealed interface PublishResult {
             case Oversize o -> "oversize";
             case Disabled d -> "disabled";
             case Failed f -> "failed";
+            case Abandoned a -> "abandoned";
         };
     }
 }

@@ -9,9 +9,10 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The client-side publication loop of B17 for embedders: publish, and on {@code Retry} try again with a
- * growing back-off for as long as the GPU snapshot lives; when it does not, count the publication abandoned with
- * the last retry reason.
+ * The publication loop of B17 for embedders. The node itself holds a publication that waits for slots for as long
+ * as the lease says it lives ({@link SnapshotLease#remaining()}) and answers {@code Abandoned} when it ends first;
+ * this helper only retries what the node cannot wait for ({@code Retry(inflight)}, or leases of unknown length),
+ * with a growing back-off while the snapshot lives, and counts those abandoned with the last retry reason.
  */
 public final class Publisher {
 
@@ -35,10 +36,15 @@ public final class Publisher {
 
     private void attempt(RecordSpec spec, DevicePlacement snapshot, SnapshotLease lease,
                          CompletableFuture<PublishOutcome> outcome, long startNanos, int attempts, long backoffNanos) {
-        cache.publish(spec, snapshot).whenComplete((result, failure) -> {
+        cache.publish(spec, snapshot, lease.remaining()).whenComplete((result, failure) -> {
             long latency = System.nanoTime() - startNanos;
             if (failure != null) {
                 outcome.completeExceptionally(failure);
+                return;
+            }
+            if (result instanceof PublishResult.Abandoned a) {
+                // the node waited for slots while the lease lasted and counted the abandonment itself
+                outcome.complete(new PublishOutcome(result, a.reason(), attempts, latency));
                 return;
             }
             if (!(result instanceof PublishResult.Retry retry)) {

@@ -1,83 +1,41 @@
 package dev.selene.actors.api;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
 import dev.selene.actors.cache.HostCache;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.config.CacheConfig;
-import dev.selene.engine.intake.IntakeSizing;
-import dev.selene.transport.host.HostMemory;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
+import dev.selene.transport.disk.RecordIo;
 import dev.selene.transport.gpu.DeviceCopier;
 import dev.selene.transport.gpu.DeviceCopiers;
 import dev.selene.transport.gpu.DevicePlacement;
+import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 
 /**
  * The Java API of one cache node: publish, look up and restore records, each answered by a
- * {@link CompletionStage}. It owns the actor system that hosts the node.
+ * {@link CompletionStage}. It either owns an actor system of its own (the simple path: {@link #start}) or runs
+ * the node inside an application's existing {@link ActorSystem} ({@link #startIn}, or {@link Selene#get}).
  */
 public final class SeleneCache implements AutoCloseable {
 
-    /** Default number of records whose traces are kept. */
-    public static final int DEFAULT_TRACE_RECORDS = 65_536;
-
     private static final Duration ASK_TIMEOUT = Duration.ofSeconds(30);
-
-    private final ActorSystem<HostCache.Command> system;
-    private final CacheConfig config;
-    private final DeviceCopier copier;
-    private final boolean ownsCopier;
-    private final CacheCounters counters;
-    private final TraceBook traces;
-
-    private SeleneCache(CacheConfig config, DeviceCopier copier, boolean ownsCopier, Config akka, String name) {
-        this(config, copier, ownsCopier, akka, name, HostCache.DEFAULT_RECORD_IO);
-    }
-
-    private SeleneCache(CacheConfig config, DeviceCopier copier, boolean ownsCopier, Config akka, String name,
-                        java.util.function.Function<java.util.concurrent.Executor, dev.selene.transport.disk.RecordIo>
-                                recordIo) {
-        this.config = config;
-        this.copier = copier;
-        this.ownsCopier = ownsCopier;
-        this.counters = new CacheCounters();
-        this.traces = new TraceBook(DEFAULT_TRACE_RECORDS);
-        java.util.concurrent.CompletableFuture<Void> ready = new java.util.concurrent.CompletableFuture<>();
-        IntakeSizing sizing = null;
-        HostMemory host = null;
-        if (config.enabled() && !config.poolEnabled()) {
-            sizing = IntakeSizing.compute(config.layout(), config.concurrency(), config.effectiveWindowSlots(),
-                    config.warmBytes(), config.hostBudgetBytes());
-            host = HostMemory.allocate(config.layout(), sizing.totalSlots());
-        }
-        this.system = ActorSystem.create(HostCache.create(config, sizing, host, copier, counters, traces, ready,
-                recordIo), name, akka);
-        try {
-            ready.get(START_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-        } catch (java.util.concurrent.ExecutionException e) {
-            stopQuietly();
-            throw e.getCause() instanceof IllegalArgumentException iae ? iae
-                    : new IllegalStateException(e.getCause().getMessage(), e.getCause());
-        } catch (TimeoutException e) {
-            stopQuietly();
-            throw new IllegalStateException("cache node did not start within " + START_TIMEOUT.toSeconds() + " s");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            stopQuietly();
-            throw new IllegalStateException("interrupted while the cache node started");
-        }
-    }
 
     /** The longest a node may take to start (the disk tier's recovery included). */
     public static final Duration START_TIMEOUT = Duration.ofMinutes(5);
@@ -85,27 +43,32 @@ public final class SeleneCache implements AutoCloseable {
     /** The longest a drain at shutdown may take (B8). */
     public static final Duration DRAIN_TIMEOUT = Duration.ofMinutes(2);
 
-    private void stopQuietly() {
-        system.terminate();
-        try {
-            system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
-        } catch (Exception ignored) {
-            // already failing to start; the caller gets the start failure
-        }
-        if (ownsCopier) {
-            copier.close();
-        }
+    private final ActorSystem<?> system;
+    private final boolean ownsSystem;
+    private final ActorRef<HostCache.Command> node;
+    private final CacheConfig config;
+    private final HostCache.Parts parts;
+    private final boolean ownsCopier;
+
+    private SeleneCache(ActorSystem<?> system, boolean ownsSystem, ActorRef<HostCache.Command> node,
+                        CacheConfig config, HostCache.Parts parts, boolean ownsCopier) {
+        this.system = system;
+        this.ownsSystem = ownsSystem;
+        this.node = node;
+        this.config = config;
+        this.parts = parts;
+        this.ownsCopier = ownsCopier;
     }
 
-    /** Starts a node with the device its configuration selects; closing the node closes that device. */
+    /** Starts a node in an actor system of its own, with the device its configuration selects (closed with it). */
     public static SeleneCache start(CacheConfig config) {
-        DeviceCopier copier = DeviceCopiers.select(config.device());
-        return new SeleneCache(config, copier, true, ConfigFactory.load(), "selene");
+        return own(config, HostCache.Parts.of(DeviceCopiers.select(config.device())), true,
+                CacheSettings.standaloneSystemConfig(), "selene");
     }
 
-    /** Starts a node on the caller's device copier, which the caller keeps and closes. */
+    /** Starts a node in an actor system of its own on the caller's device copier, which the caller closes. */
     public static SeleneCache start(CacheConfig config, DeviceCopier copier) {
-        return new SeleneCache(config, copier, false, ConfigFactory.load(), "selene");
+        return own(config, HostCache.Parts.of(copier), false, CacheSettings.standaloneSystemConfig(), "selene");
     }
 
     /**
@@ -113,49 +76,147 @@ public final class SeleneCache implements AutoCloseable {
      * the seam through which tests inject disk faults.
      */
     public static SeleneCache start(CacheConfig config, DeviceCopier copier,
-                                    java.util.function.Function<java.util.concurrent.Executor,
-                                            dev.selene.transport.disk.RecordIo> recordIo) {
-        return new SeleneCache(config, copier, false, ConfigFactory.load(), "selene", recordIo);
+                                    Function<Executor, RecordIo> recordIo) {
+        return own(config, HostCache.Parts.of(copier).withRecordIo(recordIo), false,
+                CacheSettings.standaloneSystemConfig(), "selene");
     }
 
-    /** Starts a node on the caller's device copier with the given Pekko configuration and system name. */
+    /** Starts a node in an actor system of its own with the given Pekko configuration and system name. */
     public static SeleneCache start(CacheConfig config, DeviceCopier copier, Config pekko, String name) {
-        return new SeleneCache(config, copier, false, pekko, name);
+        return own(config, HostCache.Parts.of(copier), false, pekko, name);
     }
 
-    /** Publishes a record from its GPU snapshot, which must stay valid until the answer. */
+    /** Starts a node over {@code parts} in an actor system of its own. */
+    public static SeleneCache start(CacheConfig config, HostCache.Parts parts) {
+        return own(config, parts, false, CacheSettings.standaloneSystemConfig(), "selene");
+    }
+
+    /**
+     * Starts a node inside the application's {@code system} (as a system actor named {@code name}); closing the
+     * cache stops the node and leaves the system running. The caller keeps and closes {@code copier}.
+     */
+    public static SeleneCache startIn(ActorSystem<?> system, CacheConfig config, DeviceCopier copier, String name) {
+        HostCache.Parts parts = HostCache.Parts.of(copier);
+        ActorRef<HostCache.Command> node = system.systemActorOf(HostCache.create(config, parts), name,
+                Props.empty());
+        return awaitReady(new SeleneCache(system, false, node, config, parts, false));
+    }
+
+    /**
+     * A facade over a node the application spawned itself ({@code HostCache.create(config, parts)} under its own
+     * guardian); waits until it serves.
+     */
+    public static SeleneCache over(ActorSystem<?> system, ActorRef<HostCache.Command> node, CacheConfig config,
+                                   HostCache.Parts parts) {
+        return awaitReady(new SeleneCache(system, false, node, config, parts, false));
+    }
+
+    private static SeleneCache own(CacheConfig config, HostCache.Parts parts, boolean ownsCopier, Config pekko,
+                                   String name) {
+        ActorSystem<HostCache.Command> system = ActorSystem.create(HostCache.create(config, parts), name, pekko);
+        return awaitReady(new SeleneCache(system, true, system, config, parts, ownsCopier));
+    }
+
+    private static SeleneCache awaitReady(SeleneCache cache) {
+        HostCache.Readiness r;
+        try {
+            r = AskPattern.<HostCache.Command, HostCache.Readiness>ask(cache.node, HostCache.WhenReady::new,
+                    START_TIMEOUT, cache.system.scheduler()).toCompletableFuture()
+                    .get(START_TIMEOUT.toSeconds() + 5, TimeUnit.SECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            cache.stopQuietly();
+            throw new IllegalStateException("cache node did not start within " + START_TIMEOUT.toSeconds() + " s");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            cache.stopQuietly();
+            throw new IllegalStateException("interrupted while the cache node started");
+        }
+        if (!r.ready()) {
+            cache.stopQuietly();
+            throw r.failure().startsWith("selene.") || r.failure().contains("refused")
+                    ? new IllegalArgumentException(r.failure()) : new IllegalStateException(r.failure());
+        }
+        return cache;
+    }
+
+    private void stopQuietly() {
+        try {
+            stop();
+        } catch (RuntimeException ignored) {
+            // already failing to start; the caller gets the start failure
+        }
+    }
+
+    /** Publishes a record from its GPU snapshot, which must stay valid until the answer; never waits for slots. */
     public CompletionStage<PublishResult> publish(RecordSpec spec, DevicePlacement snapshot) {
-        return AskPattern.ask(system, r -> new HostCache.Publish(spec, snapshot, r), ASK_TIMEOUT,
-                system.scheduler());
+        return publish(spec, snapshot, Duration.ZERO);
+    }
+
+    /**
+     * Publishes a record, letting the node wait for slots up to {@code patience} (what is left of the snapshot's
+     * lease); answers {@code Abandoned} when that runs out first.
+     */
+    public CompletionStage<PublishResult> publish(RecordSpec spec, DevicePlacement snapshot, Duration patience) {
+        return ask(r -> new HostCache.Publish(spec, snapshot, patience, r), ASK_TIMEOUT.plus(patience));
     }
 
     /** The longest cached match of {@code chain} (keys root first). */
     public CompletionStage<LookupResult> lookup(String namespace, long[] chain) {
-        return AskPattern.ask(system, r -> new HostCache.Lookup(namespace, chain.clone(), r), ASK_TIMEOUT,
-                system.scheduler());
+        return ask(r -> new HostCache.Lookup(namespace, chain.clone(), r), ASK_TIMEOUT);
     }
 
     /** Restores the match of {@code chain} into {@code targets} (one per chain record) unless recomputing is faster. */
     public CompletionStage<RestoreResult> restore(String namespace, long[] chain, List<DevicePlacement> targets,
                                                   Duration recompute) {
-        return AskPattern.ask(system, r -> new HostCache.Restore(namespace, chain.clone(), List.copyOf(targets),
-                recompute, r), ASK_TIMEOUT, system.scheduler());
+        return ask(r -> new HostCache.Restore(namespace, chain.clone(), List.copyOf(targets), recompute, r),
+                ASK_TIMEOUT);
     }
 
     /** Counts a publication the caller gave up while it was told to retry, with its bounded reason. */
     public void reportAbandoned(RecordKey key, String reason) {
-        system.tell(new HostCache.ReportAbandoned(key, reason));
+        node.tell(new HostCache.ReportAbandoned(key, reason));
     }
 
-    /** Spills every parked record to disk, ancestors first, within {@code timeout} (B8). */
-    public CompletionStage<dev.selene.actors.spill.SpillScheduler.DrainReport> drain(Duration timeout) {
-        return AskPattern.ask(system, r -> new HostCache.Drain(timeout, r), timeout.plusSeconds(5),
-                system.scheduler());
+    /** Spills every dirty record to disk, ancestors first, within {@code timeout}. */
+    public CompletionStage<DrainReport> drain(Duration timeout) {
+        return ask(r -> new HostCache.Drain(timeout, r), timeout.plusSeconds(5));
     }
 
     /** The node's status. */
     public CompletionStage<CacheStatus> status() {
-        return AskPattern.ask(system, HostCache.GetStatus::new, ASK_TIMEOUT, system.scheduler());
+        return ask(HostCache.GetStatus::new, ASK_TIMEOUT);
+    }
+
+    /** A page of records ordered by namespace then key; null {@code namespace} or {@code tier} means all. */
+    public CompletionStage<RecordPage> records(String namespace, Tier tier, int offset, int limit) {
+        return ask(r -> new HostCache.ListRecords(namespace, tier, offset, limit, r), ASK_TIMEOUT);
+    }
+
+    /** One record: its state, chain and where it lives. */
+    public CompletionStage<RecordDescription> describe(RecordKey key) {
+        return ask(r -> new HostCache.DescribeRecord(key, r), ASK_TIMEOUT);
+    }
+
+    /** Removes one record and its descendants from every tier. */
+    public CompletionStage<EvictOutcome> evict(RecordKey key) {
+        return ask(r -> new HostCache.EvictRecord(key, r), ASK_TIMEOUT);
+    }
+
+    /** Runs the max-age sweep now. */
+    public CompletionStage<ExpiryReport> expireNow() {
+        return ask(HostCache.ExpireNow::new, ASK_TIMEOUT);
+    }
+
+    /**
+     * A self-check of the node's bookkeeping (slot totals, pins, no file of a record without its parent's, no
+     * record in two states): the first broken invariant, or an empty string.
+     */
+    public CompletionStage<String> invariantViolation() {
+        return ask(HostCache.CheckInvariants::new, ASK_TIMEOUT);
+    }
+
+    private <T> CompletionStage<T> ask(Function<ActorRef<T>, HostCache.Command> message, Duration timeout) {
+        return AskPattern.ask(node, message::apply, timeout, system.scheduler());
     }
 
     public CacheConfig config() {
@@ -167,50 +228,74 @@ public final class SeleneCache implements AutoCloseable {
     }
 
     public DeviceCopier copier() {
-        return copier;
+        return parts.copier();
     }
 
     public CacheCounters counters() {
-        return counters;
+        return parts.counters();
     }
 
     public TraceBook traces() {
-        return traces;
+        return parts.traces();
     }
 
-    public ActorSystem<HostCache.Command> system() {
+    /** The actor system the node runs in (the application's, or the one the cache owns). */
+    public ActorSystem<?> system() {
         return system;
     }
 
     /**
-     * Stops the node and waits for it. Records held only in memory are lost (B8) unless the configuration asks to
+     * Stops the node and waits for it. Records held only in memory are lost unless the configuration asks to
      * drain on shutdown, in which case they are spilled to disk first, within {@link #DRAIN_TIMEOUT}.
      */
     @Override
     public void close() {
         if (config.drainOnShutdown() && config.diskDir() != null) {
             try {
-                var report = drain(DRAIN_TIMEOUT).toCompletableFuture().get(DRAIN_TIMEOUT.toSeconds() + 10,
+                DrainReport report = drain(DRAIN_TIMEOUT).toCompletableFuture().get(DRAIN_TIMEOUT.toSeconds() + 10,
                         TimeUnit.SECONDS);
-                org.slf4j.LoggerFactory.getLogger(SeleneCache.class).info(
-                        "drained at shutdown: {} records written, {} skipped{}", report.written(), report.skipped(),
-                        report.timedOut() ? " (timed out)" : "");
+                LoggerFactory.getLogger(SeleneCache.class).info("drained at shutdown: {} records written, {} skipped{}",
+                        report.written(), report.skipped(), report.timedOut() ? " (timed out)" : "");
             } catch (Exception e) {
-                org.slf4j.LoggerFactory.getLogger(SeleneCache.class).warn("drain at shutdown failed: {}",
-                        e.getMessage());
+                LoggerFactory.getLogger(SeleneCache.class).warn("drain at shutdown failed: {}", e.getMessage());
             }
         }
-        system.terminate();
+        stop();
+    }
+
+    private void stop() {
         try {
-            system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            if (ownsSystem) {
+                system.terminate();
+                system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            } else {
+                stopNode();
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (java.util.concurrent.ExecutionException | TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             throw new IllegalStateException("cache node did not stop within 30 s", e);
         } finally {
             if (ownsCopier) {
-                copier.close();
+                parts.copier().close();
             }
         }
+    }
+
+    /** Stops a node living in someone else's system and waits until it has stopped. */
+    private void stopNode() throws ExecutionException, InterruptedException, TimeoutException {
+        java.util.concurrent.CompletableFuture<Void> stopped = new java.util.concurrent.CompletableFuture<>();
+        system.systemActorOf(Behaviors.<Object>setup(ctx -> {
+            ctx.watch(node);
+            node.tell(new HostCache.Stop());
+            return Behaviors.receiveSignal((c, s) -> {
+                if (s instanceof org.apache.pekko.actor.typed.Terminated) {
+                    stopped.complete(null);
+                    return Behaviors.stopped();
+                }
+                return Behaviors.same();
+            });
+        }), "stop-" + node.path().name() + "-" + System.nanoTime(), Props.empty());
+        stopped.get(30, TimeUnit.SECONDS);
     }
 }

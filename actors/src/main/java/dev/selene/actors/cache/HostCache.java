@@ -1,6 +1,7 @@
 package dev.selene.actors.cache;
 
 import dev.selene.actors.api.CacheStatus;
+import dev.selene.actors.api.DrainReport;
 import dev.selene.actors.api.EvictOutcome;
 import dev.selene.actors.api.ExpiryReport;
 import dev.selene.actors.api.LookupResult;
@@ -9,11 +10,10 @@ import dev.selene.actors.api.RecordDescription;
 import dev.selene.actors.api.RecordPage;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.Tier;
-import dev.selene.actors.memory.ExpirySettings;
-import dev.selene.actors.memory.MemoryTier;
+import dev.selene.actors.catalog.Catalog;
+import dev.selene.actors.disk.DiskStore;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.record.RecordContext;
-import dev.selene.actors.restore.RestoreTask;
 import dev.selene.actors.slots.SlotPool;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.config.CacheConfig;
@@ -21,46 +21,50 @@ import dev.selene.engine.intake.IntakeSizing;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.slots.SlotAccounting;
+import dev.selene.transport.disk.DirectRecordIo;
+import dev.selene.transport.disk.RecordIo;
 import dev.selene.transport.gpu.DeviceCopier;
 import dev.selene.transport.gpu.DevicePlacement;
 import dev.selene.transport.host.HostMemory;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
-import org.apache.pekko.actor.typed.PostStop;
-import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
-import org.apache.pekko.actor.typed.javadsl.ActorContext;
-import org.apache.pekko.actor.typed.javadsl.AskPattern;
-import org.apache.pekko.actor.typed.javadsl.Behaviors;
-import org.apache.pekko.actor.typed.javadsl.Receive;
-
-import dev.selene.actors.disk.DiskTier;
-import dev.selene.actors.restore.LookupTask;
-import dev.selene.actors.spill.SpillScheduler;
-import dev.selene.transport.disk.DirectRecordIo;
-import dev.selene.transport.disk.RecordIo;
 import org.apache.pekko.actor.typed.DispatcherSelector;
+import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.SupervisorStrategy;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.StashBuffer;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
 
 /**
- * The facade and guardian of one cache node: validates the configuration (B7), sizes the intake (B2), maps the
- * host slot pool (B1), spawns the tiers and answers publications, lookups and restores.
+ * The guardian and facade of one cache node, a behaviour an application spawns under its own guardian (or gets
+ * through {@link dev.selene.actors.api.Selene}). It validates the configuration (B7), maps the host slot pool on
+ * the blocking dispatcher (zeroing gigabytes must not block the others) while it stashes what arrives, spawns the
+ * slot pool, the disk store and the catalog, then forwards the protocol to the catalog.
+ *
+ * <p>Supervision: the disk store is restarted with back-off and scans its directory again; the slot pool and the
+ * catalog hold state that cannot be rebuilt, so if either stops the node stops rather than serve from it.
  */
-public final class HostCache extends AbstractBehavior<HostCache.Command> {
+public final class HostCache {
 
     /** The protocol. */
     public sealed interface Command {
     }
 
-    /** Publishes one record from its GPU snapshot; the snapshot must live until the reply. */
-    public record Publish(RecordSpec spec, DevicePlacement snapshot, ActorRef<PublishResult> replyTo)
-            implements Command {
+    /**
+     * Publishes one record from its GPU snapshot, which must live until the reply. With a positive {@code patience}
+     * (what is left of the caller's snapshot lease) the node waits for slots that long before it gives the
+     * publication up as abandoned; with zero it answers {@code Retry(no_space)} at once when none are free.
+     */
+    public record Publish(RecordSpec spec, DevicePlacement snapshot, Duration patience,
+                          ActorRef<PublishResult> replyTo) implements Command {
     }
 
     /** Finds the longest cached match of a chain of keys (root first). */
@@ -68,8 +72,8 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
     }
 
     /**
-     * Restores the match of {@code chain} to {@code targets} (one device placement per chain record) unless
-     * that is estimated slower than {@code recompute}.
+     * Restores the match of {@code chain} to {@code targets} (one device placement per chain record) unless that is
+     * estimated slower than {@code recompute}.
      */
     public record Restore(String namespace, long[] chain, List<DevicePlacement> targets, Duration recompute,
                           ActorRef<RestoreResult> replyTo) implements Command {
@@ -83,10 +87,7 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
     public record GetStatus(ActorRef<CacheStatus> replyTo) implements Command {
     }
 
-    /**
-     * Lists records for the admin API, ordered by namespace then key; null {@code namespace} or {@code tier}
-     * means all.
-     */
+    /** Lists records ordered by namespace then key; null {@code namespace} or {@code tier} means all. */
     public record ListRecords(String namespace, Tier tier, int offset, int limit, ActorRef<RecordPage> replyTo)
             implements Command {
     }
@@ -95,217 +96,270 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
     public record DescribeRecord(RecordKey key, ActorRef<RecordDescription> replyTo) implements Command {
     }
 
-    /** Removes one record and its descendants (an operator's eviction). */
+    /** Removes one record and its descendants from every tier (an operator's eviction). */
     public record EvictRecord(RecordKey key, ActorRef<EvictOutcome> replyTo) implements Command {
     }
 
-    /** Runs the max-age sweep now (B18); replies with what the memory tier removed. */
+    /** Runs the max-age sweep now (B18). */
     public record ExpireNow(ActorRef<ExpiryReport> replyTo) implements Command {
     }
 
-    private record StatusParts(SlotPool.Stats slots, MemoryTier.Stats memory, DiskTier.Stats disk,
-                               ActorRef<CacheStatus> replyTo) implements Command {
+    /** Spills every dirty record to disk, ancestors first, within {@code timeout} (B8). */
+    public record Drain(Duration timeout, ActorRef<DrainReport> replyTo) implements Command {
     }
 
-    private record TierStopped(String name) implements Command {
+    /** Checks the catalog's invariants; replies with the first one broken, or an empty string. */
+    public record CheckInvariants(ActorRef<String> replyTo) implements Command {
+    }
+
+    /** Stops the node (records only in memory are lost; drain first to keep them). */
+    public record Stop() implements Command {
+    }
+
+    /** Replies once the node serves (its disk store has recovered), or with why it could not start. */
+    public record WhenReady(ActorRef<Readiness> replyTo) implements Command {
+    }
+
+    /** The answer to {@link WhenReady}: null {@code failure} when ready. */
+    public record Readiness(String failure) {
+        public boolean ready() {
+            return failure == null;
+        }
+    }
+
+    private record Mapped(HostMemory host, Throwable failure) implements Command {
+    }
+
+    private enum Ready implements Command {
+        INSTANCE
+    }
+
+    private record StartFailed(String reason) implements Command {
+    }
+
+    private record ChildStopped(String name) implements Command {
+    }
+
+    private record SlotStats(SlotPool.Stats stats, ActorRef<CacheStatus> replyTo) implements Command {
     }
 
     /**
-     * Spills every parked record to disk, ancestors first, within {@code timeout} (B8); replies with how many were
-     * written and skipped. Without a disk tier nothing can be drained.
+     * What a node is built from besides its configuration: the device copier (the caller keeps and closes it), the
+     * record I/O of a disk tier (the seam for disk faults in tests), counters, traces and the one clock every actor
+     * reads.
      */
-    public record Drain(Duration timeout, ActorRef<SpillScheduler.DrainReport> replyTo) implements Command {
+    public record Parts(DeviceCopier copier, Function<Executor, RecordIo> recordIo, CacheCounters counters,
+                        TraceBook traces, LongSupplier clock) {
+        /** Real O_DIRECT files, the system nano clock, fresh counters and traces. */
+        public static Parts of(DeviceCopier copier) {
+            return new Parts(copier, DEFAULT_RECORD_IO, new CacheCounters(), new TraceBook(DEFAULT_TRACE_RECORDS),
+                    System::nanoTime);
+        }
+
+        public Parts withRecordIo(Function<Executor, RecordIo> io) {
+            return new Parts(copier, io, counters, traces, clock);
+        }
+
+        public Parts withClock(LongSupplier c) {
+            return new Parts(copier, recordIo, counters, traces, c);
+        }
     }
 
-    private record DiskStarted(Object outcome) implements Command {
-    }
+    /** Default number of records whose traces are kept. */
+    public static final int DEFAULT_TRACE_RECORDS = 65_536;
 
-    private record ForwardExpiry(dev.selene.actors.api.ExpiryReport report) implements Command {
-    }
-
-    /** Records written to disk at most at once by the spill scheduler (the disk's queue depth). */
+    /** Records written to disk at most at once (the disk's queue depth). */
     public static final int SPILL_IN_FLIGHT_CAP = 4;
 
-    private final CacheConfig config;
-    private final IntakeSizing sizing;
-    private final RecordContext records;
-    private final ActorRef<SlotPool.Command> slotPool;
-    private final ActorRef<MemoryTier.Command> memory;
-    private final HostMemory host;
-    private final CompletableFuture<Void> ready;
-    private ActorRef<DiskTier.Command> disk;
-    private ActorRef<SpillScheduler.Command> spill;
-
-    /**
-     * The guardian of a node. {@code copier} is the caller's: the node registers its host mapping with it but
-     * does not close it.
-     */
-    /** The record I/O of a disk tier: real O_DIRECT files, transfers fanned out on the blocking executor. */
-    public static final java.util.function.Function<Executor, RecordIo> DEFAULT_RECORD_IO =
-            io -> DirectRecordIo.create(io, DirectRecordIo.DEFAULT_TRANSFERS_PER_RECORD);
-
-    /**
-     * The guardian of a node over {@code host}, the slot mapping sized by {@code sizing} (allocated by the caller,
-     * off the actors' dispatcher: zeroing gigabytes blocks). {@code copier} is the caller's: the node registers
-     * its host mapping with it but does not close it. {@code ready} completes once every tier can serve (the disk
-     * tier has recovered), or exceptionally with the one-line reason the node could not start. Both {@code sizing}
-     * and {@code host} are null when the node is disabled or refused.
-     */
-    public static Behavior<Command> create(CacheConfig config, IntakeSizing sizing, HostMemory host,
-                                           DeviceCopier copier, CacheCounters counters, TraceBook traces,
-                                           CompletableFuture<Void> ready,
-                                           java.util.function.Function<Executor, RecordIo> recordIo) {
-        return Behaviors.setup(ctx -> {
-            if (!config.enabled()) {
-                ctx.getLog().info("no tier configured (warm size 0, no disk, no pool): the cache is disabled");
-                ready.complete(null);
-                return disabled(counters);
-            }
-            if (config.poolEnabled()) {
-                ready.completeExceptionally(new IllegalArgumentException(config.warmBytes() > 0
-                        ? "a shared pool with a warm tier is refused (B7): set the warm size to 0 for pool mode"
-                        : "the shared pool tier is not available in this build; configure a warm tier or a disk"));
-                return Behaviors.stopped();
-            }
-            return new HostCache(ctx, config, sizing, host, copier, counters, traces, ready, recordIo);
-        });
-    }
-
-    private HostCache(ActorContext<Command> ctx, CacheConfig config, IntakeSizing sizing, HostMemory host,
-                      DeviceCopier copier, CacheCounters counters, TraceBook traces, CompletableFuture<Void> ready,
-                      java.util.function.Function<Executor, RecordIo> recordIoFactory) {
-        super(ctx);
-        this.config = config;
-        this.ready = ready;
-        this.sizing = sizing;
-        if (sizing.warning() != null) {
-            ctx.getLog().warn(sizing.warning());
-        }
-        this.host = host;
-        copier.register(host);
-        this.slotPool = ctx.spawn(SlotPool.create(sizing.totalSlots(), sizing.slots(), traces), "slot-pool");
-        this.records = new RecordContext(config.layout(), host, copier, slotPool, counters, traces);
-        this.memory = ctx.spawn(MemoryTier.create(records, config.memoryOnly(),
-                ExpirySettings.of(config.maxAge())), "memory-tier");
-        ctx.watchWith(slotPool, new TierStopped("slot-pool"));
-        ctx.watchWith(memory, new TierStopped("memory-tier"));
-        ctx.getLog().info("host cache up: layout {}, {} slots of {} bytes ({} warm + {} intake), device {}",
-                config.layout().name(), sizing.totalSlots(), config.layout().slotBytes(), sizing.warmSlots(),
-                sizing.slots(), copier.name());
-        if (config.diskDir() != null) {
-            Executor io = ctx.getSystem().dispatchers().lookup(DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
-            RecordIo recordIo = recordIoFactory.apply(io);
-            ActorRef<Command> self = ctx.getSelf();
-            this.disk = ctx.spawn(DiskTier.create(Path.of(config.diskDir()), config.diskBytes(), config.layout(), host,
-                    recordIo, io, counters, traces, config.maxAge(), outcome -> self.tell(new DiskStarted(outcome))),
-                    "disk-tier",
-                    DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
-        } else {
-            ready.complete(null);
-        }
-    }
-
-    /** The dispatcher of blocking work (disk I/O), from {@code reference.conf}. */
+    /** The dispatcher of blocking work (disk I/O, mapping the slots), from {@code reference.conf}. */
     public static final String BLOCKING_DISPATCHER = "selene.blocking-dispatcher";
 
-    private Behavior<Command> onDiskStarted(Object outcome) {
-        if (outcome instanceof Throwable failure) {
-            getContext().getLog().error("disk tier could not start: {}", failure.getMessage());
-            ready.completeExceptionally(failure);
-            return Behaviors.stopped();
+    /** The record I/O of a disk tier: real O_DIRECT files, transfers fanned out on the blocking executor. */
+    public static final Function<Executor, RecordIo> DEFAULT_RECORD_IO =
+            io -> DirectRecordIo.create(io, DirectRecordIo.DEFAULT_TRANSFERS_PER_RECORD);
+
+    private static final int STASH_CAPACITY = 1 << 16;
+
+    private HostCache() {
+    }
+
+    /** The guardian of a node configured by {@code config} over {@code parts}. */
+    public static Behavior<Command> create(CacheConfig config, Parts parts) {
+        return Behaviors.withStash(STASH_CAPACITY, stash -> Behaviors.setup(ctx -> {
+            if (!config.enabled()) {
+                ctx.getLog().info("no tier configured (warm size 0, no disk, no pool): the cache is disabled");
+                return disabled(parts.counters());
+            }
+            if (config.poolEnabled()) {
+                String why = config.warmBytes() > 0
+                        ? "a shared pool with a warm tier is refused: set selene.warm = 0 for pool mode"
+                        : "the shared pool tier is not available in this build; configure a warm tier or a disk";
+                return refused(why);
+            }
+            IntakeSizing sizing = IntakeSizing.compute(config.layout(), config.concurrency(),
+                    config.effectiveWindowSlots(), config.warmBytes(), config.hostBudgetBytes());
+            if (sizing.warning() != null) {
+                ctx.getLog().warn(sizing.warning());
+            }
+            Executor blocking = ctx.getSystem().dispatchers().lookup(DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
+            ctx.pipeToSelf(CompletableFuture.supplyAsync(() -> HostMemory.allocate(config.layout(),
+                    sizing.totalSlots()), blocking), Mapped::new);
+            return new Starting(ctx, stash, config, parts, sizing, blocking).mapping();
+        }));
+    }
+
+    /** The node while it maps its slots and its disk store recovers: everything else is stashed. */
+    private record Starting(ActorContext<Command> ctx, StashBuffer<Command> stash, CacheConfig config, Parts parts,
+                            IntakeSizing sizing, Executor blocking) {
+
+        Behavior<Command> mapping() {
+            return Behaviors.receive(Command.class)
+                    .onMessage(Mapped.class, this::onMapped)
+                    .onMessage(WhenReady.class, w -> stashed(w))
+                    .onMessage(Command.class, this::stashed)
+                    .build();
         }
-        DiskTier.Recovery recovery = (DiskTier.Recovery) outcome;
-        getContext().watchWith(disk, new TierStopped("disk-tier"));
-        // Records the memory tier expires are as unused on disk: their files go too (B18).
-        memory.tell(new MemoryTier.AttachExpiryListener(getContext().messageAdapter(
-                dev.selene.actors.api.ExpiryReport.class, r -> new ForwardExpiry(r))));
-        List<RecordKey> committed = recovery.records().stream().map(RecordSpec::key).toList();
-        this.spill = getContext().spawn(SpillScheduler.create(memory, disk, slotPool, committed, SPILL_IN_FLIGHT_CAP,
-                records.counters(), records.traces()), "spill-scheduler");
-        getContext().watchWith(spill, new TierStopped("spill-scheduler"));
-        ready.complete(null);
-        return this;
+
+        private Behavior<Command> stashed(Command c) {
+            if (stash.isFull()) {
+                ctx.getLog().warn("node still starting; a message was dropped (stash full)");
+            } else {
+                stash.stash(c);
+            }
+            return Behaviors.same();
+        }
+
+        private Behavior<Command> onMapped(Mapped m) {
+            if (m.failure() != null) {
+                Throwable cause = m.failure() instanceof java.util.concurrent.CompletionException c
+                        && c.getCause() != null ? c.getCause() : m.failure();
+                return stash.unstashAll(refused("host memory of " + sizing.totalSlots() + " slots could not be "
+                        + "mapped: " + (cause instanceof OutOfMemoryError ? "out of memory" : cause.getMessage())));
+            }
+            HostMemory host = m.host();
+            parts.copier().register(host);
+            ActorRef<SlotPool.Command> slotPool = ctx.spawn(SlotPool.create(sizing.totalSlots(), sizing.slots(),
+                    parts.traces()), "slot-pool");
+            RecordContext records = new RecordContext(config.layout(), host, parts.copier(), slotPool,
+                    parts.counters(), parts.traces());
+            ActorRef<Command> self = ctx.getSelf();
+            ActorRef<Catalog.Command>[] catalogRef = newCatalogRef();
+            ActorRef<DiskStore.Command> disk = null;
+            if (config.diskDir() != null) {
+                RecordIo recordIo = parts.recordIo().apply(blocking);
+                disk = ctx.spawn(Behaviors.supervise(DiskStore.create(Path.of(config.diskDir()), config.layout(),
+                                host, recordIo, blocking, parts.counters(), parts.traces(), outcome -> {
+                                    if (outcome instanceof Throwable t) {
+                                        self.tell(new StartFailed(t.getMessage()));
+                                    } else if (catalogRef[0] != null) {
+                                        catalogRef[0].tell(new Catalog.DiskRecovered((DiskStore.Recovery) outcome));
+                                    }
+                                }))
+                                .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200),
+                                        Duration.ofSeconds(10), 0.2)),
+                        "disk-store", DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
+            }
+            Catalog.Settings settings = new Catalog.Settings(config.diskBytes(), SPILL_IN_FLIGHT_CAP,
+                    config.maxAge(), parts.clock(), t -> self.tell(new StartFailed(t.getMessage())),
+                    () -> self.tell(Ready.INSTANCE));
+            ActorRef<Catalog.Command> catalog = ctx.spawn(Catalog.create(records, disk, settings), "catalog");
+            catalogRef[0] = catalog;
+            ctx.watchWith(slotPool, new ChildStopped("slot-pool"));
+            ctx.watchWith(catalog, new ChildStopped("catalog"));
+            if (disk != null) {
+                ctx.watchWith(disk, new ChildStopped("disk-store"));
+            }
+            ctx.getLog().info("host cache up: layout {}, {} slots of {} bytes ({} warm + {} intake), device {}",
+                    config.layout().name(), sizing.totalSlots(), config.layout().slotBytes(), sizing.warmSlots(),
+                    sizing.slots(), parts.copier().name());
+            Running running = new Running(ctx, config, parts, sizing, host, slotPool, catalog, disk);
+            return waitingForDisk(running);
+        }
+
+        @SuppressWarnings("unchecked")
+        private static ActorRef<Catalog.Command>[] newCatalogRef() {
+            return new ActorRef[1];
+        }
+
+        private Behavior<Command> waitingForDisk(Running running) {
+            return Behaviors.receive(Command.class)
+                    .onMessage(Ready.class, r -> stash.unstashAll(running.behavior()))
+                    .onMessage(StartFailed.class, f -> {
+                        ctx.getLog().error("the node could not start: {}", f.reason());
+                        running.host().close();
+                        return stash.unstashAll(refused(f.reason()));
+                    })
+                    .onMessage(ChildStopped.class, c -> {
+                        ctx.getLog().error("{} stopped while the node started", c.name());
+                        return stash.unstashAll(refused(c.name() + " stopped while the node started"));
+                    })
+                    .onMessage(Command.class, this::stashed)
+                    .build();
+        }
     }
 
-    @Override
-    public Receive<Command> createReceive() {
-        return newReceiveBuilder()
-                .onMessage(Command.class, this::onCommand)
-                .onSignal(PostStop.class, s -> onStop())
-                .build();
-    }
+    /** The node serving: the protocol goes to the catalog. */
+    private record Running(ActorContext<Command> ctx, CacheConfig config, Parts parts, IntakeSizing sizing,
+                           HostMemory host, ActorRef<SlotPool.Command> slotPool, ActorRef<Catalog.Command> catalog,
+                           ActorRef<DiskStore.Command> disk) {
 
-    private Behavior<Command> onCommand(Command command) {
-        switch (command) {
-            case Publish p -> onPublish(p);
-            case Lookup l -> onLookup(l);
-            case Restore r -> getContext().spawnAnonymous(RestoreTask.create(records, memory, disk, r.namespace(),
-                    r.chain(), r.targets(), r.recompute(), r.replyTo()));
-            case Drain d -> onDrain(d);
-            case ForwardExpiry f -> {
-                if (disk != null) {
-                    disk.tell(new DiskTier.ExpiredElsewhere(f.report()));
+        Behavior<Command> behavior() {
+            return Behaviors.receive(Command.class)
+                    .onMessage(Command.class, this::onCommand)
+                    .onSignal(PostStop.class, s -> {
+                        host.close();
+                        return Behaviors.same();
+                    })
+                    .build();
+        }
+
+        private Behavior<Command> onCommand(Command command) {
+            switch (command) {
+                case Publish p -> onPublish(p);
+                case Lookup l -> catalog.tell(new Catalog.Lookup(l.namespace(), l.chain(), l.replyTo()));
+                case Restore r -> catalog.tell(new Catalog.Restore(r.namespace(), r.chain(), r.targets(),
+                        r.recompute(), r.replyTo()));
+                case Drain d -> catalog.tell(new Catalog.Drain(d.timeout(), d.replyTo()));
+                case ReportAbandoned a -> onAbandoned(parts.counters(), parts.traces(), a);
+                case GetStatus g -> slotPool.tell(new SlotPool.GetStats(ctx.messageAdapter(SlotPool.Stats.class,
+                        s -> new SlotStats(s, g.replyTo()))));
+                case SlotStats s -> catalog.tell(new Catalog.GetStatus(s.stats(), s.replyTo()));
+                case ListRecords l -> catalog.tell(new Catalog.ListRecords(l.namespace(), l.tier(), l.offset(),
+                        l.limit(), l.replyTo()));
+                case DescribeRecord d -> catalog.tell(new Catalog.DescribeRecord(d.key(), d.replyTo()));
+                case EvictRecord e -> catalog.tell(new Catalog.EvictRecord(e.key(), e.replyTo()));
+                case ExpireNow x -> catalog.tell(new Catalog.ExpireNow(x.replyTo()));
+                case CheckInvariants c -> catalog.tell(new Catalog.CheckInvariants(c.replyTo()));
+                case WhenReady w -> w.replyTo().tell(new Readiness(null));
+                case Stop s -> {
+                    return Behaviors.stopped();
                 }
-            }
-            case DiskStarted d -> {
-                return onDiskStarted(d.outcome());
-            }
-            case ReportAbandoned a -> onAbandoned(records.counters(), records.traces(), a);
-            case GetStatus g -> onGetStatus(g);
-            case StatusParts s -> s.replyTo().tell(status(s));
-            case ListRecords l -> onListRecords(l);
-            case DescribeRecord d -> memory.tell(new MemoryTier.DescribeRecord(d.key(), d.replyTo()));
-            case EvictRecord e -> memory.tell(new MemoryTier.EvictRecord(e.key(), e.replyTo()));
-            case ExpireNow x -> {
-                memory.tell(new MemoryTier.ExpireNow(x.replyTo()));
-                if (disk != null) {
-                    disk.tell(new DiskTier.ExpireNow(null));
+                case ChildStopped c -> {
+                    // The slot pool's and the catalog's state cannot be rebuilt from nothing: stop the node rather
+                    // than serve from an inconsistent pool. (The disk store is restarted by its supervisor; it only
+                    // stops when its restarts are exhausted.)
+                    ctx.getLog().error("{} stopped after a failure; stopping the node", c.name());
+                    return Behaviors.stopped();
                 }
+                case Mapped m -> m.host().close();
+                case Ready r -> { }
+                case StartFailed f -> ctx.getLog().error("disk store failed after a restart: {}", f.reason());
             }
-            case TierStopped t -> {
-                // The tiers' state (slot ownership, the index) cannot be rebuilt from nothing: stop the node
-                // rather than serve from an inconsistent pool.
-                getContext().getLog().error("{} stopped after a failure; stopping the node", t.name());
-                return Behaviors.stopped();
+            return Behaviors.same();
+        }
+
+        private void onPublish(Publish p) {
+            int slots = p.spec().slots(config.layout());
+            if (!SlotAccounting.fits(slots, sizing.totalSlots(), sizing.slots(), SlotAccounting.Purpose.PUBLISH)) {
+                int max = SlotAccounting.maxGrant(sizing.totalSlots(), sizing.slots(),
+                        SlotAccounting.Purpose.PUBLISH);
+                parts.traces().append(p.spec().key(), "HostCache", "Publish -> Oversize " + slots + " > " + max);
+                parts.counters().increment("publish.oversize");
+                parts.counters().increment("abandoned.oversize");
+                p.replyTo().tell(new PublishResult.Oversize(slots, max));
+                return;
             }
-        }
-        return this;
-    }
-
-    private void onLookup(Lookup l) {
-        if (disk == null) {
-            memory.tell(new MemoryTier.Lookup(l.namespace(), l.chain(), l.replyTo()));
-        } else {
-            getContext().spawnAnonymous(LookupTask.create(memory, disk, l.namespace(), l.chain(),
-                    config.layout().tokensPerRecord(), records.counters(), l.replyTo()));
-        }
-    }
-
-    private void onDrain(Drain d) {
-        if (spill == null) {
-            getContext().getLog().info("drain asked for, but there is no disk tier to drain to");
-            d.replyTo().tell(new SpillScheduler.DrainReport(0, 0, false));
-        } else {
-            spill.tell(new SpillScheduler.Drain(d.timeout(), d.replyTo()));
-        }
-    }
-
-    private void onPublish(Publish p) {
-        int slots = p.spec().slots(config.layout());
-        if (!SlotAccounting.fits(slots, sizing.totalSlots(), sizing.slots(), SlotAccounting.Purpose.PUBLISH)) {
-            int max = SlotAccounting.maxGrant(sizing.totalSlots(), sizing.slots(), SlotAccounting.Purpose.PUBLISH);
-            records.traces().append(p.spec().key(), "HostCache", "Publish -> Oversize " + slots + " > " + max);
-            records.reply(p.replyTo(), new PublishResult.Oversize(slots, max));
-            return;
-        }
-        memory.tell(new MemoryTier.Publish(p.spec(), p.snapshot(), p.replyTo()));
-    }
-
-    private void onListRecords(ListRecords l) {
-        if (l.tier() == null || l.tier() == Tier.MEMORY) {
-            memory.tell(new MemoryTier.ListRecords(l.namespace(), l.offset(), l.limit(), l.replyTo()));
-        } else {
-            l.replyTo().tell(RecordPage.empty(l.offset()));
+            catalog.tell(new Catalog.Publish(p.spec(), p.snapshot(), p.patience(), p.replyTo()));
         }
     }
 
@@ -316,77 +370,52 @@ public final class HostCache extends AbstractBehavior<HostCache.Command> {
         }
     }
 
-    private void onGetStatus(GetStatus g) {
-        Duration timeout = Duration.ofSeconds(5);
-        var scheduler = getContext().getSystem().scheduler();
-        CompletionStage<SlotPool.Stats> slots = AskPattern.ask(slotPool, SlotPool.GetStats::new, timeout, scheduler);
-        CompletionStage<MemoryTier.Stats> mem = AskPattern.ask(memory, MemoryTier.GetStats::new, timeout, scheduler);
-        CompletionStage<DiskTier.Stats> dsk = disk == null ? CompletableFuture.completedFuture(null)
-                : AskPattern.ask(disk, DiskTier.GetStats::new, timeout, scheduler);
-        getContext().pipeToSelf(slots.thenCombine(mem, (s, m) -> new StatusParts(s, m, null, g.replyTo()))
-                        .thenCombine(dsk, (p, d) -> new StatusParts(p.slots(), p.memory(), d, p.replyTo())),
-                (parts, failure) -> parts != null ? parts : new StatusParts(null, null, null, g.replyTo()));
-    }
-
-    private CacheStatus status(StatusParts s) {
-        Map<String, Long> counters = records.counters().snapshot();
-        if (s.slots() == null || s.memory() == null) {
-            return new CacheStatus(true, sizing.totalSlots(), sizing.slots(), -1, -1, -1, -1, counters, null);
-        }
-        return new CacheStatus(true, s.slots().total(), s.slots().intake(), s.slots().free(), s.slots().clean(),
-                s.memory().residentRecords(), s.memory().inFlight(), counters, s.disk() == null ? null
-                : new dev.selene.actors.api.DiskStatus(s.disk().records(), s.disk().bytes(), s.disk().capacityBytes(),
-                        s.disk().writesInFlight(), s.disk().readBytesPerSecond(), s.disk().readSamples()));
-    }
-
-    private Behavior<Command> onStop() {
-        host.close();
-        return this;
+    /** A node that could not start: it answers {@link WhenReady} with the reason and stops on anything else. */
+    private static Behavior<Command> refused(String reason) {
+        return Behaviors.receive(Command.class)
+                .onMessage(WhenReady.class, w -> {
+                    w.replyTo().tell(new Readiness(reason));
+                    return Behaviors.same();
+                })
+                .onMessage(Stop.class, s -> Behaviors.stopped())
+                .onAnyMessage(m -> Behaviors.same())
+                .build();
     }
 
     private static Behavior<Command> disabled(CacheCounters counters) {
         return Behaviors.receive(Command.class)
-                .onMessage(Publish.class, p -> {
-                    counters.increment("publish.disabled");
-                    p.replyTo().tell(new PublishResult.Disabled());
-                    return Behaviors.same();
-                })
-                .onMessage(Lookup.class, l -> {
-                    l.replyTo().tell(LookupResult.none());
-                    return Behaviors.same();
-                })
-                .onMessage(Restore.class, r -> {
-                    r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.DISABLED, "no tier is configured"));
-                    return Behaviors.same();
-                })
-                .onMessage(ReportAbandoned.class, a -> {
-                    onAbandoned(counters, null, a);
-                    return Behaviors.same();
-                })
-                .onMessage(ListRecords.class, l -> {
-                    l.replyTo().tell(RecordPage.empty(l.offset()));
-                    return Behaviors.same();
-                })
-                .onMessage(DescribeRecord.class, d -> {
-                    d.replyTo().tell(RecordDescription.absent(d.key()));
-                    return Behaviors.same();
-                })
-                .onMessage(EvictRecord.class, e -> {
-                    e.replyTo().tell(new EvictOutcome(EvictOutcome.Result.NOT_FOUND, 0));
-                    return Behaviors.same();
-                })
-                .onMessage(ExpireNow.class, x -> {
-                    x.replyTo().tell(new ExpiryReport(Tier.MEMORY, false, List.of()));
-                    return Behaviors.same();
-                })
-                .onMessage(Drain.class, d -> {
-                    d.replyTo().tell(new SpillScheduler.DrainReport(0, 0, false));
-                    return Behaviors.same();
-                })
-                .onMessage(GetStatus.class, g -> {
-                    g.replyTo().tell(new CacheStatus(false, 0, 0, 0, 0, 0, 0, counters.snapshot(), null));
+                .onMessage(Stop.class, s -> Behaviors.stopped())
+                .onMessage(Command.class, c -> {
+                    onDisabled(counters, c);
                     return Behaviors.same();
                 })
                 .build();
+    }
+
+    private static void onDisabled(CacheCounters counters, Command c) {
+        switch (c) {
+            case Publish p -> {
+                counters.increment("publish.disabled");
+                p.replyTo().tell(new PublishResult.Disabled());
+            }
+            case Lookup l -> l.replyTo().tell(LookupResult.miss("the cache is disabled"));
+            case Restore r -> r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.DISABLED,
+                    "no tier is configured"));
+            case ReportAbandoned a -> onAbandoned(counters, null, a);
+            case ListRecords l -> l.replyTo().tell(RecordPage.empty(l.offset()));
+            case DescribeRecord d -> d.replyTo().tell(RecordDescription.absent(d.key()));
+            case EvictRecord e -> e.replyTo().tell(new EvictOutcome(EvictOutcome.Result.NOT_FOUND, 0));
+            case ExpireNow x -> x.replyTo().tell(new ExpiryReport(Tier.MEMORY, false, List.of()));
+            case Drain d -> d.replyTo().tell(new DrainReport(0, 0, false));
+            case GetStatus g -> g.replyTo().tell(new CacheStatus(false, 0, 0, 0, 0, 0, 0, counters.snapshot(), null));
+            case WhenReady w -> w.replyTo().tell(new Readiness(null));
+            case CheckInvariants check -> check.replyTo().tell("");
+            case Stop s -> { }
+            case Mapped m -> { }
+            case Ready r -> { }
+            case StartFailed f -> { }
+            case ChildStopped s -> { }
+            case SlotStats s -> { }
+        }
     }
 }

@@ -2,7 +2,8 @@ package dev.selene.actors.record;
 
 import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.RetryReason;
-import dev.selene.actors.memory.MemoryTier;
+import dev.selene.actors.catalog.Catalog;
+import dev.selene.actors.disk.DiskStore;
 import dev.selene.actors.slots.SlotPool;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -16,19 +17,32 @@ import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One in-flight publication: allocate its slots, copy it from the GPU snapshot, hand it to the memory tier.
- * It stops when the record is at rest in the tier's index, or when the publication ends without it.
+ * One record in flight, from its publication to at rest: allocate its slots (waiting in line for them while the
+ * caller's snapshot lease lasts), copy it from the GPU snapshot, hand it to the catalog as resident; then, when a
+ * durable tier exists, stay until the catalog asks for its spill, write it (retrying a failed write once unless
+ * the disk is full) and report the commit. It stops when the record is at rest: resident on a memory-only node,
+ * committed otherwise, or gone.
  *
- * <p>The slots stay leased until the copy has completed, whatever happens to the actor: the memory tier learns
- * the lease and the copy's completion before anything can fail.
+ * <p>The slots stay leased until the copy has completed, whatever happens to the actor: the catalog learns the
+ * lease and the copy's completion before anything can fail. Once resident, the slots are the catalog's.
  */
 public final class RecordActor {
 
-    /** The protocol (all internal: the actor drives itself from replies and copy completions). */
+    /** The protocol. */
     public sealed interface Command {
+    }
+
+    /** From the catalog: write the record from {@code slots} (pinned until the commit is reported). */
+    public record Spill(SlotList slots) implements Command {
+    }
+
+    /** From the catalog: the record left memory while parked (dropped, expired, evicted); stop. */
+    public enum Dropped implements Command {
+        INSTANCE
     }
 
     private record SlotsReply(SlotPool.AllocateReply reply) implements Command {
@@ -37,81 +51,157 @@ public final class RecordActor {
     private record CopyFinished(Throwable failure) implements Command {
     }
 
+    private record WriteAnswered(DiskStore.WriteReply reply) implements Command {
+    }
+
+    private enum LeaseEnded implements Command {
+        INSTANCE
+    }
+
     private RecordActor() {
     }
 
-    /** The behaviour of a publication of {@code spec} from {@code snapshot}. */
+    /**
+     * The behaviour of a publication of {@code spec} from {@code snapshot}. With a positive {@code patience} it
+     * waits in line for slots that long (the caller's snapshot lease) and is then abandoned; with zero it is told
+     * {@code Retry(no_space)} at once when no slots are free.
+     */
     public static Behavior<Command> publish(RecordContext records, RecordSpec spec, DevicePlacement snapshot,
-                                            ActorRef<PublishResult> replyTo, ActorRef<MemoryTier.Command> tier) {
-        return Behaviors.setup(ctx -> {
+                                            Duration patience, ActorRef<PublishResult> replyTo,
+                                            ActorRef<Catalog.Command> catalog, ActorRef<DiskStore.Command> disk) {
+        return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             RecordKey key = spec.key();
             int slots = spec.slots(records.layout());
-            records.traces().append(key, "RecordActor", "Publish: allocate " + slots + " slots");
+            boolean waits = patience.isPositive();
+            records.traces().append(key, "RecordActor", "Publish: allocate " + slots + " slots"
+                    + (waits ? " (waiting up to " + patience.toMillis() + " ms)" : ""));
             ActorRef<SlotPool.AllocateReply> adapter = ctx.messageAdapter(SlotPool.AllocateReply.class,
                     SlotsReply::new);
-            records.slotPool().tell(new SlotPool.Allocate(key, slots, Purpose.PUBLISH, adapter));
-            return allocating(ctx, records, spec, snapshot, replyTo, tier);
-        });
+            records.slotPool().tell(new SlotPool.Allocate(key, slots, Purpose.PUBLISH, waits, adapter));
+            if (waits) {
+                timers.startSingleTimer(LeaseEnded.INSTANCE, patience);
+            }
+            Phase p = new Phase(ctx, records, spec, replyTo, catalog, disk);
+            return p.allocating(snapshot, false);
+        }));
     }
 
-    private static Behavior<Command> allocating(ActorContext<Command> ctx, RecordContext records, RecordSpec spec,
-                                                DevicePlacement snapshot, ActorRef<PublishResult> replyTo,
-                                                ActorRef<MemoryTier.Command> tier) {
-        RecordKey key = spec.key();
-        return Behaviors.receive(Command.class)
-                .onMessage(SlotsReply.class, r -> switch (r.reply()) {
-                    case SlotPool.Allocated a -> startCopy(ctx, records, spec, snapshot, a.slots(), replyTo, tier);
-                    case SlotPool.Short s -> {
-                        tier.tell(new MemoryTier.RecordEnded(key));
-                        records.reply(replyTo, new PublishResult.Retry(RetryReason.NO_SPACE));
-                        yield Behaviors.stopped();
-                    }
-                    case SlotPool.Oversize o -> {
-                        tier.tell(new MemoryTier.RecordEnded(key));
-                        records.reply(replyTo, new PublishResult.Oversize(o.slots(), o.maxSlots()));
-                        yield Behaviors.stopped();
-                    }
-                })
-                .build();
+    /** The behaviour of a resident dirty record that has no actor yet (restored, or its file went): spill only. */
+    public static Behavior<Command> resident(RecordContext records, RecordSpec spec,
+                                             ActorRef<Catalog.Command> catalog, ActorRef<DiskStore.Command> disk) {
+        return Behaviors.setup(ctx -> new Phase(ctx, records, spec, null, catalog, disk).parked());
     }
 
-    private static Behavior<Command> startCopy(ActorContext<Command> ctx, RecordContext records, RecordSpec spec,
-                                               DevicePlacement snapshot, SlotList slots,
-                                               ActorRef<PublishResult> replyTo, ActorRef<MemoryTier.Command> tier) {
-        RecordKey key = spec.key();
-        // The lease is known to the tier before anything can fail, so that a crash of this actor frees the slots.
-        tier.tell(new MemoryTier.RecordLeased(key, slots, null));
-        CompletableFuture<Void> copy;
-        long bytes;
-        try {
-            CopyPlan plan = CopyPlans.forRecord(records.layout(), records.host(), slots, snapshot, spec.hasRow());
-            bytes = plan.totalBytes();
-            copy = records.copier().copyToHost(plan);
-        } catch (RuntimeException e) {
-            return fail(records, key, slots, replyTo, tier, "bad_snapshot", e);
+    /** The states of one record, sharing what they all need. */
+    private record Phase(ActorContext<Command> ctx, RecordContext records, RecordSpec spec,
+                         ActorRef<PublishResult> replyTo, ActorRef<Catalog.Command> catalog,
+                         ActorRef<DiskStore.Command> disk) {
+
+        RecordKey key() {
+            return spec.key();
         }
-        records.traces().append(key, "RecordActor", "Copy D2H started: " + bytes + " bytes");
-        tier.tell(new MemoryTier.RecordLeased(key, slots, copy));
-        ctx.pipeToSelf(copy, (v, failure) -> new CopyFinished(failure));
-        return Behaviors.receive(Command.class)
-                .onMessage(CopyFinished.class, f -> {
-                    if (f.failure() != null) {
-                        return fail(records, key, slots, replyTo, tier, "copy_failed", f.failure());
-                    }
-                    records.traces().append(key, "RecordActor", "Copy D2H done");
-                    tier.tell(new MemoryTier.RecordResident(spec, slots, bytes, replyTo));
-                    return Behaviors.stopped();
-                })
-                .build();
-    }
 
-    private static Behavior<Command> fail(RecordContext records, RecordKey key, SlotList slots,
-                                          ActorRef<PublishResult> replyTo, ActorRef<MemoryTier.Command> tier,
-                                          String reason, Throwable cause) {
-        records.slotPool().tell(new SlotPool.Release(slots, false));
-        tier.tell(new MemoryTier.RecordEnded(key));
-        records.traces().append(key, "RecordActor", "Failed (" + reason + "): " + cause.getMessage());
-        records.reply(replyTo, new PublishResult.Failed(reason, String.valueOf(cause.getMessage())));
-        return Behaviors.stopped();
+        Behavior<Command> allocating(DevicePlacement snapshot, boolean leaseEnded) {
+            return Behaviors.receive(Command.class)
+                    .onMessage(SlotsReply.class, r -> switch (r.reply()) {
+                        case SlotPool.Allocated a when leaseEnded -> {
+                            records.slotPool().tell(new SlotPool.Release(a.slots(), false));
+                            yield abandoned();
+                        }
+                        case SlotPool.Allocated a -> startCopy(snapshot, a.slots());
+                        case SlotPool.Cancelled c -> abandoned();
+                        case SlotPool.Short s -> ended(new PublishResult.Retry(RetryReason.NO_SPACE));
+                        case SlotPool.Oversize o -> ended(new PublishResult.Oversize(o.slots(), o.maxSlots()));
+                    })
+                    .onMessage(LeaseEnded.class, t -> {
+                        if (leaseEnded) {
+                            return Behaviors.same();
+                        }
+                        records.slotPool().tell(new SlotPool.Cancel(key(), Purpose.PUBLISH));
+                        return allocating(snapshot, true);
+                    })
+                    .build();
+        }
+
+        private Behavior<Command> abandoned() {
+            records.traces().append(key(), "RecordActor", "Abandoned: the snapshot lease ended while waiting "
+                    + "for slots (no_space)");
+            records.counters().increment("abandoned." + RetryReason.NO_SPACE.label());
+            return ended(new PublishResult.Abandoned(RetryReason.NO_SPACE.label()));
+        }
+
+        private Behavior<Command> ended(PublishResult result) {
+            catalog.tell(new Catalog.PublicationEnded(key()));
+            records.reply(replyTo, result);
+            return Behaviors.stopped();
+        }
+
+        private Behavior<Command> startCopy(DevicePlacement snapshot, SlotList slots) {
+            // The lease is known to the catalog before anything can fail, so that a crash frees the slots.
+            catalog.tell(new Catalog.Leased(key(), slots, null));
+            CompletableFuture<Void> copy;
+            long bytes;
+            try {
+                CopyPlan plan = CopyPlans.forRecord(records.layout(), records.host(), slots, snapshot, spec.hasRow());
+                bytes = plan.totalBytes();
+                copy = records.copier().copyToHost(plan);
+            } catch (RuntimeException e) {
+                return failCopy(slots, "bad_snapshot", e);
+            }
+            records.traces().append(key(), "RecordActor", "Copy D2H started: " + bytes + " bytes");
+            catalog.tell(new Catalog.Leased(key(), slots, copy));
+            ctx.pipeToSelf(copy, (v, failure) -> new CopyFinished(failure));
+            return Behaviors.receive(Command.class)
+                    .onMessage(CopyFinished.class, f -> {
+                        if (f.failure() != null) {
+                            return failCopy(slots, "copy_failed", f.failure());
+                        }
+                        records.traces().append(key(), "RecordActor", "Copy D2H done");
+                        catalog.tell(new Catalog.Resident(spec, slots, bytes, replyTo, ctx.getSelf()));
+                        return disk == null ? Behaviors.stopped() : parked();
+                    })
+                    .onMessage(LeaseEnded.class, t -> Behaviors.same())
+                    .build();
+        }
+
+        private Behavior<Command> failCopy(SlotList slots, String reason, Throwable cause) {
+            records.slotPool().tell(new SlotPool.Release(slots, false));
+            records.traces().append(key(), "RecordActor", "Failed (" + reason + "): " + cause.getMessage());
+            records.counters().increment("abandoned." + reason);
+            catalog.tell(new Catalog.PublicationEnded(key()));
+            records.reply(replyTo, new PublishResult.Failed(reason, String.valueOf(cause.getMessage())));
+            return Behaviors.stopped();
+        }
+
+        Behavior<Command> parked() {
+            return Behaviors.receive(Command.class)
+                    .onMessage(Spill.class, s -> writing(s.slots(), 1))
+                    .onMessage(Dropped.class, d -> Behaviors.stopped())
+                    .onMessage(LeaseEnded.class, t -> Behaviors.same())
+                    .build();
+        }
+
+        private Behavior<Command> writing(SlotList slots, int attempt) {
+            records.traces().append(key(), "RecordActor", "Spill: write " + (attempt == 1 ? "started"
+                    : "retried"));
+            disk.tell(new DiskStore.Write(spec, slots, ctx.messageAdapter(DiskStore.WriteReply.class,
+                    WriteAnswered::new)));
+            return Behaviors.receive(Command.class)
+                    .onMessage(WriteAnswered.class, w -> switch (w.reply()) {
+                        case DiskStore.Written ok -> {
+                            catalog.tell(new Catalog.Committed(key(), ok.bytes(), ok.nanos()));
+                            yield Behaviors.stopped();
+                        }
+                        case DiskStore.WriteFailed f when !f.diskFull() && attempt == 1 -> writing(slots, 2);
+                        case DiskStore.WriteFailed f -> {
+                            records.traces().append(key(), "RecordActor", "Spill given up: " + f.reason());
+                            catalog.tell(new Catalog.WriteGivenUp(key(), f.diskFull(), f.reason()));
+                            yield Behaviors.stopped();
+                        }
+                    })
+                    .onMessage(Dropped.class, d -> Behaviors.same())
+                    .onMessage(LeaseEnded.class, t -> Behaviors.same())
+                    .build();
+        }
     }
 }

@@ -1,12 +1,10 @@
 package dev.selene.actors.restore;
 
 import dev.selene.actors.api.RestoreResult;
-import dev.selene.actors.disk.DiskTier;
-import dev.selene.actors.memory.MemoryTier;
+import dev.selene.actors.catalog.Catalog;
+import dev.selene.actors.disk.DiskStore;
 import dev.selene.actors.record.RecordContext;
 import dev.selene.actors.slots.SlotPool;
-import dev.selene.engine.cost.RestoreCost;
-import dev.selene.engine.disk.DiskIndex;
 import dev.selene.engine.index.ChainMatch;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -16,10 +14,12 @@ import dev.selene.transport.gpu.CopyPlans;
 import dev.selene.transport.gpu.DevicePlacement;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.PostStop;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,10 +27,13 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One restore (B14-B16): find the match across memory and disk, refuse it when reading its disk part is
- * estimated slower than recomputing (B15), pin the memory part, read the disk part into staging slots in waves
- * of parallel reads (each wave timed as one transfer for the bandwidth estimator), copy every record to its
- * device placement, then unpin and release.
+ * One restore of a match the catalog chose, costed and pinned (B14-B16): copy the memory part to the device at
+ * once, read the disk part into staging slots in waves of parallel reads (each wave timed as one transfer and
+ * reported to the catalog's bandwidth estimator), copy it to the device, then hand the staged records to the
+ * catalog (they stay resident, clean) and report the use.
+ *
+ * <p>Staging slots are asked for in line with everyone else and granted by message; a wave that gets none within
+ * {@link #STAGING_PATIENCE} ends the match before its first record.
  */
 public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
 
@@ -38,19 +41,14 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     public sealed interface Command {
     }
 
-    private record MemoryLocated(MemoryTier.Resident resident) implements Command {
-    }
-
-    private record DiskLocated(DiskTier.Located located) implements Command {
-    }
-
-    private record PinnedReply(MemoryTier.Pinned pinned) implements Command {
+    /** One record of the match: its spec, and its pinned slots when it comes from memory (null: from disk). */
+    public record Part(RecordSpec spec, SlotList memorySlots) {
     }
 
     private record Staged(int position, SlotPool.AllocateReply reply) implements Command {
     }
 
-    private record ReadAnswered(DiskTier.ReadReply reply) implements Command {
+    private record ReadAnswered(DiskStore.ReadReply reply) implements Command {
     }
 
     private record CopiesFinished(Throwable failure) implements Command {
@@ -59,88 +57,79 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     private record WaveCopied(Throwable failure) implements Command {
     }
 
-    private record RetryWave() implements Command {
+    private enum MemoryCopied implements Command {
+        INSTANCE
     }
 
-    private record MemoryCopied() implements Command {
+    private enum StagingTimeout implements Command {
+        INSTANCE
     }
 
-    /** How often a wave that got no staging slots is asked again, and for how long at most. */
-    static final Duration STAGING_RETRY_DELAY = Duration.ofMillis(2);
-    static final Duration STAGING_PATIENCE = Duration.ofSeconds(5);
-    /**
-     * The slot pool always answers; a grant arriving after this timeout would go to a dead ask and leak its slots,
-     * so the timeout is far beyond any real wait.
-     */
-    static final Duration STAGING_ASK_TIMEOUT = Duration.ofMinutes(5);
+    /** How long a wave waits for staging slots before the match is cut short before it. */
+    public static final Duration STAGING_PATIENCE = Duration.ofSeconds(5);
+
+    /** Far beyond the patience: the pool answers every staging request, with a grant or Cancelled. */
+    static final Duration STAGING_ASK_TIMEOUT = STAGING_PATIENCE.plusMinutes(5);
 
     /** Disk reads in flight at once in one wave. */
     public static final int READS_PER_WAVE = 4;
 
     private final RecordContext records;
-    private final ActorRef<MemoryTier.Command> memory;
-    private final ActorRef<DiskTier.Command> disk;
-    private final String namespace;
-    private final long[] chain;
+    private final ActorRef<Catalog.Command> catalog;
+    private final ActorRef<DiskStore.Command> disk;
+    private final TimerScheduler<Command> timers;
+    private final List<Part> parts;
     private final List<DevicePlacement> targets;
-    private final long recomputeNanos;
     private final ActorRef<RestoreResult> replyTo;
-
-    private List<RecordSpec> resident;
-    private DiskTier.Located onDisk;
-    private int depth;
-    private MemoryTier.PinnedRecord[] pinned;
-    private SlotList[] staging;
-    private boolean[] readOk;
-    private final java.util.LinkedList<Integer> pending = new java.util.LinkedList<>();
+    private final SlotList[] staging;
+    private final boolean[] readOk;
+    private final ArrayList<Integer> pending = new ArrayList<>();
     private final List<Integer> wave = new ArrayList<>();
     private final List<CompletableFuture<Void>> copies = new ArrayList<>();
+    private final List<RecordKey> readFromDisk = new ArrayList<>();
+    private int depth;
     private int waveAsked;
     private int waveAnswers;
-    private long stagingSinceNanos;
+    private boolean waveTimedOut;
     private boolean unpinned;
+    private boolean finished;
     private int readsPending;
     private long waveStartNanos;
     private long waveBytes;
-    private long diskBytes;
-
-    private RestoreTask(ActorContext<Command> ctx, RecordContext records, ActorRef<MemoryTier.Command> memory,
-                        ActorRef<DiskTier.Command> disk, String namespace, long[] chain,
-                        List<DevicePlacement> targets, Duration recompute, ActorRef<RestoreResult> replyTo) {
-        super(ctx);
-        this.records = records;
-        this.memory = memory;
-        this.disk = disk;
-        this.namespace = namespace;
-        this.chain = chain;
-        this.targets = targets;
-        this.recomputeNanos = recompute.toNanos();
-        this.replyTo = replyTo;
-        memory.tell(new MemoryTier.Locate(namespace, chain,
-                ctx.messageAdapter(MemoryTier.Resident.class, MemoryLocated::new)));
-        if (disk != null) {
-            disk.tell(new DiskTier.Locate(namespace, chain,
-                    ctx.messageAdapter(DiskTier.Located.class, DiskLocated::new)));
-        }
-    }
+    private long copiedBytes;
 
     /**
-     * Restores the match of {@code chain} to {@code targets} (one device placement per chain record); {@code disk}
-     * is null when the node has no disk tier.
+     * Restores {@code parts} (the match, root first; its memory part pinned for this task) to {@code targets};
+     * {@code disk} is null when the node has no disk tier.
      */
-    public static Behavior<Command> create(RecordContext records, ActorRef<MemoryTier.Command> memory,
-                                           ActorRef<DiskTier.Command> disk, String namespace, long[] chain,
-                                           List<DevicePlacement> targets, Duration recompute,
-                                           ActorRef<RestoreResult> replyTo) {
-        return Behaviors.setup(ctx -> new RestoreTask(ctx, records, memory, disk, namespace, chain, targets,
-                recompute, replyTo));
+    public static Behavior<Command> create(RecordContext records, ActorRef<Catalog.Command> catalog,
+                                           ActorRef<DiskStore.Command> disk, List<Part> parts,
+                                           List<DevicePlacement> targets, ActorRef<RestoreResult> replyTo) {
+        return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new RestoreTask(ctx, timers, records, catalog,
+                disk, parts, targets, replyTo).start()));
+    }
+
+    private RestoreTask(ActorContext<Command> ctx, TimerScheduler<Command> timers, RecordContext records,
+                        ActorRef<Catalog.Command> catalog, ActorRef<DiskStore.Command> disk, List<Part> parts,
+                        List<DevicePlacement> targets, ActorRef<RestoreResult> replyTo) {
+        super(ctx);
+        this.timers = timers;
+        this.records = records;
+        this.catalog = catalog;
+        this.disk = disk;
+        this.parts = parts;
+        this.targets = targets;
+        this.replyTo = replyTo;
+        this.depth = parts.size();
+        this.staging = new SlotList[parts.size()];
+        this.readOk = new boolean[parts.size()];
     }
 
     @Override
     public Receive<Command> createReceive() {
         return newReceiveBuilder()
                 .onMessage(Command.class, this::onCommand)
-                .onSignal(org.apache.pekko.actor.typed.PostStop.class, s -> {
+                .onSignal(PostStop.class, s -> {
                     releaseAll(); // after finish() this finds nothing; after a crash it frees pins and staging
                     return this;
                 })
@@ -149,149 +138,80 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
 
     private Behavior<Command> onCommand(Command command) {
         return switch (command) {
-            case MemoryLocated m -> {
-                resident = m.resident().specs();
-                yield located();
-            }
-            case DiskLocated d -> {
-                onDisk = d.located();
-                yield located();
-            }
-            case PinnedReply p -> onPinned(p.pinned());
             case Staged s -> onStaged(s);
+            case StagingTimeout t -> onStagingTimeout();
             case ReadAnswered r -> onRead(r.reply());
             case CopiesFinished f -> onCopied(f.failure());
             case WaveCopied w -> onWaveCopied(w.failure());
-            case RetryWave r -> nextWave();
-            case MemoryCopied m -> onMemoryCopied();
+            case MemoryCopied m -> {
+                unpinMemory();
+                yield this;
+            }
         };
     }
 
-    private RecordSpec spec(int i) {
-        RecordSpec m = resident.get(i);
-        if (m != null) {
-            return m;
-        }
-        DiskIndex.Entry e = onDisk == null ? null : onDisk.entries().get(i);
-        return e == null ? null : e.spec();
-    }
-
-    private boolean onDisk(int i) {
-        return onDisk != null && onDisk.entries().get(i) != null;
-    }
-
-    private Behavior<Command> located() {
-        if (resident == null || (disk != null && onDisk == null)) {
-            return this;
-        }
-        depth = ChainMatch.depth(chain.length, i -> spec(i) != null, i -> spec(i).hasRow());
-        if (depth == 0) {
-            records.counters().increment("restore.miss");
-            replyTo.tell(RestoreResult.of(RestoreResult.Outcome.MISS, ""));
-            return Behaviors.stopped();
-        }
-        if (targets.size() < depth) {
-            records.counters().increment("restore.failed");
-            replyTo.tell(RestoreResult.of(RestoreResult.Outcome.FAILED, "restore of " + depth + " records got only "
-                    + targets.size() + " device placements"));
-            return Behaviors.stopped();
-        }
-        List<RecordKey> keys = new ArrayList<>(depth);
-        for (int i = 0; i < depth; i++) {
-            keys.add(resident.get(i) == null ? null : resident.get(i).key());
-        }
-        memory.tell(new MemoryTier.PinKeys(keys, getContext().messageAdapter(MemoryTier.Pinned.class,
-                PinnedReply::new)));
-        return this;
-    }
-
-    private Behavior<Command> onPinned(MemoryTier.Pinned reply) {
-        pinned = reply.records().toArray(MemoryTier.PinnedRecord[]::new);
-        // A record may have left memory between the lookup and the pin; the disk copy (if any) stands in.
-        depth = ChainMatch.depth(depth, i -> pinned[i] != null || onDisk(i), i -> spec(i).hasRow());
-        for (int i = 0; i < depth; i++) {
-            if (pinned[i] == null) {
-                pending.add(i);
-                diskBytes += records.layout().recordBytes(spec(i).hasRow());
-            }
-        }
-        if (depth == 0) {
-            return finish(RestoreResult.of(RestoreResult.Outcome.MISS, ""), "restore.miss");
-        }
-        if (!pending.isEmpty()) {
-            double bytesPerSecond = onDisk.readBytesPerSecond();
-            long estimate = (long) (diskBytes / bytesPerSecond * 1e9);
-            if (RestoreCost.refuse(estimate, recomputeNanos)) {
-                return finish(RestoreResult.of(RestoreResult.Outcome.REFUSED, String.format(java.util.Locale.ROOT,
-                        "reading %d bytes from disk is estimated at %.1f ms (%.2f GB/s) > recompute %.1f ms",
-                        diskBytes, estimate / 1e6, bytesPerSecond / 1e9, recomputeNanos / 1e6)), "restore.refused");
-            }
-        }
-        staging = new SlotList[depth];
-        readOk = new boolean[depth];
+    private Behavior<Command> start() {
         try {
             for (int i = 0; i < depth; i++) {
-                if (pinned[i] != null) {
-                    copies.add(copy(i, pinned[i].slots()));
-                    fromMemory++;
+                if (fromMemory(i)) {
+                    copies.add(copy(i, parts.get(i).memorySlots()));
+                } else {
+                    pending.add(i);
                 }
             }
         } catch (RuntimeException e) {
             return failAfterCopies(e);
         }
-        // The memory part is unpinned as soon as it is on the device, so that on a small pool its slots can
-        // be dropped to make room for staging the disk part.
         if (!pending.isEmpty()) {
-            List<CompletableFuture<Void>> memoryCopies = List.copyOf(copies);
-            getContext().pipeToSelf(done(memoryCopies), (v, failure) -> new MemoryCopied());
+            // The memory part is unpinned as soon as it is on the device, so that on a small pool its slots can
+            // be dropped to make room for staging the disk part.
+            getContext().pipeToSelf(done(List.copyOf(copies)), (v, failure) -> MemoryCopied.INSTANCE);
         }
         return nextWave();
     }
 
-    private Behavior<Command> onMemoryCopied() {
-        unpinMemory();
-        return this;
+    private boolean fromMemory(int i) {
+        return parts.get(i).memorySlots() != null;
     }
 
-    private void unpinMemory() {
-        if (pinned == null || unpinned) {
-            return;
-        }
-        unpinned = true;
-        List<RecordKey> keys = new ArrayList<>();
-        for (MemoryTier.PinnedRecord p : pinned) {
-            if (p != null) {
-                keys.add(p.spec().key());
-            }
-        }
-        memory.tell(new MemoryTier.Unpin(keys));
+    private RecordSpec spec(int i) {
+        return parts.get(i).spec();
     }
 
     /**
      * Stages, reads and copies the next wave of disk records: up to {@link #READS_PER_WAVE} at once, as many as
-     * staging slots allow (at least one), so a chain larger than the pool still streams through it.
+     * staging slots allow, so a chain larger than the pool still streams through it.
      */
     private Behavior<Command> nextWave() {
         pending.removeIf(i -> i >= depth);
         if (pending.isEmpty()) {
-            getContext().pipeToSelf(done(copies),
-                    (v, failure) -> new CopiesFinished(failure));
+            getContext().pipeToSelf(done(copies), (v, failure) -> new CopiesFinished(failure));
             return this;
         }
         wave.clear();
         waveAsked = Math.min(READS_PER_WAVE, pending.size());
         waveAnswers = 0;
-        int n = 0;
-        for (int i : pending) {
-            if (n++ == waveAsked) {
-                break;
-            }
+        waveTimedOut = false;
+        for (int n = 0; n < waveAsked; n++) {
+            int i = pending.get(n);
             RecordSpec s = spec(i);
-            // One ask per record: a message adapter is one per reply class, so it could not tell the replies
-            // apart by position.
+            // One ask per record: a message adapter is one per reply class, so it could not tell the replies apart
+            // by position. The pool always answers (a grant, or Cancelled after the patience runs out).
             getContext().ask(SlotPool.AllocateReply.class, records.slotPool(), STAGING_ASK_TIMEOUT,
-                    replyTo -> new SlotPool.Allocate(s.key(), s.slots(records.layout()), Purpose.STAGING, replyTo),
+                    r -> new SlotPool.Allocate(s.key(), s.slots(records.layout()), Purpose.STAGING, true, r),
                     (reply, failure) -> new Staged(i, reply));
+        }
+        timers.startSingleTimer(StagingTimeout.INSTANCE, STAGING_PATIENCE);
+        return this;
+    }
+
+    private Behavior<Command> onStagingTimeout() {
+        waveTimedOut = true;
+        for (int n = 0; n < waveAsked; n++) {
+            int i = pending.get(n);
+            if (staging[i] == null) {
+                records.slotPool().tell(new SlotPool.Cancel(spec(i).key(), Purpose.STAGING));
+            }
         }
         return this;
     }
@@ -304,41 +224,46 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         if (++waveAnswers < waveAsked) {
             return this;
         }
-        if (wave.isEmpty()) {
-            if (stagingSinceNanos == 0) {
-                stagingSinceNanos = System.nanoTime();
+        timers.cancel(StagingTimeout.INSTANCE);
+        if (waveTimedOut || wave.size() < waveAsked) {
+            // Records without staging end the match before the first of them; the rest of the wave is read.
+            for (int n = 0; n < waveAsked; n++) {
+                int i = pending.get(n);
+                if (staging[i] == null) {
+                    truncate(i);
+                    break;
+                }
             }
-            if (System.nanoTime() - stagingSinceNanos > STAGING_PATIENCE.toNanos()) {
-                // No staging slots for a long while: the match ends before the first record not read.
-                truncate(pending.getFirst());
-                return nextWave();
-            }
-            getContext().scheduleOnce(STAGING_RETRY_DELAY, getContext().getSelf(), new RetryWave());
-            return this;
         }
-        stagingSinceNanos = 0;
-        pending.removeAll(wave);
+        pending.subList(0, waveAsked).clear();
+        wave.sort(Integer::compare);
+        if (wave.isEmpty()) {
+            return nextWave();
+        }
         waveStartNanos = System.nanoTime();
         waveBytes = 0;
         readsPending = wave.size();
-        ActorRef<DiskTier.ReadReply> adapter = getContext().messageAdapter(DiskTier.ReadReply.class,
+        ActorRef<DiskStore.ReadReply> adapter = getContext().messageAdapter(DiskStore.ReadReply.class,
                 ReadAnswered::new);
         for (int i : wave) {
-            disk.tell(new DiskTier.Read(spec(i).key(), staging[i], adapter));
+            disk.tell(new DiskStore.Read(spec(i).key(), staging[i], adapter));
         }
         return this;
     }
 
-    private Behavior<Command> onRead(DiskTier.ReadReply reply) {
+    private Behavior<Command> onRead(DiskStore.ReadReply reply) {
         switch (reply) {
-            case DiskTier.ReadDone d -> {
+            case DiskStore.ReadDone d -> {
                 waveBytes += d.bytes();
                 readOk[indexOf(d.key())] = true;
             }
-            case DiskTier.ReadFailed f -> {
+            case DiskStore.ReadFailed f -> {
                 int failedAt = indexOf(f.key());
                 if (failedAt >= 0) {
                     truncate(failedAt);
+                }
+                if (f.fileLost()) {
+                    catalog.tell(new Catalog.FileLost(f.key()));
                 }
             }
         }
@@ -346,22 +271,20 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
             return this;
         }
         if (waveBytes > 0) {
-            disk.tell(new DiskTier.Sample(waveBytes, System.nanoTime() - waveStartNanos));
+            catalog.tell(new Catalog.ReadSample(waveBytes, System.nanoTime() - waveStartNanos));
         }
         List<CompletableFuture<Void>> waveCopies = new ArrayList<>();
         try {
             for (int i : wave) {
                 if (i < depth && readOk[i]) {
                     waveCopies.add(copy(i, staging[i]));
-                    fromDisk++;
                 }
             }
         } catch (RuntimeException e) {
             copies.addAll(waveCopies);
             return failAfterCopies(e);
         }
-        getContext().pipeToSelf(done(waveCopies),
-                (v, failure) -> new WaveCopied(failure));
+        getContext().pipeToSelf(done(waveCopies), (v, failure) -> new WaveCopied(failure));
         return this;
     }
 
@@ -373,7 +296,8 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
             if (failure == null && i < depth && readOk[i]) {
                 // A prefix restored once is likely to be restored again: its verified copy stays in memory as a
                 // clean record (dropped first when room is needed) instead of being read from disk next time.
-                memory.tell(new MemoryTier.AdoptRestored(spec(i), staging[i]));
+                catalog.tell(new Catalog.AdoptRestored(spec(i), staging[i]));
+                readFromDisk.add(spec(i).key());
             } else {
                 records.slotPool().tell(new SlotPool.Release(staging[i], false));
             }
@@ -382,15 +306,12 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         if (failure != null) {
             return failAfterCopies(failure);
         }
-        if (depth == 0) {
-            return finish(RestoreResult.of(RestoreResult.Outcome.FAILED, "disk read failed"), "restore.failed");
-        }
         return nextWave();
     }
 
     private int indexOf(RecordKey key) {
-        for (int i = 0; i < staging.length; i++) {
-            if (spec(i) != null && spec(i).key().equals(key)) {
+        for (int i = 0; i < parts.size(); i++) {
+            if (spec(i).key().equals(key)) {
                 return i;
             }
         }
@@ -407,7 +328,7 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         var plan = CopyPlans.forRecord(records.layout(), records.host(), slots, targets.get(i), s.hasRow());
         copiedBytes += plan.totalBytes();
         records.traces().append(s.key(), "RestoreTask", "Copy H2D started (from "
-                + (pinned[i] != null ? "memory" : "disk") + ")");
+                + (fromMemory(i) ? "memory" : "disk") + ")");
         return records.copier().copyToDevice(plan);
     }
 
@@ -421,14 +342,9 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
 
     /** Waits for every copy already started (they read slots), then fails the restore. */
     private Behavior<Command> failAfterCopies(Throwable cause) {
-        getContext().pipeToSelf(done(copies),
-                (v, failure) -> new CopiesFinished(cause));
+        getContext().pipeToSelf(done(copies), (v, failure) -> new CopiesFinished(cause));
         return this;
     }
-
-    private int fromMemory;
-    private int fromDisk;
-    private long copiedBytes;
 
     private Behavior<Command> onCopied(Throwable failure) {
         if (failure != null) {
@@ -438,12 +354,10 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         if (depth == 0) {
             return finish(RestoreResult.of(RestoreResult.Outcome.FAILED, "disk read failed"), "restore.failed");
         }
-        for (int i = 0; i < depth; i++) {
-            records.traces().append(spec(i).key(), "RestoreTask", "Copy H2D done");
-        }
         int memoryInMatch = 0;
         for (int i = 0; i < depth; i++) {
-            if (pinned[i] != null) {
+            records.traces().append(spec(i).key(), "RestoreTask", "Copy H2D done");
+            if (fromMemory(i)) {
                 memoryInMatch++;
             }
         }
@@ -455,23 +369,44 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
                 depth - memoryInMatch, 0, copiedBytes, ""), depth > memoryInMatch ? "restore.disk" : "restore.memory");
     }
 
-    /** Unpins, releases staging slots, counts and answers. */
+    /** Unpins, releases staging slots, counts, reports the use and answers. */
     private Behavior<Command> finish(RestoreResult result, String counter) {
         releaseAll();
+        if (result.outcome() == RestoreResult.Outcome.RESTORED) {
+            catalog.tell(new Catalog.Used(spec(depth - 1).key(), List.copyOf(readFromDisk)));
+        }
         records.counters().increment(counter);
         replyTo.tell(result);
         return Behaviors.stopped();
     }
 
+    private void unpinMemory() {
+        if (unpinned) {
+            return;
+        }
+        unpinned = true;
+        List<RecordKey> keys = new ArrayList<>();
+        for (int i = 0; i < parts.size(); i++) {
+            if (fromMemory(i)) {
+                keys.add(spec(i).key());
+            }
+        }
+        if (!keys.isEmpty()) {
+            catalog.tell(new Catalog.Unpin(keys));
+        }
+    }
+
     /** Unpins the memory part and releases every staging slot still held; idempotent. */
     private void releaseAll() {
+        if (finished) {
+            return;
+        }
+        finished = true;
         unpinMemory();
-        if (staging != null) {
-            for (int i = 0; i < staging.length; i++) {
-                if (staging[i] != null) {
-                    records.slotPool().tell(new SlotPool.Release(staging[i], false));
-                    staging[i] = null;
-                }
+        for (int i = 0; i < staging.length; i++) {
+            if (staging[i] != null) {
+                records.slotPool().tell(new SlotPool.Release(staging[i], false));
+                staging[i] = null;
             }
         }
     }

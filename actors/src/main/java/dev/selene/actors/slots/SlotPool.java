@@ -11,17 +11,19 @@ import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
-import org.apache.pekko.actor.typed.javadsl.StashBuffer;
 
+import java.util.ArrayDeque;
 import java.util.List;
 
 /**
  * Owns the host slot pool: who holds which slots, and how many are free, clean or kept as intake (B1-B3).
  *
- * <p>An allocation that would eat into the intake first asks the evictor (the memory tier) to drop the coldest
- * clean records, and waits for its answer with later allocations stashed so that they are served in order.
- * Whenever free plus clean slots fall below two intakes it tells the pressure listener (the spill scheduler,
- * when there is one) how many slots it is short (B4).
+ * <p>Requests wait in arrival order, one queue per purpose (publications first), and are granted by message as
+ * slots free up; a request that may not wait is told {@code Short} at once. Before a grant would eat into the
+ * intake the evictor (the catalog) is asked to drop the coldest clean records, and later grants wait for its
+ * answer so they are served in order. Whenever free plus clean slots fall below two intakes, or a request waits,
+ * the pressure listener (the catalog) is told how many slots are missing (B4). A waiting requester that gives up
+ * sends {@link Cancel}; the pool never reads a clock.
  */
 public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
 
@@ -29,9 +31,16 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     public sealed interface Command {
     }
 
-    /** Asks for {@code slots} slots for {@code key}. */
-    public record Allocate(RecordKey key, int slots, Purpose purpose, ActorRef<AllocateReply> replyTo)
+    /**
+     * Asks for {@code slots} slots for {@code key}; with {@code waits} the request queues until granted or
+     * cancelled, otherwise it is told {@code Short} when it cannot be granted now.
+     */
+    public record Allocate(RecordKey key, int slots, Purpose purpose, boolean waits, ActorRef<AllocateReply> replyTo)
             implements Command {
+    }
+
+    /** The requester of a waiting {@link Allocate} for {@code key} gives up; it is told {@code Cancelled}. */
+    public record Cancel(RecordKey key, Purpose purpose) implements Command {
     }
 
     /** Returns a record's slots; {@code clean} when they were counted clean. */
@@ -58,7 +67,7 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     public record Evict(int slots, ActorRef<Command> replyTo) {
     }
 
-    /** Sent to the pressure listener: free plus clean is {@code deficitSlots} below two intakes. */
+    /** Sent to the pressure listener: free plus clean is {@code deficitSlots} below two intakes plus what waits. */
     public record Pressure(int deficitSlots, int freeSlots, int cleanSlots, int intakeSlots) {
     }
 
@@ -70,7 +79,7 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     public record Allocated(SlotList slots) implements AllocateReply {
     }
 
-    /** Not enough free slots even after dropping clean records. */
+    /** Not enough free slots even after dropping clean records (only to requests that may not wait). */
     public record Short(int missingSlots) implements AllocateReply {
     }
 
@@ -78,37 +87,35 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     public record Oversize(int slots, int maxSlots) implements AllocateReply {
     }
 
+    /** The waiting request was cancelled by its requester; nothing was granted. */
+    public record Cancelled() implements AllocateReply {
+    }
+
     /** The accounting figures. */
-    public record Stats(int total, int intake, int free, int clean) {
+    public record Stats(int total, int intake, int free, int clean, int waiting) {
     }
 
     /** On-demand eviction drops at least {@code intake / EVICTION_BATCH_DIVISOR} clean slots at a time. */
     static final int EVICTION_BATCH_DIVISOR = 8;
 
-    /** A waiting publication that has not asked again for this long has been given up by its caller. */
-    static final long WAITER_TIMEOUT_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(100);
-
-    private final java.util.LinkedHashMap<RecordKey, long[]> waiters = new java.util.LinkedHashMap<>();
     private final SlotAccounting accounting;
     private final TraceBook traces;
-    private final StashBuffer<Command> stash;
+    private final ArrayDeque<Allocate> publications = new ArrayDeque<>();
+    private final ArrayDeque<Allocate> staging = new ArrayDeque<>();
     private ActorRef<Evict> evictor;
     private ActorRef<Pressure> pressureListener;
-    private Allocate waiting;
+    private boolean evicting;
     private int lastPressureDeficit;
 
     /** A pool of {@code total} slots keeping {@code intake} free when it can. */
     public static Behavior<Command> create(int total, int intake, TraceBook traces) {
-        return Behaviors.withStash(1 << 16, stash -> Behaviors.setup(
-                ctx -> new SlotPool(ctx, new SlotAccounting(total, intake), traces, stash)));
+        return Behaviors.setup(ctx -> new SlotPool(ctx, new SlotAccounting(total, intake), traces));
     }
 
-    private SlotPool(ActorContext<Command> ctx, SlotAccounting accounting, TraceBook traces,
-                     StashBuffer<Command> stash) {
+    private SlotPool(ActorContext<Command> ctx, SlotAccounting accounting, TraceBook traces) {
         super(ctx);
         this.accounting = accounting;
         this.traces = traces;
-        this.stash = stash;
     }
 
     @Override
@@ -121,6 +128,7 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     private Behavior<Command> onCommand(Command command) {
         switch (command) {
             case Allocate a -> onAllocate(a);
+            case Cancel c -> onCancel(c);
             case Release r -> onRelease(r);
             case CleanChanged c -> onCleanChanged(c);
             case Evicted e -> onEvicted(e);
@@ -131,68 +139,82 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     }
 
     private void onAllocate(Allocate a) {
-        if (waiting != null) {
-            stash.stash(a);
-            return;
-        }
         if (!accounting.fits(a.slots(), a.purpose())) {
             int max = SlotAccounting.maxGrant(accounting.total(), accounting.intake(), a.purpose());
             traces.append(a.key(), "SlotPool", "Oversize " + a.slots() + " > " + max + " slots");
             a.replyTo().tell(new Oversize(a.slots(), max));
             return;
         }
-        int evict = accounting.evictionWanted(a.slots() + slotsAhead(a));
-        if (evict > 0) {
-            // Evict in batches of an eighth of the intake: each eviction is a round trip to the memory tier during
-            // which later allocations wait, so one per record would idle the copy engine under a full warm tier.
-            evict = Math.min(accounting.clean(), Math.max(evict, accounting.intake() / EVICTION_BATCH_DIVISOR));
+        queue(a.purpose()).addLast(a);
+        serve();
+    }
+
+    private void onCancel(Cancel c) {
+        var it = queue(c.purpose()).iterator();
+        while (it.hasNext()) {
+            Allocate a = it.next();
+            if (a.key().equals(c.key())) {
+                it.remove();
+                traces.append(a.key(), "SlotPool", "Cancelled while waiting");
+                a.replyTo().tell(new Cancelled());
+                break;
+            }
         }
-        if (evict > 0 && evictor != null) {
-            waiting = a;
-            traces.append(a.key(), "SlotPool", "Evict " + evict + " clean slots before allocating");
-            evictor.tell(new Evict(evict, getContext().getSelf()));
-            return;
-        }
-        grant(a);
+        serve();
+    }
+
+    private ArrayDeque<Allocate> queue(Purpose purpose) {
+        return purpose == Purpose.PUBLISH ? publications : staging;
     }
 
     /**
-     * Slots that publications told {@code Short} before {@code a} are owed first: freed slots go to the oldest
-     * waiting publication, so under sustained pressure none is starved until its snapshot must be given up.
+     * Grants what can be granted, oldest first, publications before staging; asks the evictor first when a grant
+     * would eat into the intake and clean records exist.
      */
-    private int slotsAhead(Allocate a) {
-        if (a.purpose() != Purpose.PUBLISH || waiters.isEmpty()) {
-            return 0;
-        }
-        long now = System.nanoTime();
-        waiters.values().removeIf(w -> now - w[1] > WAITER_TIMEOUT_NANOS);
-        int ahead = 0;
-        for (var e : waiters.entrySet()) {
-            if (e.getKey().equals(a.key())) {
+    private void serve() {
+        while (!evicting) {
+            Allocate a = !publications.isEmpty() ? publications.peekFirst() : staging.peekFirst();
+            if (a == null) {
                 break;
             }
-            ahead += (int) e.getValue()[0];
-        }
-        return ahead;
-    }
-
-    private void grant(Allocate a) {
-        int ahead = slotsAhead(a);
-        int missing = accounting.shortBy(a.slots() + ahead, a.purpose());
-        if (missing > 0) {
-            traces.append(a.key(), "SlotPool", "Short " + missing + " slots (free " + accounting.free() + ", "
-                    + ahead + " owed to older publications)");
-            if (a.purpose() == Purpose.PUBLISH) {
-                long[] w = waiters.computeIfAbsent(a.key(), k -> new long[] {a.slots(), 0});
-                w[1] = System.nanoTime();
+            int evict = accounting.evictionWanted(a.slots());
+            if (evict > 0 && evictor != null && accounting.clean() > 0) {
+                // Evict in batches of an eighth of the intake: each eviction is a round trip to the catalog during
+                // which grants wait, so one per record would idle the copy engine under a full warm tier.
+                evict = Math.min(accounting.clean(), Math.max(evict, accounting.intake() / EVICTION_BATCH_DIVISOR));
+                evicting = true;
+                traces.append(a.key(), "SlotPool", "Evict " + evict + " clean slots before allocating");
+                evictor.tell(new Evict(evict, getContext().getSelf()));
+                break;
             }
-            a.replyTo().tell(new Short(missing));
-            lastPressureDeficit = -1; // an allocation is failing: remind the listener even if nothing changed
-        } else {
-            waiters.remove(a.key());
-            SlotList slots = accounting.allocate(a.slots());
-            traces.append(a.key(), "SlotPool", "Allocated " + slots);
-            a.replyTo().tell(new Allocated(slots));
+            int missing = accounting.shortBy(a.slots(), a.purpose());
+            if (missing == 0) {
+                queue(a.purpose()).pollFirst();
+                SlotList slots = accounting.allocate(a.slots());
+                traces.append(a.key(), "SlotPool", "Allocated " + slots);
+                a.replyTo().tell(new Allocated(slots));
+                continue;
+            }
+            if (!a.waits()) {
+                queue(a.purpose()).pollFirst();
+                traces.append(a.key(), "SlotPool", "Short " + missing + " slots (free " + accounting.free() + ")");
+                a.replyTo().tell(new Short(missing));
+                lastPressureDeficit = -1; // an allocation is failing: remind the listener even if nothing changed
+                continue;
+            }
+            if (a.purpose() == Purpose.STAGING && !publications.isEmpty()) {
+                break;
+            }
+            if (a.purpose() == Purpose.PUBLISH && !staging.isEmpty()
+                    && accounting.shortBy(staging.peekFirst().slots(), Purpose.STAGING) == 0) {
+                // A waiting publication does not hold back a restore whose staging fits now.
+                Allocate s = staging.pollFirst();
+                SlotList slots = accounting.allocate(s.slots());
+                traces.append(s.key(), "SlotPool", "Allocated " + slots + " for staging");
+                s.replyTo().tell(new Allocated(slots));
+                continue;
+            }
+            break;
         }
         checkPressure();
     }
@@ -202,12 +224,8 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
             accounting.removeClean(s.count());
             accounting.release(s);
         }
-        Allocate a = waiting;
-        waiting = null;
-        if (a != null) {
-            grant(a);
-        }
-        stash.unstashAll(this);
+        evicting = false;
+        serve();
     }
 
     private void onRelease(Release r) {
@@ -215,7 +233,7 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
             accounting.removeClean(r.slots().count());
         }
         accounting.release(r.slots());
-        checkPressure();
+        serve();
     }
 
     private void onCleanChanged(CleanChanged c) {
@@ -224,7 +242,7 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
         } else {
             accounting.removeClean(-c.delta());
         }
-        checkPressure();
+        serve();
     }
 
     private void onAttach(Attach a) {
@@ -234,12 +252,24 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
         if (a.pressureListener() != null) {
             this.pressureListener = a.pressureListener();
             lastPressureDeficit = -1;
-            checkPressure();
         }
+        serve();
+    }
+
+    private int waitingSlots() {
+        int n = 0;
+        for (Allocate a : publications) {
+            n += a.slots();
+        }
+        for (Allocate a : staging) {
+            n += a.slots();
+        }
+        return n;
     }
 
     private void checkPressure() {
-        int deficit = accounting.pressureDeficit();
+        int waiting = publications.isEmpty() && staging.isEmpty() ? 0 : waitingSlots();
+        int deficit = accounting.pressureDeficit() + waiting;
         // Every change is reported, the return to zero included, so the listener never acts on a stale target.
         if (pressureListener != null && deficit != lastPressureDeficit) {
             pressureListener.tell(new Pressure(deficit, accounting.free(), accounting.clean(), accounting.intake()));
@@ -248,6 +278,7 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     }
 
     private Stats stats() {
-        return new Stats(accounting.total(), accounting.intake(), accounting.free(), accounting.clean());
+        return new Stats(accounting.total(), accounting.intake(), accounting.free(), accounting.clean(),
+                publications.size() + staging.size());
     }
 }

@@ -8,7 +8,7 @@ import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
 import dev.selene.actors.api.Tier;
-import dev.selene.actors.spill.SpillScheduler;
+import dev.selene.actors.api.DrainReport;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -152,7 +152,7 @@ class DiskNodeTest {
     void drain_writesParentsBeforeChildren_andReportsWhatItWrote() throws Exception {
         SeleneCache cache = node(40, false);
         List<RecordSpec> specs = publishChain(cache, 400, 5);
-        SpillScheduler.DrainReport report = await(cache.drain(Duration.ofSeconds(20)));
+        DrainReport report = await(cache.drain(Duration.ofSeconds(20)));
         assertEquals(5, report.written());
         assertEquals(0, report.skipped());
         for (RecordSpec s : specs) {
@@ -199,9 +199,7 @@ class DiskNodeTest {
                 .withDisk(dir.toString(), 64L << 20).withMaxAge(Duration.ofHours(1));
         SeleneCache cache = SeleneCache.start(config, copier);
         nodes.add(cache);
-        dev.selene.actors.api.ExpiryReport memoryReport = await(org.apache.pekko.actor.typed.javadsl.AskPattern.ask(
-                cache.system(), dev.selene.actors.cache.HostCache.ExpireNow::new, Duration.ofSeconds(10),
-                cache.system().scheduler()));
+        dev.selene.actors.api.ExpiryReport memoryReport = await(cache.expireNow());
         assertTrue(memoryReport.enabled());
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
                 .until(() -> cache.counters().get("expired.disk") == 3);
@@ -222,7 +220,7 @@ class DiskNodeTest {
         assertInstanceOf(PublishResult.Stored.class, await(publisher.publish(orphan, snapshot(orphan),
                 SnapshotLease.until(System.nanoTime() + TimeUnit.SECONDS.toNanos(10)))).result());
         List<RecordSpec> fine = publishChain(cache, 900, 2);
-        SpillScheduler.DrainReport report = await(cache.drain(Duration.ofSeconds(20)));
+        DrainReport report = await(cache.drain(Duration.ofSeconds(20)));
         assertEquals(2, report.written());
         assertEquals(1, report.skipped());
         assertTrue(!report.timedOut(), "ends on its own, not by the timeout");

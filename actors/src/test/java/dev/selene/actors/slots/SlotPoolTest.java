@@ -36,11 +36,11 @@ class SlotPoolTest {
         TestProbe<SlotPool.Evict> evictor = KIT.createTestProbe();
         pool.tell(new SlotPool.Attach(evictor.ref(), null));
         TestProbe<SlotPool.AllocateReply> publisher = KIT.createTestProbe();
-        pool.tell(new SlotPool.Allocate(key(1), 36, Purpose.PUBLISH, publisher.ref()));
+        pool.tell(new SlotPool.Allocate(key(1), 36, Purpose.PUBLISH, false, publisher.ref()));
         SlotList held = assertInstanceOf(SlotPool.Allocated.class, publisher.receiveMessage()).slots();
         pool.tell(new SlotPool.CleanChanged(36)); // the record became clean: droppable at once
 
-        pool.tell(new SlotPool.Allocate(key(2), 1, Purpose.PUBLISH, publisher.ref()));
+        pool.tell(new SlotPool.Allocate(key(2), 1, Purpose.PUBLISH, false, publisher.ref()));
         SlotPool.Evict evict = evictor.receiveMessage();
         assertTrue(evict.slots() >= 64 / 8, "batch of at least intake/8, asked " + evict.slots());
         publisher.expectNoMessage(); // the allocation waits for the eviction
@@ -49,24 +49,30 @@ class SlotPoolTest {
     }
 
     @Test
-    void slotsFreedUnderPressure_goToTheOldestWaitingPublicationFirst() {
+    void waitingPublications_areGrantedByMessageInArrivalOrder_asSlotsFreeUp() {
         ActorRef<SlotPool.Command> pool = KIT.spawn(SlotPool.create(10, 4, new TraceBook(100)));
         TestProbe<SlotPool.AllocateReply> first = KIT.createTestProbe();
         TestProbe<SlotPool.AllocateReply> second = KIT.createTestProbe();
-        pool.tell(new SlotPool.Allocate(key(1), 10, Purpose.PUBLISH, first.ref()));
+        pool.tell(new SlotPool.Allocate(key(1), 10, Purpose.PUBLISH, false, first.ref()));
         SlotList all = assertInstanceOf(SlotPool.Allocated.class, first.receiveMessage()).slots();
-        pool.tell(new SlotPool.Allocate(key(2), 5, Purpose.PUBLISH, first.ref()));
-        assertInstanceOf(SlotPool.Short.class, first.receiveMessage()); // key 2 now waits, oldest
-        pool.tell(new SlotPool.Allocate(key(3), 5, Purpose.PUBLISH, second.ref()));
-        assertInstanceOf(SlotPool.Short.class, second.receiveMessage());
+        pool.tell(new SlotPool.Allocate(key(2), 6, Purpose.PUBLISH, true, first.ref()));
+        pool.tell(new SlotPool.Allocate(key(3), 6, Purpose.PUBLISH, true, second.ref()));
+        first.expectNoMessage();
+        second.expectNoMessage();
         pool.tell(new SlotPool.Release(all, false));
-        // Ten slots free again: key 3 asks first, but key 2's five are owed before it; both fit, so both go.
-        pool.tell(new SlotPool.Allocate(key(3), 5, Purpose.PUBLISH, second.ref()));
-        assertInstanceOf(SlotPool.Allocated.class, second.receiveMessage());
-        pool.tell(new SlotPool.Allocate(key(4), 5, Purpose.PUBLISH, second.ref()));
-        SlotPool.Short s = assertInstanceOf(SlotPool.Short.class, second.receiveMessage());
-        assertEquals(5, s.missingSlots(), "key 2's slots stay owed to it");
-        pool.tell(new SlotPool.Allocate(key(2), 5, Purpose.PUBLISH, first.ref()));
-        assertInstanceOf(SlotPool.Allocated.class, first.receiveMessage());
+        assertInstanceOf(SlotPool.Allocated.class, first.receiveMessage()); // the oldest first
+        second.expectNoMessage(); // four free: key 3 keeps waiting
+        pool.tell(new SlotPool.Cancel(key(3), Purpose.PUBLISH));
+        assertInstanceOf(SlotPool.Cancelled.class, second.receiveMessage());
+    }
+
+    @Test
+    void aRequestThatMayNotWait_isToldShortAtOnce() {
+        ActorRef<SlotPool.Command> pool = KIT.spawn(SlotPool.create(10, 4, new TraceBook(100)));
+        TestProbe<SlotPool.AllocateReply> probe = KIT.createTestProbe();
+        pool.tell(new SlotPool.Allocate(key(1), 10, Purpose.PUBLISH, false, probe.ref()));
+        assertInstanceOf(SlotPool.Allocated.class, probe.receiveMessage());
+        pool.tell(new SlotPool.Allocate(key(2), 5, Purpose.PUBLISH, false, probe.ref()));
+        assertEquals(5, assertInstanceOf(SlotPool.Short.class, probe.receiveMessage()).missingSlots());
     }
 }

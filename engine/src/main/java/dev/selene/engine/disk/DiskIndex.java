@@ -20,7 +20,7 @@ import java.util.Map;
 public final class DiskIndex {
 
     /** One committed record. */
-    public record Entry(RecordSpec spec, long fileBytes, long lastUseMillis) {
+    public record Entry(RecordSpec spec, long fileBytes, long lastUseNanos) {
         public RecordKey key() {
             return spec.key();
         }
@@ -31,8 +31,8 @@ public final class DiskIndex {
     private long bytes;
 
     /** Adds (or replaces) a committed record. */
-    public void put(RecordSpec spec, long fileBytes, long lastUseMillis) {
-        Entry old = entries.putLast(spec.key(), new Entry(spec, fileBytes, lastUseMillis));
+    public void put(RecordSpec spec, long fileBytes, long lastUseNanos) {
+        Entry old = entries.putLast(spec.key(), new Entry(spec, fileBytes, lastUseNanos));
         if (old != null) {
             bytes -= old.fileBytes();
         } else if (spec.parent() != null) {
@@ -51,10 +51,10 @@ public final class DiskIndex {
     }
 
     /** Counts a use of {@code key}: it becomes the most recent. */
-    public void touch(RecordKey key, long nowMillis) {
+    public void touch(RecordKey key, long nowNanos) {
         Entry e = entries.get(key);
         if (e != null) {
-            entries.putLast(key, new Entry(e.spec(), e.fileBytes(), nowMillis));
+            entries.putLast(key, new Entry(e.spec(), e.fileBytes(), nowNanos));
         }
     }
 

@@ -308,7 +308,7 @@ class DiskIndexTest {
 
         assertEquals(key(2), index.coldest().key());
         assertEquals(List.of(key(2), key(3), key(1)), keys(index.entries()));
-        assertEquals(42, index.peek(key(1)).lastUseMillis());
+        assertEquals(42, index.peek(key(1)).lastUseNanos());
         assertEquals(1, index.peek(key(1)).fileBytes(), "a use keeps the size");
         assertEquals(3, index.bytes());
     }
@@ -366,7 +366,7 @@ class DiskIndexTest {
 
         Entry e = index.peek(key(1));
 
-        assertEquals(0, e.lastUseMillis());
+        assertEquals(0, e.lastUseNanos());
         assertEquals(key(1), index.coldest().key(), "peek leaves the coldest record coldest");
         assertEquals(List.of(key(1), key(2), key(3)), keys(index.entries()));
     }

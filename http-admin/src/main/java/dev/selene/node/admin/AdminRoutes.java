@@ -7,13 +7,11 @@ import dev.selene.actors.api.RecordDescription;
 import dev.selene.actors.api.RecordPage;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.Tier;
-import dev.selene.actors.cache.HostCache;
 import dev.selene.actors.trace.TraceEvent;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.layout.Layout;
 import dev.selene.node.config.AdminSettings;
-import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpEntity;
@@ -66,7 +64,6 @@ final class AdminRoutes extends AllDirectives {
     static final int MAX_LIMIT = 1000;
 
     private static final Logger LOG = LoggerFactory.getLogger(AdminRoutes.class);
-    private static final Duration ASK_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration DRAIN_TIMEOUT = Duration.ofMinutes(5);
 
     private final AdminContext ctx;
@@ -268,9 +265,7 @@ final class AdminRoutes extends AllDirectives {
                     + " characters of [A-Za-z0-9._-]");
         }
         Tier tierFilter = tier;
-        CompletionStage<RecordPage> page = AskPattern.ask(cache.system(),
-                r -> new HostCache.ListRecords(ns, tierFilter, offset, limit, r), ASK_TIMEOUT,
-                cache.system().scheduler());
+        CompletionStage<RecordPage> page = cache.records(ns, tierFilter, offset, limit);
         return completeWithFuture(page.thenApply(p -> {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("total", p.total());
@@ -309,8 +304,7 @@ final class AdminRoutes extends AllDirectives {
     }
 
     private Route describe(RecordKey key) {
-        CompletionStage<RecordDescription> d = AskPattern.ask(cache.system(),
-                r -> new HostCache.DescribeRecord(key, r), ASK_TIMEOUT, cache.system().scheduler());
+        CompletionStage<RecordDescription> d = cache.describe(key);
         return completeWithFuture(d.thenApply(desc -> {
             if (!desc.found()) {
                 return Json.error(StatusCodes.NOT_FOUND, "not_found", "no record " + key + " in any tier");
@@ -347,8 +341,7 @@ final class AdminRoutes extends AllDirectives {
     // --- mutating -----------------------------------------------------------------------------------------------
 
     private Route evict(RecordKey key) {
-        CompletionStage<EvictOutcome> o = AskPattern.ask(cache.system(), r -> new HostCache.EvictRecord(key, r),
-                ASK_TIMEOUT, cache.system().scheduler());
+        CompletionStage<EvictOutcome> o = cache.evict(key);
         return completeWithFuture(o.thenApply(outcome -> switch (outcome.result()) {
             case EVICTED -> Json.ok(Map.of("evicted", key.toString(), "records", outcome.records()));
             case NOT_FOUND -> Json.error(StatusCodes.NOT_FOUND, "not_found", "no record " + key + " in memory");
@@ -362,8 +355,7 @@ final class AdminRoutes extends AllDirectives {
     }
 
     private Route expire() {
-        CompletionStage<ExpiryReport> r = AskPattern.ask(cache.system(), HostCache.ExpireNow::new, ASK_TIMEOUT,
-                cache.system().scheduler());
+        CompletionStage<ExpiryReport> r = cache.expireNow();
         return completeWithFuture(r.thenApply(report -> {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("tier", report.tier().label());

@@ -1,7 +1,7 @@
 package dev.selene.node.admin;
 
+import dev.selene.actors.api.SettingsException;
 import dev.selene.node.config.AdminSettings;
-import dev.selene.node.config.SettingsException;
 import org.apache.pekko.Done;
 import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.ServerBinding;

@@ -263,6 +263,7 @@ public final class BurstRun {
                 case PublishResult.Failed f -> report.failed++;
                 case PublishResult.Disabled d -> report.disabled++;
                 case PublishResult.Retry r -> throw new IllegalStateException("retry outcome not abandoned: " + r);
+                case PublishResult.Abandoned a -> throw new IllegalStateException("abandoned outcome not counted: " + a);
             }
         }
         Arrays.sort(latencies);

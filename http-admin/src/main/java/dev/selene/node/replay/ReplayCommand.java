@@ -1,7 +1,7 @@
 package dev.selene.node.replay;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.typesafe.config.ConfigFactory;
+import dev.selene.actors.api.CacheSettings;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.engine.config.ByteSize;
 import dev.selene.engine.config.CacheConfig;
@@ -15,7 +15,6 @@ import picocli.CommandLine.Parameters;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code selene replay TRACE}: a Mooncake-format trace through an embedded memory-only node (DESIGN §9). */
@@ -77,8 +76,7 @@ public final class ReplayCommand implements Callable<Integer> {
                 l.name(), ByteSize.format(warmBytes));
         ReplayReport report;
         try (DeviceCopier copier = DeviceCopiers.select(device); SeleneCache cache = SeleneCache.start(config, copier,
-                ConfigFactory.parseMap(Map.of("pekko.log-dead-letters", "off")).withFallback(ConfigFactory.load()),
-                "selene")) {
+                CacheSettings.standaloneSystemConfig(), "selene")) {
             report = new TraceReplay(cache, copier, speedup, rowInterval, noProgress ? null : System.err).run(requests);
         }
         System.out.print(report.table());

@@ -2,7 +2,9 @@ package dev.selene.node.serve;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import dev.selene.actors.api.CacheSettings;
 import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.api.SettingsException;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.node.admin.AdminContext;
 import dev.selene.node.admin.AdminServer;
@@ -12,7 +14,6 @@ import dev.selene.node.admin.NodeSampler;
 import dev.selene.node.admin.Readiness;
 import dev.selene.node.admin.StatusHistory;
 import dev.selene.node.config.NodeSettings;
-import dev.selene.node.config.SettingsException;
 import dev.selene.transport.gpu.DeviceCopier;
 import dev.selene.transport.gpu.DeviceCopiers;
 import org.apache.pekko.Done;
@@ -99,10 +100,7 @@ public final class SeleneNode implements AutoCloseable {
         long drainSeconds = c.drainOnShutdown() ? DRAIN_TIMEOUT.toSeconds() + 10 : 5;
         return ConfigFactory.parseMap(Map.of(
                 "pekko.coordinated-shutdown.phases.service-requests-done.timeout", drainSeconds + " s",
-                "pekko.coordinated-shutdown.exit-jvm", "off",
-                // Several reference.conf files set this; which wins depends on the classpath order. Dead letters
-                // are expected while a node stops (replies to stopped asks), so the node does not log them.
-                "pekko.log-dead-letters", "off")).withFallback(ConfigFactory.load());
+                "pekko.coordinated-shutdown.exit-jvm", "off")).withFallback(CacheSettings.standaloneSystemConfig());
     }
 
     private void addShutdownTasks() {

@@ -1,4 +1,4 @@
-package dev.selene.node.config;
+package dev.selene.actors.api;
 
 /** An invalid setting: its message is one line naming the setting and the allowed values. */
 public final class SettingsException extends IllegalArgumentException {

@@ -1,4 +1,4 @@
-package dev.selene.actors.memory;
+package dev.selene.actors.catalog;
 
 import com.typesafe.config.ConfigFactory;
 import dev.selene.actors.api.EvictOutcome;
@@ -38,7 +38,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Max age (B18) in the memory tier, driven by Pekko's manual time: the sweep timer fires only when the test
  * advances time, and the tier reads last uses from a clock the test advances together with it.
  */
-class MemoryTierExpiryTest {
+class CatalogExpiryTest {
 
     private static final Layout LAYOUT = Layout.small();
     private static final String NS = "exp";
@@ -55,11 +55,12 @@ class MemoryTierExpiryTest {
     private final TraceBook traces = new TraceBook(1024);
     private final List<Long> deviceAllocations = new ArrayList<>();
     private ActorRef<SlotPool.Command> slotPool;
-    private ActorRef<MemoryTier.Command> tier;
+    private ActorRef<Catalog.Command> tier;
     private long elapsedNanos;
 
     @AfterEach
     void stop() {
+        invariantsHold();
         kit.shutdownTestKit();
         deviceAllocations.forEach(device::freeDevice);
         device.close();
@@ -70,7 +71,7 @@ class MemoryTierExpiryTest {
         device.register(host);
         slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, 64, traces));
         RecordContext ctx = new RecordContext(LAYOUT, host, device, slotPool, counters, traces);
-        tier = kit.spawn(MemoryTier.create(ctx, true, new ExpirySettings(maxAge, clock::get)));
+        tier = kit.spawn(Catalog.create(ctx, null, new Catalog.Settings(0, 4, maxAge, clock::get, t -> { }, () -> { })));
     }
 
     /**
@@ -87,9 +88,9 @@ class MemoryTierExpiryTest {
             elapsedNanos += step;
             remaining -= step;
             // A tick is a message: let the tier handle it (and read the clock) before the clock moves on.
-            TestProbe<MemoryTier.Stats> synced = kit.createTestProbe();
-            tier.tell(new MemoryTier.GetStats(synced.ref()));
-            synced.receiveMessage();
+            TestProbe<String> synced = kit.createTestProbe();
+            tier.tell(new Catalog.CheckInvariants(synced.ref()));
+            assertEquals("", synced.receiveMessage());
         }
     }
 
@@ -102,7 +103,8 @@ class MemoryTierExpiryTest {
         long base = device.allocateDevice(DevicePlacement.bytesNeeded(LAYOUT, hasRow));
         deviceAllocations.add(base);
         TestProbe<PublishResult> probe = kit.createTestProbe();
-        tier.tell(new MemoryTier.Publish(spec, DevicePlacement.contiguous(LAYOUT, base, hasRow), probe.ref()));
+        tier.tell(new Catalog.Publish(spec, DevicePlacement.contiguous(LAYOUT, base, hasRow), Duration.ZERO,
+                probe.ref()));
         assertInstanceOf(PublishResult.Stored.class, probe.receiveMessage(Duration.ofSeconds(10)));
     }
 
@@ -115,13 +117,13 @@ class MemoryTierExpiryTest {
 
     private List<Long> resident() {
         TestProbe<RecordPage> probe = kit.createTestProbe();
-        tier.tell(new MemoryTier.ListRecords(null, 0, 10_000, probe.ref()));
+        tier.tell(new Catalog.ListRecords(null, null, 0, 10_000, probe.ref()));
         return probe.receiveMessage().records().stream().map(v -> v.key().hash()).sorted().toList();
     }
 
     private ExpiryReport expireNow() {
         TestProbe<ExpiryReport> probe = kit.createTestProbe();
-        tier.tell(new MemoryTier.ExpireNow(probe.ref()));
+        tier.tell(new Catalog.ExpireNow(probe.ref()));
         return probe.receiveMessage();
     }
 
@@ -131,12 +133,21 @@ class MemoryTierExpiryTest {
         return probe.receiveMessage();
     }
 
+    /** Uses the deepest record again (a duplicate publication refreshes it and its ancestors' last use). */
     private void useChain(long... chain) {
-        TestProbe<MemoryTier.Pinned> probe = kit.createTestProbe();
-        tier.tell(new MemoryTier.PinKeys(java.util.Arrays.stream(chain).mapToObj(MemoryTierExpiryTest::key).toList(), probe.ref()));
-        List<RecordKey> keys = probe.receiveMessage().records().stream().filter(java.util.Objects::nonNull)
-                .map(r -> r.spec().key()).toList();
-        tier.tell(new MemoryTier.Unpin(keys));
+        long deepest = chain[chain.length - 1];
+        RecordSpec spec = new RecordSpec(key(deepest), key(chain[chain.length - 2]), true);
+        TestProbe<PublishResult> probe = kit.createTestProbe();
+        tier.tell(new Catalog.Publish(spec, DevicePlacement.contiguous(LAYOUT, 0, true), Duration.ZERO, probe.ref()));
+        assertInstanceOf(PublishResult.Present.class, probe.receiveMessage());
+    }
+
+    private void invariantsHold() {
+        if (tier != null) {
+            TestProbe<String> probe = kit.createTestProbe();
+            tier.tell(new Catalog.CheckInvariants(probe.ref()));
+            assertEquals("", probe.receiveMessage());
+        }
     }
 
     @Test
@@ -201,20 +212,14 @@ class MemoryTierExpiryTest {
     }
 
     @Test
-    void expireNow_removesDescendantsOfAStaleRecordFirst_andSkipsPinnedChains() {
+    void expireNow_removesDescendantsOfAStaleRecordFirst() {
         start(MAX_AGE);
         publishChain(1, 3);
-        publishChain(30, 31);
-        TestProbe<MemoryTier.Pinned> pin = kit.createTestProbe();
-        tier.tell(new MemoryTier.PinKeys(List.of(key(30), key(31)), pin.ref()));
-        List<RecordKey> pinned = pin.receiveMessage().records().stream().filter(java.util.Objects::nonNull)
-                .map(r -> r.spec().key()).toList();
         clock.addAndGet(MAX_AGE.plusMinutes(1).toNanos());
+        publishChain(30, 31);
         ExpiryReport report = expireNow();
         assertEquals(List.of(key(3), key(2), key(1)), report.removed());
         assertEquals(List.of(30L, 31L), resident());
-        tier.tell(new MemoryTier.Unpin(pinned));
-        assertEquals(List.of(key(31), key(30)), expireNow().removed());
     }
 
     @Test
@@ -222,7 +227,7 @@ class MemoryTierExpiryTest {
         start(null);
         publishChain(1, 3);
         TestProbe<RecordDescription> described = kit.createTestProbe();
-        tier.tell(new MemoryTier.DescribeRecord(key(3), described.ref()));
+        tier.tell(new Catalog.DescribeRecord(key(3), described.ref()));
         RecordDescription d = described.receiveMessage();
         assertEquals("resident", d.state());
         assertTrue(d.complete());
@@ -231,12 +236,12 @@ class MemoryTierExpiryTest {
         assertEquals(LAYOUT.slotsPerRecord(true), v.slots());
 
         TestProbe<EvictOutcome> evicted = kit.createTestProbe();
-        tier.tell(new MemoryTier.EvictRecord(key(2), evicted.ref()));
+        tier.tell(new Catalog.EvictRecord(key(2), evicted.ref()));
         assertEquals(new EvictOutcome(EvictOutcome.Result.EVICTED, 2), evicted.receiveMessage());
         assertEquals(List.of(1L), resident());
-        tier.tell(new MemoryTier.EvictRecord(key(2), evicted.ref()));
+        tier.tell(new Catalog.EvictRecord(key(2), evicted.ref()));
         assertEquals(EvictOutcome.Result.NOT_FOUND, evicted.receiveMessage().result());
-        tier.tell(new MemoryTier.DescribeRecord(key(2), described.ref()));
+        tier.tell(new Catalog.DescribeRecord(key(2), described.ref()));
         assertFalse(described.receiveMessage().found());
         SlotPool.Stats stats = slotStats();
         assertEquals(LAYOUT.slotsPerRecord(false), stats.total() - stats.free());

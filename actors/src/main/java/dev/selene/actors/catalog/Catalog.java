@@ -1,0 +1,723 @@
+package dev.selene.actors.catalog;
+
+import dev.selene.actors.api.CacheStatus;
+import dev.selene.actors.api.DiskStatus;
+import dev.selene.actors.api.DrainReport;
+import dev.selene.actors.api.EvictOutcome;
+import dev.selene.actors.api.ExpiryReport;
+import dev.selene.actors.api.LookupResult;
+import dev.selene.actors.api.PublishResult;
+import dev.selene.actors.api.RecordDescription;
+import dev.selene.actors.api.RecordPage;
+import dev.selene.actors.api.RecordView;
+import dev.selene.actors.api.RestoreResult;
+import dev.selene.actors.api.RetryReason;
+import dev.selene.actors.api.Tier;
+import dev.selene.actors.disk.DiskStore;
+import dev.selene.actors.record.RecordActor;
+import dev.selene.actors.record.RecordContext;
+import dev.selene.actors.restore.RestoreTask;
+import dev.selene.actors.slots.SlotPool;
+import dev.selene.engine.cost.BandwidthEstimator;
+import dev.selene.engine.cost.RestoreCost;
+import dev.selene.engine.catalog.RecordCatalog;
+import dev.selene.engine.expiry.ExpirySweep;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.slots.SlotList;
+import dev.selene.transport.gpu.DevicePlacement;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * The one place that decides: owns the node's {@link RecordCatalog} and the disk read estimator, answers
+ * publications, lookups and restores, chooses what is evicted, spilled and expired, and tells the record actors,
+ * the slot pool and the disk store what to do. Everything it knows about a record it holds once, in the
+ * catalog; the actors it spawns report back and it applies their reports.
+ *
+ * <p>It is the slot pool's evictor of clean records (B3) and listener of pressure (B4). Nothing here polls: a
+ * spill plan runs when pressure is reported, when a publication becomes resident, when a write commits or fails,
+ * and when a drain starts. The max-age sweep (B18) is the only fixed-delay timer, and only when max age is set.
+ */
+public final class Catalog extends AbstractBehavior<Catalog.Command> {
+
+    /** The protocol. */
+    public sealed interface Command {
+    }
+
+    /** Publishes a record; with a positive {@code patience} it may wait in line for slots that long. */
+    public record Publish(RecordSpec spec, DevicePlacement snapshot, Duration patience,
+                          ActorRef<PublishResult> replyTo) implements Command {
+    }
+
+    /** Finds the match of a chain across tiers (B14). */
+    public record Lookup(String namespace, long[] chain, ActorRef<LookupResult> replyTo) implements Command {
+    }
+
+    /** Restores the match of a chain unless recomputing is estimated faster (B15). */
+    public record Restore(String namespace, long[] chain, List<DevicePlacement> targets, Duration recompute,
+                          ActorRef<RestoreResult> replyTo) implements Command {
+    }
+
+    /** Spills every dirty record, ancestors first, within {@code timeout} (B8). */
+    public record Drain(Duration timeout, ActorRef<DrainReport> replyTo) implements Command {
+    }
+
+    /** Lists records (null namespace or tier: all). */
+    public record ListRecords(String namespace, Tier tier, int offset, int limit, ActorRef<RecordPage> replyTo)
+            implements Command {
+    }
+
+    /** Describes one record: state, chain, locations. */
+    public record DescribeRecord(RecordKey key, ActorRef<RecordDescription> replyTo) implements Command {
+    }
+
+    /** Removes one record and its descendants from every tier. */
+    public record EvictRecord(RecordKey key, ActorRef<EvictOutcome> replyTo) implements Command {
+    }
+
+    /** Runs a max-age sweep now. */
+    public record ExpireNow(ActorRef<ExpiryReport> replyTo) implements Command {
+    }
+
+    /** The node's figures, with the slot pool's. */
+    public record GetStatus(SlotPool.Stats slots, ActorRef<CacheStatus> replyTo) implements Command {
+    }
+
+    /** Checks the catalog's invariants; replies with the first one broken, or an empty string. */
+    public record CheckInvariants(ActorRef<String> replyTo) implements Command {
+    }
+
+    /** From a record actor: its slots are leased; {@code copy} is its copy once started, else null. */
+    public record Leased(RecordKey key, SlotList slots, CompletableFuture<Void> copy) implements Command {
+    }
+
+    /** From a record actor: copied in; the record is resident and the publisher is answered here. */
+    public record Resident(RecordSpec spec, SlotList slots, long bytes, ActorRef<PublishResult> replyTo,
+                           ActorRef<RecordActor.Command> actor) implements Command {
+    }
+
+    /** From a record actor: the publication ended without the record; it holds no slots. */
+    public record PublicationEnded(RecordKey key) implements Command {
+    }
+
+    /** From a record actor: its file committed. */
+    public record Committed(RecordKey key, long fileBytes, long nanos) implements Command {
+    }
+
+    /** From a record actor: its file could not be written (twice, or the disk is full). */
+    public record WriteGivenUp(RecordKey key, boolean diskFull, String reason) implements Command {
+    }
+
+    /** From a restore: these pinned records are on the device; release the pins. */
+    public record Unpin(List<RecordKey> keys) implements Command {
+    }
+
+    /** From a restore: the match ending at {@code deepest} was used; {@code fromDisk} were read from disk. */
+    public record Used(RecordKey deepest, List<RecordKey> fromDisk) implements Command {
+    }
+
+    /** From a restore: a record read from disk into {@code slots} (now the catalog's), verified and restored. */
+    public record AdoptRestored(RecordSpec spec, SlotList slots) implements Command {
+    }
+
+    /** From a restore: one wave of disk reads moved {@code bytes} in {@code nanos} (B15). */
+    public record ReadSample(long bytes, long nanos) implements Command {
+    }
+
+    /** From a restore: the file of {@code key} is gone or quarantined. */
+    public record FileLost(RecordKey key) implements Command {
+    }
+
+    /** From the disk store: what it found at start (or after a restart). */
+    public record DiskRecovered(DiskStore.Recovery recovery) implements Command {
+    }
+
+    private record PressureReported(SlotPool.Pressure pressure) implements Command {
+    }
+
+    private record EvictRequested(SlotPool.Evict request) implements Command {
+    }
+
+    private record RecordTerminated(RecordKey key, ActorRef<RecordActor.Command> actor) implements Command {
+    }
+
+    private record WriteSettled(RecordKey key, DiskStore.WriteReply reply) implements Command {
+    }
+
+    private record ReleaseAfterCopy(SlotList slots) implements Command {
+    }
+
+    private enum SweepTick implements Command {
+        INSTANCE
+    }
+
+    private enum DrainTimeout implements Command {
+        INSTANCE
+    }
+
+    /** Read bandwidth assumed before any sample (B15): a conservative NVMe figure. */
+    public static final double PRIOR_READ_BYTES_PER_SECOND = 1.0e9;
+    /** Half-life with which the read estimate decays back toward the prior between samples. */
+    public static final long ESTIMATE_HALF_LIFE_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+    /** A live record actor and, while it publishes, who waits for it and the slots it leases. */
+    private record Live(ActorRef<RecordActor.Command> actor, ActorRef<PublishResult> replyTo, SlotList lease,
+                        CompletableFuture<Void> copy, boolean resident) {
+    }
+
+    /** What the catalog is started with. */
+    public record Settings(long diskCapacityBytes, int spillInFlightCap, Duration maxAge, LongSupplier clock,
+                           java.util.function.Consumer<Throwable> onDiskFailure, Runnable onReady) {
+    }
+
+    private final RecordContext records;
+    private final ActorRef<SlotPool.Command> slotPool;
+    private final ActorRef<DiskStore.Command> disk;
+    private final RecordCatalog catalog;
+    private final BandwidthEstimator readEstimate;
+    private final Settings settings;
+    private final TimerScheduler<Command> timers;
+    private final Map<RecordKey, Live> live = new HashMap<>();
+    private long reportedClean;
+    private long targetSlots;
+    private boolean recovered;
+    private ActorRef<DrainReport> drainReplyTo;
+    private int drainWritten;
+    private long written;
+    private long givenUp;
+
+    /** The catalog of a node; {@code disk} is null without a disk tier. */
+    public static Behavior<Command> create(RecordContext records, ActorRef<DiskStore.Command> disk,
+                                           Settings settings) {
+        return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
+            if (settings.maxAge() != null) {
+                timers.startTimerWithFixedDelay(SweepTick.INSTANCE, Duration.ofNanos(
+                        ExpirySweep.SWEEP_INTERVAL_NANOS));
+            }
+            return new Catalog(ctx, timers, records, disk, settings);
+        }));
+    }
+
+    private Catalog(ActorContext<Command> ctx, TimerScheduler<Command> timers, RecordContext records,
+                    ActorRef<DiskStore.Command> disk, Settings settings) {
+        super(ctx);
+        this.timers = timers;
+        this.records = records;
+        this.slotPool = records.slotPool();
+        this.disk = disk;
+        this.settings = settings;
+        this.catalog = new RecordCatalog(records.layout(), disk == null ? 0 : settings.diskCapacityBytes(),
+                settings.spillInFlightCap(), settings.clock());
+        this.readEstimate = new BandwidthEstimator("disk", PRIOR_READ_BYTES_PER_SECOND, ESTIMATE_HALF_LIFE_NANOS);
+        slotPool.tell(new SlotPool.Attach(ctx.messageAdapter(SlotPool.Evict.class, EvictRequested::new),
+                disk == null ? null : ctx.messageAdapter(SlotPool.Pressure.class, PressureReported::new)));
+        this.recovered = disk == null;
+        if (recovered) {
+            settings.onReady().run();
+        }
+    }
+
+    @Override
+    public Receive<Command> createReceive() {
+        return newReceiveBuilder().onMessage(Command.class, this::onCommand).build();
+    }
+
+    private Behavior<Command> onCommand(Command command) {
+        switch (command) {
+            case Publish p -> onPublish(p);
+            case Lookup l -> l.replyTo().tell(lookup(l.namespace(), l.chain()));
+            case Restore r -> onRestore(r);
+            case Drain d -> onDrain(d);
+            case ListRecords l -> l.replyTo().tell(page(l));
+            case DescribeRecord d -> d.replyTo().tell(describe(d.key()));
+            case EvictRecord e -> e.replyTo().tell(evictByOperator(e.key()));
+            case ExpireNow x -> x.replyTo().tell(sweep());
+            case SweepTick t -> sweep();
+            case GetStatus g -> g.replyTo().tell(status(g.slots()));
+            case CheckInvariants c -> c.replyTo().tell(invariantViolation());
+            case Leased l -> onLeased(l);
+            case Resident r -> onResident(r);
+            case PublicationEnded e -> {
+                catalog.publicationEnded(e.key());
+                live.remove(e.key());
+            }
+            case Committed c -> onCommitted(c.key(), c.fileBytes(), c.nanos());
+            case WriteGivenUp g -> onGivenUp(g.key(), g.reason());
+            case Unpin u -> u.keys().forEach(catalog::unpin);
+            case Used u -> catalog.used(u.deepest(), u.fromDisk());
+            case AdoptRestored a -> onAdopt(a);
+            case ReadSample s -> onReadSample(s);
+            case FileLost f -> apply(catalog.fileLost(f.key()), "Dropped: its file is gone or failed validation");
+            case DiskRecovered d -> onRecovered(d.recovery());
+            case PressureReported p -> {
+                targetSlots = p.pressure().deficitSlots();
+                plan();
+            }
+            case EvictRequested e -> onEvict(e.request());
+            case RecordTerminated t -> onTerminated(t);
+            case WriteSettled w -> onSettled(w);
+            case ReleaseAfterCopy r -> slotPool.tell(new SlotPool.Release(r.slots(), false));
+            case DrainTimeout t -> finishDrain(true);
+        }
+        reportClean();
+        return this;
+    }
+
+    // ---- publication ----
+
+    private void onPublish(Publish p) {
+        RecordKey key = p.spec().key();
+        switch (catalog.admit(p.spec())) {
+            case IN_FLIGHT -> {
+                records.traces().append(key, "Catalog", "Publish -> Retry(inflight)");
+                records.reply(p.replyTo(), new PublishResult.Retry(RetryReason.INFLIGHT));
+            }
+            case PRESENT -> {
+                records.traces().append(key, "Catalog", "Publish -> Present (last use refreshed)");
+                records.reply(p.replyTo(), new PublishResult.Present());
+            }
+            case ADMITTED -> {
+                ActorRef<RecordActor.Command> actor = getContext().spawnAnonymous(RecordActor.publish(records,
+                        p.spec(), p.snapshot(), p.patience(), p.replyTo(), getContext().getSelf(), disk));
+                getContext().watchWith(actor, new RecordTerminated(key, actor));
+                live.put(key, new Live(actor, p.replyTo(), null, null, false));
+            }
+        }
+    }
+
+    private void onLeased(Leased l) {
+        Live f = live.get(l.key());
+        if (f != null) {
+            live.put(l.key(), new Live(f.actor(), f.replyTo(), l.slots(), l.copy(), false));
+        }
+    }
+
+    private void onResident(Resident r) {
+        RecordKey key = r.spec().key();
+        catalog.resident(r.spec(), r.slots());
+        if (disk == null) {
+            live.remove(key);
+        } else {
+            live.put(key, new Live(r.actor(), null, null, null, true));
+        }
+        records.traces().append(key, "Catalog", "Resident (dirty) in " + r.slots().count() + " slots");
+        records.counters().add("publish.bytes", r.bytes());
+        records.reply(r.replyTo(), new PublishResult.Stored(r.bytes()));
+        plan();
+    }
+
+    private void onTerminated(RecordTerminated t) {
+        Live f = live.get(t.key());
+        if (f == null || !f.actor().equals(t.actor())) {
+            return; // ended normally; the key may have a new actor already
+        }
+        live.remove(t.key());
+        records.counters().increment("record.failures");
+        getContext().getLog().warn("record actor for {} failed; its record is released", t.key());
+        RecordCatalog.State state = catalog.state(t.key());
+        if (state == RecordCatalog.State.IN_FLIGHT) {
+            records.traces().append(t.key(), "Catalog", "RecordActor failed while publishing; slots released");
+            slotPool.tell(new SlotPool.Cancel(t.key(), dev.selene.engine.slots.SlotAccounting.Purpose.PUBLISH));
+            if (f.lease() != null) {
+                SlotList lease = f.lease();
+                if (f.copy() == null) {
+                    slotPool.tell(new SlotPool.Release(lease, false));
+                } else {
+                    getContext().pipeToSelf(f.copy().thenApply(v -> Boolean.TRUE),
+                            (v, e) -> new ReleaseAfterCopy(lease));
+                }
+            }
+            catalog.publicationEnded(t.key());
+            records.counters().increment("abandoned.record_actor_failed");
+            records.reply(f.replyTo(), new PublishResult.Failed("record_actor_failed",
+                    "the record's actor stopped unexpectedly"));
+        } else if (state == RecordCatalog.State.BEING_WRITTEN) {
+            // Its write may still be reading the slots: wait for the store to say how it ended.
+            records.traces().append(t.key(), "Catalog", "RecordActor failed while writing; waiting for the write");
+            disk.tell(new DiskStore.Settle(t.key(), getContext().messageAdapter(DiskStore.WriteReply.class,
+                    r -> new WriteSettled(keyOf(r), r))));
+        } else {
+            records.traces().append(t.key(), "Catalog", "RecordActor failed while parked; the record stays dirty");
+        }
+    }
+
+    private static RecordKey keyOf(DiskStore.WriteReply r) {
+        return switch (r) {
+            case DiskStore.Written w -> w.key();
+            case DiskStore.WriteFailed f -> f.key();
+        };
+    }
+
+    private void onSettled(WriteSettled w) {
+        if (catalog.state(w.key()) != RecordCatalog.State.BEING_WRITTEN || live.containsKey(w.key())) {
+            return;
+        }
+        switch (w.reply()) {
+            case DiskStore.Written ok -> onCommitted(w.key(), ok.bytes(), ok.nanos());
+            case DiskStore.WriteFailed f -> onGivenUp(w.key(), f.reason());
+        }
+    }
+
+    // ---- spill ----
+
+    private void plan() {
+        if (disk == null || !recovered) {
+            return;
+        }
+        long target = drainReplyTo != null ? Long.MAX_VALUE : targetSlots;
+        if (target <= catalog.writingSlots() && drainReplyTo == null) {
+            return;
+        }
+        RecordCatalog.SpillPlan plan = catalog.planSpills(target);
+        apply(plan.removal(), "Dropped: its chain can never be written (an ancestor is in no tier) or its file "
+                + "was evicted for room");
+        for (RecordCatalog.SpillStart s : plan.start()) {
+            RecordKey key = s.spec().key();
+            Live f = live.get(key);
+            ActorRef<RecordActor.Command> actor;
+            if (f == null) {
+                actor = getContext().spawnAnonymous(RecordActor.resident(records, s.spec(), getContext().getSelf(),
+                        disk));
+                getContext().watchWith(actor, new RecordTerminated(key, actor));
+                live.put(key, new Live(actor, null, null, null, true));
+            } else {
+                actor = f.actor();
+            }
+            records.traces().append(key, "Catalog", "Spill planned (" + catalog.writesInFlight() + " in flight)");
+            records.counters().max("disk.write.max_in_flight", catalog.writesInFlight());
+            actor.tell(new RecordActor.Spill(s.slots()));
+        }
+        if (drainReplyTo != null && catalog.writesInFlight() == 0) {
+            finishDrain(false);
+        }
+    }
+
+    private void onCommitted(RecordKey key, long fileBytes, long nanos) {
+        live.remove(key);
+        switch (catalog.committed(key, fileBytes)) {
+            case COMMITTED -> {
+                written++;
+                if (drainReplyTo != null) {
+                    drainWritten++;
+                }
+                records.counters().increment("spill.written");
+                records.traces().append(key, "Catalog", "Clean (file committed)");
+            }
+            case PARENT_GONE -> {
+                disk.tell(new DiskStore.Delete(List.of(key)));
+                records.traces().append(key, "Catalog", "Written, then deleted: its parent's file is gone; dirty "
+                        + "again");
+            }
+            case RECORD_GONE -> {
+                disk.tell(new DiskStore.Delete(List.of(key)));
+                records.traces().append(key, "Catalog", "Written, then deleted: the record left memory");
+            }
+        }
+        plan();
+    }
+
+    private void onGivenUp(RecordKey key, String reason) {
+        live.remove(key);
+        givenUp++;
+        records.counters().increment("spill.given_up");
+        records.traces().append(key, "Catalog", "Spill given up (" + reason + ")");
+        apply(catalog.writeFailed(key), "Dropped: its file (or an ancestor's) can never be written");
+        plan();
+    }
+
+    private void onDrain(Drain d) {
+        if (disk == null) {
+            getContext().getLog().info("drain asked for, but there is no disk tier to drain to");
+            d.replyTo().tell(new DrainReport(0, 0, false));
+            return;
+        }
+        if (drainReplyTo != null) {
+            d.replyTo().tell(new DrainReport(0, 0, false));
+            return;
+        }
+        drainReplyTo = d.replyTo();
+        drainWritten = 0;
+        timers.startSingleTimer(DrainTimeout.INSTANCE, d.timeout());
+        getContext().getLog().info("draining dirty records to disk (timeout {})", human(d.timeout()));
+        plan();
+    }
+
+    private void finishDrain(boolean timedOut) {
+        if (drainReplyTo == null) {
+            return;
+        }
+        timers.cancel(DrainTimeout.INSTANCE);
+        int skipped = catalog.dirtyRecords();
+        getContext().getLog().info("drain {}: {} records written, {} skipped", timedOut ? "timed out" : "done",
+                drainWritten, skipped);
+        drainReplyTo.tell(new DrainReport(drainWritten, skipped, timedOut));
+        drainReplyTo = null;
+    }
+
+    // ---- memory pressure ----
+
+    private void onEvict(SlotPool.Evict request) {
+        long cleanBefore = catalog.cleanSlots();
+        RecordCatalog.Removal r = catalog.evictClean(request.slots());
+        long freed = 0;
+        for (SlotList s : r.slots()) {
+            freed += s.count();
+        }
+        for (RecordKey k : r.removed()) {
+            records.counters().increment("evicted.memory");
+            records.traces().append(k, "Catalog", "Evicted from memory (coldest clean) for an allocation");
+        }
+        // Dropping a leaf can make its parent droppable, and the parent may go in the same pass: first bring the
+        // pool's clean count up to date as if nothing had been dropped; Evicted then removes exactly those slots.
+        long cleanWithDropped = catalog.cleanSlots() + freed;
+        if (cleanWithDropped != reportedClean) {
+            slotPool.tell(new SlotPool.CleanChanged((int) (cleanWithDropped - reportedClean)));
+        }
+        reportedClean = catalog.cleanSlots();
+        if (cleanBefore < 0) {
+            throw new IllegalStateException("negative clean count");
+        }
+        request.replyTo().tell(new SlotPool.Evicted(r.slots()));
+    }
+
+    /** Carries out a removal: stops the actors of removed records, deletes files, frees slots. */
+    private void apply(RecordCatalog.Removal r, String why) {
+        if (r.isEmpty()) {
+            return;
+        }
+        for (RecordKey k : r.removed()) {
+            records.traces().append(k, "Catalog", why);
+            if (catalog.state(k) == null || catalog.state(k) == RecordCatalog.State.DURABLE_ONLY) {
+                Live f = live.remove(k);
+                if (f != null) {
+                    f.actor().tell(RecordActor.Dropped.INSTANCE);
+                }
+            }
+        }
+        if (!r.files().isEmpty()) {
+            disk.tell(new DiskStore.Delete(List.copyOf(r.files())));
+        }
+        reportClean();
+        for (SlotList s : r.slots()) {
+            slotPool.tell(new SlotPool.Release(s, false));
+        }
+    }
+
+    private void reportClean() {
+        long clean = catalog.cleanSlots();
+        if (clean != reportedClean) {
+            slotPool.tell(new SlotPool.CleanChanged((int) (clean - reportedClean)));
+            reportedClean = clean;
+        }
+    }
+
+    // ---- lookup and restore ----
+
+    private LookupResult lookup(String namespace, long[] chain) {
+        RecordCatalog.Match m = catalog.match(namespace, chain);
+        records.counters().increment("lookup.total");
+        if (m.depth() == 0) {
+            return LookupResult.miss(m.missReason());
+        }
+        long tokens = (long) m.depth() * records.layout().tokensPerRecord();
+        records.counters().increment("lookup.hits");
+        records.counters().add("lookup.hit_tokens", tokens);
+        List<LookupResult.Located> located = new ArrayList<>(m.depth());
+        for (RecordCatalog.Located l : m.records()) {
+            located.add(new LookupResult.Located(l.spec().key(), l.spec().hasRow(), tier(l.where())));
+        }
+        return new LookupResult(located, tokens, "");
+    }
+
+    private void onRestore(Restore r) {
+        RecordCatalog.Match m = catalog.match(r.namespace(), r.chain());
+        if (m.depth() == 0) {
+            records.counters().increment("restore.miss");
+            r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.MISS, m.missReason()));
+            return;
+        }
+        if (r.targets().size() < m.depth()) {
+            records.counters().increment("restore.failed");
+            r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.FAILED, "restore of " + m.depth()
+                    + " records got only " + r.targets().size() + " device placements"));
+            return;
+        }
+        long diskBytes = 0;
+        for (RecordCatalog.Located l : m.records()) {
+            if (l.where() == RecordCatalog.Where.DISK) {
+                diskBytes += records.layout().recordBytes(l.spec().hasRow());
+            }
+        }
+        if (diskBytes > 0) {
+            double bytesPerSecond = readEstimate.bytesPerSecond(settings.clock().getAsLong());
+            long estimate = (long) (diskBytes / bytesPerSecond * 1e9);
+            if (RestoreCost.refuse(estimate, r.recompute().toNanos())) {
+                records.counters().increment("restore.refused");
+                r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.REFUSED, String.format(Locale.ROOT,
+                        "reading %d bytes from disk is estimated at %.1f ms (%.2f GB/s) > recompute %.1f ms",
+                        diskBytes, estimate / 1e6, bytesPerSecond / 1e9, r.recompute().toNanos() / 1e6)));
+                return;
+            }
+        }
+        List<RestoreTask.Part> parts = new ArrayList<>(m.depth());
+        for (RecordCatalog.Located l : m.records()) {
+            RecordKey key = l.spec().key();
+            if (l.where() == RecordCatalog.Where.MEMORY && catalog.pin(key)) {
+                records.traces().append(key, "Catalog", "Pinned for restore");
+                parts.add(new RestoreTask.Part(l.spec(), catalog.slotsOf(key)));
+            } else {
+                parts.add(new RestoreTask.Part(l.spec(), null));
+            }
+        }
+        getContext().spawnAnonymous(RestoreTask.create(records, getContext().getSelf(), disk, parts, r.targets(),
+                r.replyTo()));
+    }
+
+    private void onAdopt(AdoptRestored a) {
+        if (catalog.adoptRestored(a.spec(), a.slots())) {
+            records.counters().increment("restore.promoted");
+            records.traces().append(a.spec().key(), "Catalog", "Resident again after a restore from disk");
+            plan();
+        } else {
+            slotPool.tell(new SlotPool.Release(a.slots(), false));
+        }
+    }
+
+    private void onReadSample(ReadSample s) {
+        if (s.bytes() <= 0 || s.nanos() <= 0) {
+            return; // a wave that moved nothing tells nothing about bandwidth
+        }
+        readEstimate.sample(s.bytes(), s.nanos(), settings.clock().getAsLong());
+        records.counters().add("disk.read.bytes", s.bytes());
+        records.counters().add("disk.read.nanos", s.nanos());
+    }
+
+    private void onRecovered(DiskStore.Recovery recovery) {
+        long wallNow = System.currentTimeMillis();
+        List<RecordCatalog.Recovered> found = new ArrayList<>(recovery.records().size());
+        for (DiskStore.Found f : recovery.records()) {
+            long ageNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(0, wallNow - f.lastUse().toEpochMilli()));
+            found.add(new RecordCatalog.Recovered(f.spec(), f.fileBytes(), ageNanos));
+        }
+        apply(catalog.recovered(found), "Deleted at start: the disk tier is over its size");
+        if (!recovered) {
+            recovered = true;
+            settings.onReady().run();
+        } else {
+            getContext().getLog().info("disk store restarted: {} records found on disk", found.size());
+        }
+        plan();
+    }
+
+    // ---- expiry and operators ----
+
+    private ExpiryReport sweep() {
+        if (settings.maxAge() == null) {
+            return new ExpiryReport(Tier.MEMORY, false, List.of());
+        }
+        RecordCatalog.Removal r = catalog.expire(settings.maxAge().toNanos());
+        List<RecordKey> removed = List.copyOf(new java.util.LinkedHashSet<>(r.removed()));
+        if (!removed.isEmpty()) {
+            records.counters().add("expired.memory", r.slots().size());
+            records.counters().add("expired.disk", r.files().size());
+            apply(r, "Expired: unused for longer than max age " + human(settings.maxAge()));
+        }
+        return new ExpiryReport(Tier.MEMORY, true, removed);
+    }
+
+    private EvictOutcome evictByOperator(RecordKey key) {
+        RecordCatalog.Eviction e = catalog.evict(key);
+        return switch (e.result()) {
+            case NOT_FOUND -> new EvictOutcome(EvictOutcome.Result.NOT_FOUND, 0);
+            case BUSY -> new EvictOutcome(EvictOutcome.Result.BUSY, 0);
+            case EVICTED -> {
+                int n = new java.util.HashSet<>(e.removal().removed()).size();
+                apply(e.removal(), "Evicted by an operator (with its descendants)");
+                records.counters().add("admin.evicted", n);
+                yield new EvictOutcome(EvictOutcome.Result.EVICTED, n);
+            }
+        };
+    }
+
+    // ---- views ----
+
+    private String invariantViolation() {
+        try {
+            catalog.checkInvariants();
+            return "";
+        } catch (IllegalStateException e) {
+            return e.getMessage();
+        }
+    }
+
+    private static Tier tier(RecordCatalog.Where where) {
+        return where == RecordCatalog.Where.MEMORY ? Tier.MEMORY : Tier.DISK;
+    }
+
+    private RecordView view(RecordCatalog.Info i) {
+        String state = i.pins() > 0 && i.state() != RecordCatalog.State.BEING_WRITTEN ? "pinned"
+                : i.state().label();
+        return new RecordView(i.key(), i.spec().parent(), i.spec().hasRow(), tier(i.where()), state, i.slots(),
+                records.layout().recordBytes(i.spec().hasRow()), TimeUnit.NANOSECONDS.toMillis(i.idleNanos()),
+                i.onDisk());
+    }
+
+    private RecordPage page(ListRecords l) {
+        RecordCatalog.Where where = l.tier() == null ? null : l.tier() == Tier.MEMORY ? RecordCatalog.Where.MEMORY
+                : l.tier() == Tier.DISK ? RecordCatalog.Where.DISK : null;
+        if (l.tier() == Tier.POOL) {
+            return RecordPage.empty(l.offset());
+        }
+        List<RecordCatalog.Info> all = catalog.list(l.namespace(), where);
+        int from = Math.min(Math.max(0, l.offset()), all.size());
+        int to = Math.min(all.size(), from + Math.max(0, l.limit()));
+        List<RecordView> views = new ArrayList<>(to - from);
+        for (int i = from; i < to; i++) {
+            views.add(view(all.get(i)));
+        }
+        return new RecordPage(all.size(), l.offset(), views);
+    }
+
+    private RecordDescription describe(RecordKey key) {
+        RecordCatalog.Description d = catalog.describe(key);
+        if (d == null) {
+            return RecordDescription.absent(key);
+        }
+        if (d.record().state() == RecordCatalog.State.IN_FLIGHT) {
+            return new RecordDescription(key, "in_flight", null, List.of(), false);
+        }
+        List<RecordView> chain = new ArrayList<>(d.chain().size());
+        d.chain().forEach(i -> chain.add(view(i)));
+        return new RecordDescription(key, d.record().where() == RecordCatalog.Where.MEMORY ? "resident" : "on_disk",
+                view(d.record()), List.copyOf(chain), d.complete());
+    }
+
+    private CacheStatus status(SlotPool.Stats s) {
+        RecordCatalog.Stats c = catalog.stats();
+        DiskStatus diskStatus = disk == null ? null : new DiskStatus(c.diskRecords(), c.diskBytes(),
+                settings.diskCapacityBytes(), c.writing(), readEstimate.bytesPerSecond(settings.clock().getAsLong()),
+                readEstimate.samples());
+        return new CacheStatus(true, s.total(), s.intake(), s.free(), s.clean(), c.residentRecords(), c.inFlight(),
+                records.counters().snapshot(), diskStatus);
+    }
+
+    private static String human(Duration d) {
+        return dev.selene.actors.api.Durations.human(d);
+    }
+}

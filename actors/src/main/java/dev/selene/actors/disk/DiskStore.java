@@ -1,0 +1,437 @@
+package dev.selene.actors.disk;
+
+import dev.selene.actors.metrics.CacheCounters;
+import dev.selene.actors.trace.TraceBook;
+import dev.selene.engine.codec.ChainCompleteness;
+import dev.selene.engine.codec.RecordFormatException;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.layout.Layout;
+import dev.selene.engine.slots.SlotList;
+import dev.selene.transport.disk.DirectoryLock;
+import dev.selene.transport.disk.NativeIo;
+import dev.selene.transport.disk.NativeIoException;
+import dev.selene.transport.disk.RecordFileNames;
+import dev.selene.transport.disk.RecordIo;
+import dev.selene.transport.disk.RecoveryScan;
+import dev.selene.transport.disk.ShareMemory;
+import dev.selene.transport.host.HostMemory;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.PreRestart;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+
+import java.io.IOException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+
+/**
+ * The disk store: executes what the catalog decides on one directory. It holds the directory lock, scans the
+ * directory at start (B13) and reports what it found, writes record files (B9-B12), reads them back for restores
+ * (checksums verified) and deletes them. It keeps no index: which files exist, how old they are and which to
+ * evict is the catalog's to know.
+ *
+ * <p>File I/O runs on the blocking executor, never on the actor's thread; the actor itself runs on the blocking
+ * dispatcher because the scan at start blocks it. Transfers in flight are kept outside the behaviour, so that a
+ * restarted store (its supervisor restarts it with back-off, and it scans again) still answers them.
+ */
+public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
+
+    /** The protocol. */
+    public sealed interface Command {
+    }
+
+    /** Writes a record's slots (pinned by the catalog until the reply) to its record file. */
+    public record Write(RecordSpec spec, SlotList slots, ActorRef<WriteReply> replyTo) implements Command {
+    }
+
+    /** Reads a committed record into staging slots. */
+    public record Read(RecordKey key, SlotList slots, ActorRef<ReadReply> replyTo) implements Command {
+    }
+
+    /** Deletes record files (the catalog removed them). */
+    public record Delete(List<RecordKey> keys) implements Command {
+    }
+
+    /** Replies with the outcome of the write of {@code key} once it has ended (at once when none is running). */
+    public record Settle(RecordKey key, ActorRef<WriteReply> replyTo) implements Command {
+    }
+
+    private record WriteFinished(Write write, long bytes, long nanos, Throwable failure) implements Command {
+    }
+
+    private record ReadFinished(Read read, long bytes, Throwable failure) implements Command {
+    }
+
+    /** Replies to {@link Write} and {@link Settle}. */
+    public sealed interface WriteReply {
+    }
+
+    /** The record file committed. */
+    public record Written(RecordKey key, long bytes, long nanos) implements WriteReply {
+    }
+
+    /** The write failed; nothing of it is visible. {@code diskFull} for ENOSPC. */
+    public record WriteFailed(RecordKey key, boolean diskFull, String reason) implements WriteReply {
+    }
+
+    /** Replies to {@link Read}. */
+    public sealed interface ReadReply {
+    }
+
+    /** The record's bytes are in the staging slots, checksums verified. */
+    public record ReadDone(RecordKey key, long bytes) implements ReadReply {
+    }
+
+    /**
+     * The read failed; nothing in the slots may be used. {@code fileLost} when the file is gone or was quarantined
+     * (it failed validation), so the catalog forgets it.
+     */
+    public record ReadFailed(RecordKey key, boolean fileLost, String reason) implements ReadReply {
+    }
+
+    /** What the store found at start (or after a restart): valid records of complete chains. */
+    public record Recovery(List<Found> records, int temporariesDeleted, int quarantined, int incompleteDeleted) {
+    }
+
+    /** One valid record file: its record, size and last use (file modification time). */
+    public record Found(RecordSpec spec, long fileBytes, Instant lastUse) {
+    }
+
+    /** How long a stopping store waits for transfers in flight. */
+    static final long IO_DRAIN_TIMEOUT_SECONDS = 30;
+
+    /** Transfers in flight and the outcome of writes, kept across restarts of the behaviour. */
+    static final class InFlight {
+        private final Map<RecordKey, CompletableFuture<WriteReply>> writes = new HashMap<>();
+        private final Set<CompletableFuture<?>> all = new java.util.HashSet<>();
+
+        synchronized void track(CompletableFuture<?> io) {
+            all.add(io);
+            io.whenComplete((v, e) -> {
+                synchronized (this) {
+                    all.remove(io);
+                }
+            });
+        }
+
+        synchronized CompletableFuture<?>[] pending() {
+            return all.toArray(CompletableFuture[]::new);
+        }
+    }
+
+    private final Path dir;
+    private final Layout layout;
+    private final HostMemory host;
+    private final RecordIo io;
+    private final Executor ioExecutor;
+    private final DirectoryLock lock;
+    private final CacheCounters counters;
+    private final TraceBook traces;
+    private final InFlight inFlight;
+    private int writesInFlight;
+    private long writeBusySince;
+    private int readsInFlight;
+    private long readBusySince;
+
+    /**
+     * The store over {@code dir}: it takes the directory lock and scans before it answers anything, and gives
+     * {@code onStart} the {@link Recovery}, or the one-line reason it could not start (then it stops).
+     */
+    public static Behavior<Command> create(Path dir, Layout layout, HostMemory host, RecordIo io,
+                                           Executor ioExecutor, CacheCounters counters, TraceBook traces,
+                                           Consumer<Object> onStart) {
+        InFlight inFlight = new InFlight();
+        return Behaviors.setup(ctx -> {
+            try {
+                Files.createDirectories(dir);
+            } catch (IOException e) {
+                onStart.accept(new IllegalArgumentException("selene.disk.dir = '" + dir + "' is invalid: cannot "
+                        + "create it (" + e.getClass().getSimpleName() + (e instanceof FileSystemException f
+                        && f.getReason() != null ? ": " + f.getReason() : "") + "); allowed: a writable directory"));
+                return Behaviors.stopped();
+            }
+            DirectoryLock lock;
+            try {
+                lock = DirectoryLock.acquire(dir);
+            } catch (IOException e) {
+                onStart.accept(new IllegalStateException(e.getMessage(), e));
+                return Behaviors.stopped();
+            }
+            DiskStore store = new DiskStore(ctx, dir, layout, host, io, ioExecutor, lock, counters, traces, inFlight);
+            Recovery recovery;
+            try {
+                recovery = store.scan();
+            } catch (IOException | RuntimeException e) {
+                closeQuietly(lock);
+                onStart.accept(new IllegalStateException("disk tier " + dir + " could not recover: " + e.getMessage(),
+                        e));
+                return Behaviors.stopped();
+            }
+            onStart.accept(recovery);
+            return store;
+        });
+    }
+
+    private DiskStore(ActorContext<Command> ctx, Path dir, Layout layout, HostMemory host, RecordIo io,
+                      Executor ioExecutor, DirectoryLock lock, CacheCounters counters, TraceBook traces,
+                      InFlight inFlight) {
+        super(ctx);
+        this.dir = dir;
+        this.layout = layout;
+        this.host = host;
+        this.io = io;
+        this.ioExecutor = ioExecutor;
+        this.lock = lock;
+        this.counters = counters;
+        this.traces = traces;
+        this.inFlight = inFlight;
+    }
+
+    private Recovery scan() throws IOException {
+        long start = System.nanoTime();
+        RecoveryScan.Result scan = RecoveryScan.run(lock, io, layout);
+        List<RecordSpec> specs = scan.records().stream().map(RecoveryScan.Recovered::spec).toList();
+        Set<RecordKey> incomplete = ChainCompleteness.incomplete(specs);
+        List<Found> kept = new ArrayList<>();
+        long bytes = 0;
+        for (RecoveryScan.Recovered r : scan.records()) {
+            if (incomplete.contains(r.spec().key())) {
+                io.delete(r.file());
+                continue;
+            }
+            kept.add(new Found(r.spec(), r.fileBytes(), r.lastUse()));
+            bytes += r.fileBytes();
+        }
+        counters.add("disk.quarantined", scan.rejected());
+        counters.add("disk.recovered", kept.size());
+        getContext().getLog().info("disk tier {}: recovered {} records ({} bytes) in {} ms; {} temporaries deleted, "
+                        + "{} quarantined, {} with incomplete chains deleted", dir, kept.size(), bytes,
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), scan.temporariesDeleted(), scan.rejected(),
+                incomplete.size());
+        return new Recovery(kept, scan.temporariesDeleted(), scan.rejected(), incomplete.size());
+    }
+
+    @Override
+    public Receive<Command> createReceive() {
+        return newReceiveBuilder()
+                .onMessage(Command.class, this::onCommand)
+                .onSignal(PreRestart.class, s -> {
+                    closeQuietly(lock);
+                    return this;
+                })
+                .onSignal(PostStop.class, s -> {
+                    awaitIoInFlight();
+                    closeQuietly(lock);
+                    return this;
+                })
+                .build();
+    }
+
+    private Behavior<Command> onCommand(Command command) {
+        switch (command) {
+            case Write w -> onWrite(w);
+            case WriteFinished f -> onWriteFinished(f);
+            case Read r -> onRead(r);
+            case ReadFinished f -> onReadFinished(f);
+            case Delete d -> d.keys().forEach(this::deleteNow);
+            case Settle s -> onSettle(s);
+        }
+        return this;
+    }
+
+    private void onWrite(Write w) {
+        if (writesInFlight++ == 0) {
+            writeBusySince = System.nanoTime();
+        }
+        traces.append(w.spec().key(), "DiskStore", "Write started (" + writesInFlight + " in flight)");
+        ShareMemory source = shares(w.slots());
+        long length = dev.selene.engine.codec.RecordFileFormat.fileLength(layout, w.spec().hasRow());
+        CompletableFuture<long[]> done = CompletableFuture.supplyAsync(() -> {
+            long start = System.nanoTime();
+            try {
+                RecordIo.WriteResult r = io.write(w.spec(), layout, source, dir);
+                return new long[] {r.bytes(), System.nanoTime() - start};
+            } catch (IOException e) {
+                throw new CompletionException(e);
+            }
+        }, ioExecutor);
+        CompletableFuture<WriteReply> reply = done.handle((r, e) -> r != null
+                ? new Written(w.spec().key(), r[0], r[1]) : failure(w.spec().key(), unwrap(e)));
+        synchronized (inFlight) {
+            inFlight.writes.put(w.spec().key(), reply);
+        }
+        inFlight.track(reply);
+        getContext().pipeToSelf(done, (r, e) -> r != null
+                ? new WriteFinished(w, r[0], r[1], null) : new WriteFinished(w, length, 0, unwrap(e)));
+    }
+
+    private static WriteFailed failure(RecordKey key, Throwable e) {
+        boolean full = e instanceof NativeIoException n && n.errno() == NativeIo.ENOSPC;
+        return new WriteFailed(key, full, String.valueOf(e.getMessage()));
+    }
+
+    private void onWriteFinished(WriteFinished f) {
+        RecordKey key = f.write().spec().key();
+        synchronized (inFlight) {
+            inFlight.writes.remove(key);
+        }
+        if (writesInFlight > 0 && --writesInFlight == 0) {
+            counters.add("disk.write.busy_nanos", System.nanoTime() - writeBusySince);
+        }
+        if (f.failure() != null) {
+            counters.increment("disk.write.failures");
+            traces.append(key, "DiskStore", "WriteFailed: " + f.failure().getMessage());
+            getContext().getLog().warn("write of {} failed: {}", key, f.failure().getMessage());
+            f.write().replyTo().tell(failure(key, f.failure()));
+            return;
+        }
+        counters.increment("disk.writes");
+        counters.add("disk.write.bytes", f.bytes());
+        counters.add("disk.write.nanos", f.nanos());
+        traces.append(key, "DiskStore", "Written: committed " + f.bytes() + " bytes");
+        f.write().replyTo().tell(new Written(key, f.bytes(), f.nanos()));
+    }
+
+    private void onSettle(Settle s) {
+        CompletableFuture<WriteReply> running;
+        synchronized (inFlight) {
+            running = inFlight.writes.get(s.key());
+        }
+        if (running == null) {
+            s.replyTo().tell(new WriteFailed(s.key(), false, "no write of it is running"));
+        } else {
+            running.thenAccept(s.replyTo()::tell);
+        }
+    }
+
+    private void onRead(Read r) {
+        Path file = RecordFileNames.recordFile(dir, r.key());
+        ShareMemory target = shares(r.slots());
+        if (readsInFlight++ == 0) {
+            readBusySince = System.nanoTime();
+        }
+        CompletableFuture<Long> done = CompletableFuture.supplyAsync(() -> {
+            try {
+                io.read(file, layout, target);
+                return Files.size(file);
+            } catch (IOException ex) {
+                throw new CompletionException(ex);
+            }
+        }, ioExecutor);
+        inFlight.track(done);
+        getContext().pipeToSelf(done, (bytes, ex) -> new ReadFinished(r, bytes == null ? 0 : bytes, unwrap(ex)));
+    }
+
+    private void onReadFinished(ReadFinished f) {
+        RecordKey key = f.read().key();
+        if (readsInFlight > 0 && --readsInFlight == 0) {
+            counters.add("disk.read.busy_nanos", System.nanoTime() - readBusySince);
+        }
+        if (f.failure() != null) {
+            counters.increment("disk.read.failures");
+            traces.append(key, "DiskStore", "ReadFailed: " + f.failure().getMessage());
+            boolean lost = false;
+            if (f.failure() instanceof RecordFormatException) {
+                getContext().getLog().warn("read of {} failed validation, quarantining it: {}", key,
+                        f.failure().getMessage());
+                quarantine(key);
+                lost = true;
+            } else if (f.failure() instanceof NativeIoException n && n.errno() == NativeIo.ENOENT
+                    || f.failure() instanceof java.nio.file.NoSuchFileException) {
+                lost = true;
+            } else {
+                getContext().getLog().warn("read of {} failed: {}", key, f.failure().toString());
+            }
+            f.read().replyTo().tell(new ReadFailed(key, lost, String.valueOf(f.failure().getMessage())));
+            return;
+        }
+        traces.append(key, "DiskStore", "Read for restore: " + f.bytes() + " bytes");
+        counters.add("disk.read.record_bytes", f.bytes());
+        f.read().replyTo().tell(new ReadDone(key, f.bytes()));
+    }
+
+    /** Moves an unreadable file aside: it is never served again. */
+    private void quarantine(RecordKey key) {
+        Path file = RecordFileNames.recordFile(dir, key);
+        Path q = dir.resolve(RecordFileNames.QUARANTINE_DIRECTORY);
+        try {
+            Files.createDirectories(q);
+            Files.move(file, q.resolve(file.getFileName()), StandardCopyOption.REPLACE_EXISTING);
+            counters.increment("disk.quarantined");
+        } catch (IOException e) {
+            getContext().getLog().warn("could not quarantine {}: {}", file, e.getMessage());
+        }
+    }
+
+    /**
+     * Deletes a record's file now, on the store's own (blocking) thread: a delete deferred to the I/O executor
+     * could remove a newer file of the same key written in between.
+     */
+    private void deleteNow(RecordKey key) {
+        Path file = RecordFileNames.recordFile(dir, key);
+        try {
+            io.delete(file);
+            traces.append(key, "DiskStore", "File deleted");
+        } catch (IOException ex) {
+            getContext().getLog().warn("could not delete {}: {}", file, ex.getMessage());
+        }
+    }
+
+    /**
+     * Waits (bounded) for file I/O still reading or writing host slots: the node unmaps the slots right after its
+     * actors stop, and a write must not read unmapped memory.
+     */
+    private void awaitIoInFlight() {
+        CompletableFuture<?>[] pending = inFlight.pending();
+        try {
+            CompletableFuture.allOf(pending).get(IO_DRAIN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            // each failure was (or would have been) reported to its requester
+        } catch (TimeoutException e) {
+            getContext().getLog().warn("{} disk transfers still running after {} s at stop", pending.length,
+                    IO_DRAIN_TIMEOUT_SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private ShareMemory shares(SlotList slots) {
+        int page = layout.pageBytes();
+        return (piece, rank) -> host.share(slots.slot(piece), rank, page);
+    }
+
+    private static Throwable unwrap(Throwable e) {
+        while (e instanceof CompletionException && e.getCause() != null) {
+            e = e.getCause();
+        }
+        return e;
+    }
+
+    private static void closeQuietly(DirectoryLock lock) {
+        try {
+            lock.close();
+        } catch (IOException ignored) {
+            // the store is stopping; the lock file is released with the process anyway
+        }
+    }
+}

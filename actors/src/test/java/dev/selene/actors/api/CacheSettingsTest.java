@@ -1,0 +1,145 @@
+package dev.selene.actors.api;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import dev.selene.engine.config.CacheConfig;
+import org.junit.jupiter.api.Test;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The cache's settings: the library's defaults, an application's values over them, and one-line errors. */
+class CacheSettingsTest {
+
+    /** The cache settings of {@code hocon} over the library's reference defaults. */
+    private static CacheConfig read(String hocon) {
+        return CacheSettings.fromConfig(withDefaults(ConfigFactory.parseString(hocon)));
+    }
+
+    private static CacheConfig read(Map<String, String> values) {
+        return CacheSettings.fromConfig(withDefaults(ConfigFactory.parseMap(values)));
+    }
+
+    private static Config withDefaults(Config user) {
+        return user.withFallback(ConfigFactory.defaultReference()).resolve();
+    }
+
+    private static String error(Map<String, String> values) {
+        SettingsException e = assertThrows(SettingsException.class, () -> read(values));
+        assertFalse(e.getMessage().contains("\n"), "one line: " + e.getMessage());
+        return e.getMessage();
+    }
+
+    private static String error(String hocon) {
+        SettingsException e = assertThrows(SettingsException.class, () -> read(hocon));
+        assertFalse(e.getMessage().contains("\n"), "one line: " + e.getMessage());
+        return e.getMessage();
+    }
+
+    @Test
+    void defaults_areAMemoryOnlyCacheWithMaxAgeOff() {
+        CacheConfig c = CacheSettings.load();
+        assertEquals("deepseek-tp4", c.layout().name());
+        assertEquals(8L << 30, c.warmBytes());
+        assertEquals(32, c.concurrency());
+        assertEquals(16L << 30, c.hostBudgetBytes());
+        assertEquals("auto", c.device());
+        assertNull(c.maxAge());
+        assertFalse(c.drainOnShutdown());
+        assertNull(c.diskDir());
+        assertFalse(c.poolEnabled());
+    }
+
+    @Test
+    void anApplicationsValues_overrideTheDefaults() {
+        CacheConfig c = read("selene { warm = 2g, layout = qwen-tp1, disk { dir = /tmp/x, size = 100g }, "
+                + "prefix-cache { max-age = 90m, drain-on-shutdown = true }, admin.port = 1 }");
+        assertEquals(2L << 30, c.warmBytes());
+        assertEquals("qwen-tp1", c.layout().name());
+        assertEquals("/tmp/x", c.diskDir());
+        assertEquals(100L << 30, c.diskBytes());
+        assertEquals(Duration.ofMinutes(90), c.maxAge());
+        assertTrue(c.drainOnShutdown());
+    }
+
+    @Test
+    void maxAgeOff_inAnySpelling_isNull() {
+        for (String off : List.of("off", "none", "false")) {
+            assertNull(read(Map.of("selene.prefix-cache.max-age", off)).maxAge(), off);
+        }
+        assertEquals(Duration.ofDays(7), read(Map.of("selene.prefix-cache.max-age", "7d")).maxAge());
+    }
+
+    @Test
+    void invalidValues_areOneLineNamingTheSettingAndTheAllowedValues() {
+        assertEquals("selene.prefix-cache.max-age = 'abc' is invalid; allowed: a duration such as 30m, 2h or 7d, "
+                + "or off", error(Map.of("selene.prefix-cache.max-age", "abc")));
+        assertTrue(error(Map.of("selene.warm", "lots")).startsWith("selene.warm = 'lots' is invalid; allowed: a size"));
+        assertTrue(error(Map.of("selene.concurrency", "0"))
+                .contains("selene.concurrency = '0' is invalid; allowed: an integer in 1..65536"));
+        assertTrue(error(Map.of("selene.host-budget", "0")).startsWith("selene.host-budget = '0' is invalid"));
+        assertTrue(error(Map.of("selene.layout", "llama")).contains("allowed: deepseek-tp4, qwen-tp1, small"));
+        assertTrue(error(Map.of("selene.device", "tpu")).contains("allowed: auto, simulated, cuda"));
+        assertTrue(error(Map.of("selene.disk.dir", "/tmp/d", "selene.disk.size", "0")).contains("selene.disk.size"));
+        assertTrue(error(Map.of("selene.prefix-cache.drain-on-shutdown", "maybe")).contains("true or false"));
+        assertTrue(error("selene.pool.managers = [\"no-port\"]").startsWith("selene.pool.managers = 'no-port'"));
+    }
+
+    @Test
+    void aPoolWithAWarmTier_isRefused() {
+        String message = error("selene { warm = 4g, pool.managers = [\"m1:7355\"] }");
+        assertTrue(message.startsWith("selene.warm = '4g' is invalid; allowed: 0 when selene.pool.managers is set"),
+                message);
+        assertTrue(read("selene { warm = 0, pool.managers = [\"m1:7355\"] }").poolEnabled());
+    }
+
+    @Test
+    void aCustomLayoutObject_isAccepted_andItsFieldsValidated() {
+        CacheConfig c = read("selene.layout { ranks = 2, page-bytes = 64k, row-bytes = 128k, pages-per-record = 8, "
+                + "tokens-per-page = 64 }");
+        assertEquals("custom", c.layout().name());
+        assertEquals(512, c.layout().tokensPerRecord());
+        assertTrue(error("selene.layout { ranks = 2, page-bytes = 1000, row-bytes = 0, pages-per-record = 8, "
+                + "tokens-per-page = 64 }").startsWith("selene.layout.page-bytes"));
+        assertTrue(error("selene.layout { ranks = 2 }").startsWith("selene.layout.page-bytes = '' is invalid"));
+    }
+
+    @Test
+    void theLibrarysReferenceConf_setsNothingUnderPekkoButItsDispatcher() throws Exception {
+        URI classes = CacheSettings.class.getProtectionDomain().getCodeSource().getLocation().toURI();
+        Config library = ConfigFactory.parseURL(classes.resolve("reference.conf").toURL());
+        assertTrue(library.hasPath("selene.layout"), "the library's own reference.conf");
+        assertFalse(library.hasPath("pekko"), "the library leaves pekko.* to the application");
+        assertEquals("thread-pool-executor", library.getString("selene.blocking-dispatcher.executor"));
+    }
+
+    @Test
+    void standaloneSystemConfig_logsThroughSlf4j_andSetsMinimumRunnable() {
+        Config c = CacheSettings.standaloneSystemConfig();
+        assertEquals(List.of("org.apache.pekko.event.slf4j.Slf4jLogger"), c.getStringList("pekko.loggers"));
+        assertEquals(2, c.getInt("pekko.actor.default-dispatcher.fork-join-executor.minimum-runnable"));
+        assertEquals(16, c.getInt("selene.blocking-dispatcher.thread-pool-executor.fixed-pool-size"));
+    }
+
+    @Test
+    void standaloneSystemConfig_yieldsToTheApplicationsOwnSettings() {
+        String key = "pekko.actor.default-dispatcher.fork-join-executor.parallelism-max";
+        System.setProperty(key, "7");
+        ConfigFactory.invalidateCaches();
+        try {
+            assertEquals(7, CacheSettings.standaloneSystemConfig().getInt(key));
+        } finally {
+            System.clearProperty(key);
+            ConfigFactory.invalidateCaches();
+        }
+        assertEquals(4, CacheSettings.standaloneSystemConfig().getInt(key));
+    }
+}

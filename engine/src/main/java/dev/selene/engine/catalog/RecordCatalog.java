@@ -1,0 +1,771 @@
+package dev.selene.engine.catalog;
+
+import dev.selene.engine.codec.RecordFileFormat;
+import dev.selene.engine.disk.DiskIndex;
+import dev.selene.engine.expiry.ExpirySweep;
+import dev.selene.engine.index.ChainMatch;
+import dev.selene.engine.index.RecordIndex;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.layout.Layout;
+import dev.selene.engine.slots.SlotList;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.LongSupplier;
+
+/**
+ * Everything a node knows about its records, held once: chain links, where each record lives (memory slots, a
+ * committed disk file), pins, state (in flight, resident dirty or clean, being written, durable only), per-tier
+ * recency and age. The match rule, the eviction choice, the spill choice and expiry are computed here and
+ * nowhere else; the actors that own a catalog only execute what it answers and report back.
+ *
+ * <p>Confined to the one actor that owns it; no locks inside. Every time is read from one injected clock.
+ *
+ * <h2>Design</h2>
+ * <pre>
+ * A record is in exactly one of these states:
+ *   in flight     - a publication was admitted at its key and is copying it in; nothing else is known yet.
+ *   dirty         - resident in memory and in no durable tier: a spill must copy it out before it may be
+ *                   dropped (with no durable tier at all, a dirty leaf is droppable as is: memory-only).
+ *   being written - dirty and pinned while its file is written.
+ *   clean         - resident and committed on disk: its memory can be dropped at once.
+ *   durable only  - committed on disk, not resident.
+ * The memory view is a {@link RecordIndex} (slots, pins, recency lists whose slot total is the pool's clean
+ * count) and the disk view a {@link DiskIndex} (file bytes, disk recency). The index's clean flag is derived:
+ * it is set and cleared only here, as the disk view changes, and the invariant check holds it equal to "has a
+ * committed file".
+ *
+ * Spill choice (ancestors first): a write starts only when the record's parent has committed. Choosing a dirty
+ * record whose ancestors are uncommitted starts its root-most uncommitted ancestor instead and remembers that
+ * the record wants a write; records that want one are considered first in the next plan, which the owner runs
+ * when the ancestor's commit is reported. A dirty chain whose root-most uncommitted ancestor is in no state at
+ * all (abandoned, dropped, expired) can never be written, nor matched: it is dropped. Writes started for
+ * ancestors count toward the pressure target and the in-flight cap.
+ *
+ * A disk file is never kept without its parent's file (removing a file removes its descendants' files), so a
+ * durable child never hangs from a missing parent. A resident record whose file goes becomes dirty again.
+ * </pre>
+ */
+public final class RecordCatalog {
+
+    /** Where a record of a match is restored from. */
+    public enum Where {
+        MEMORY,
+        DISK
+    }
+
+    /** The state of a record (see the class comment). */
+    public enum State {
+        IN_FLIGHT("in_flight"),
+        DIRTY("dirty"),
+        BEING_WRITTEN("being_written"),
+        CLEAN("clean"),
+        DURABLE_ONLY("durable_only");
+
+        private final String label;
+
+        State(String label) {
+            this.label = label;
+        }
+
+        /** A short lowercase label for the admin API. */
+        public String label() {
+            return label;
+        }
+    }
+
+    /** What a publication at a key may do. */
+    public enum Admission {
+        /** Nothing is known at the key: the publication goes ahead and the key is in flight. */
+        ADMITTED,
+        /** A complete record exists at the key in some tier; its last use was refreshed. */
+        PRESENT,
+        /** Another publication of the key is in flight. */
+        IN_FLIGHT
+    }
+
+    /** One record of a match and the tier it will come from. */
+    public record Located(RecordSpec spec, Where where) {
+    }
+
+    /**
+     * The match of a chain (the deepest record whose whole chain is present and which has a row), root first, and
+     * when it is empty a sentence saying why.
+     */
+    public record Match(List<Located> records, String missReason) {
+        public int depth() {
+            return records.size();
+        }
+    }
+
+    /**
+     * What the owner must carry out after a change: free these slots, delete these files. {@code removed} are the
+     * keys that left some tier.
+     */
+    public record Removal(List<RecordKey> removed, List<SlotList> slots, List<RecordKey> files) {
+        static Removal empty() {
+            return new Removal(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        }
+
+        public boolean isEmpty() {
+            return removed.isEmpty() && slots.isEmpty() && files.isEmpty();
+        }
+    }
+
+    /** Writes to start now (each record pinned, its disk room reserved) and what was removed to make room. */
+    public record SpillPlan(List<SpillStart> start, Removal removal) {
+    }
+
+    /** One write to start: the record and the slots its bytes are in. */
+    public record SpillStart(RecordSpec spec, SlotList slots) {
+    }
+
+    /** How a reported commit ended. */
+    public enum Commit {
+        /** The record is clean: its file is committed. */
+        COMMITTED,
+        /** The parent's file left the disk while the record was written: the owner deletes the file again. */
+        PARENT_GONE,
+        /** The record left memory while it was written (an operator's eviction): the owner deletes the file. */
+        RECORD_GONE
+    }
+
+    /** A record found on disk at start, {@code ageNanos} after its last use. */
+    public record Recovered(RecordSpec spec, long fileBytes, long ageNanos) {
+    }
+
+    /** One record as listings show it. */
+    public record Info(RecordSpec spec, State state, Where where, int slots, int pins, boolean onDisk,
+                       long idleNanos) {
+        public RecordKey key() {
+            return spec.key();
+        }
+    }
+
+    /** One record, its chain (present records, root first, ending at it) and whether the chain reaches a root. */
+    public record Description(Info record, List<Info> chain, boolean complete) {
+    }
+
+    /** The outcome of an operator's eviction. */
+    public enum EvictResult {
+        EVICTED,
+        NOT_FOUND,
+        BUSY
+    }
+
+    /** An operator's eviction: what happened and what the owner must carry out. */
+    public record Eviction(EvictResult result, Removal removal) {
+    }
+
+    /** The figures of the catalog. */
+    public record Stats(int residentRecords, long residentSlots, long cleanSlots, long dirtySlots, int inFlight,
+                        int diskRecords, long diskBytes, int writing, long writingSlots) {
+    }
+
+    /** A write in flight: the disk room it reserved and the slots it reads. */
+    private record Write(long fileBytes, int slots) {
+    }
+
+    /** Records listed per spill plan from the cold end of the dirty list. */
+    static final int SPILL_CANDIDATES = 256;
+
+    private static final Comparator<RecordKey> KEY_ORDER = Comparator.comparing(RecordKey::namespace)
+            .thenComparing(RecordKey::hash, Long::compareUnsigned);
+
+    private final Layout layout;
+    private final LongSupplier clock;
+    private final boolean durableTier;
+    private final long diskCapacityBytes;
+    private final int spillCap;
+    private final RecordIndex memory;
+    private final DiskIndex disk = new DiskIndex();
+    private final Map<RecordKey, RecordSpec> inFlight = new HashMap<>();
+    private final Map<RecordKey, Write> writing = new HashMap<>();
+    private final LinkedHashSet<RecordKey> wantWrite = new LinkedHashSet<>();
+    private long writingSlots;
+    private long reservedBytes;
+
+    /**
+     * A catalog for {@code layout}. {@code diskCapacityBytes} is 0 without a disk tier; then the catalog is
+     * memory-only and dirty leaves are droppable. At most {@code spillCap} writes are in flight at once.
+     */
+    public RecordCatalog(Layout layout, long diskCapacityBytes, int spillCap, LongSupplier clock) {
+        if (spillCap < 1) {
+            throw new IllegalArgumentException("spill in-flight cap must be at least 1, was " + spillCap);
+        }
+        this.layout = layout;
+        this.clock = clock;
+        this.durableTier = diskCapacityBytes > 0;
+        this.diskCapacityBytes = diskCapacityBytes;
+        this.spillCap = spillCap;
+        this.memory = new RecordIndex(!durableTier);
+    }
+
+    // ---- publication ----
+
+    /** Admits a publication at {@code spec}'s key, or says why not; a duplicate refreshes the record's last use. */
+    public Admission admit(RecordSpec spec) {
+        RecordKey key = spec.key();
+        if (inFlight.containsKey(key)) {
+            return Admission.IN_FLIGHT;
+        }
+        long now = clock.getAsLong();
+        if (memory.contains(key)) {
+            memory.touch(key, now);
+            return Admission.PRESENT;
+        }
+        if (disk.contains(key)) {
+            disk.touch(key, now);
+            return Admission.PRESENT;
+        }
+        inFlight.put(key, spec);
+        return Admission.ADMITTED;
+    }
+
+    /** The admitted publication of {@code key} ended without the record (abandoned, failed, oversize). */
+    public void publicationEnded(RecordKey key) {
+        inFlight.remove(key);
+    }
+
+    /** The admitted publication of {@code spec} is copied into {@code slots}: the record is resident and dirty. */
+    public void resident(RecordSpec spec, SlotList slots) {
+        if (inFlight.remove(spec.key()) == null) {
+            throw new IllegalStateException(spec.key() + " was not in flight");
+        }
+        memory.insert(spec, slots, disk.contains(spec.key()), clock.getAsLong());
+    }
+
+    /**
+     * A record read back from disk for a restore, in {@code slots} (now the catalog's): it stays resident, clean
+     * while its file lasts. False when the key is resident or in flight already; the caller frees the slots.
+     */
+    public boolean adoptRestored(RecordSpec spec, SlotList slots) {
+        RecordKey key = spec.key();
+        if (memory.contains(key) || inFlight.containsKey(key)) {
+            return false;
+        }
+        memory.insert(spec, slots, disk.contains(key), clock.getAsLong());
+        return true;
+    }
+
+    // ---- lookup and restore ----
+
+    /** The match of {@code chain} (keys root first) across tiers; memory wins where a record is in both. */
+    public Match match(String namespace, long[] chain) {
+        List<Located> present = new ArrayList<>();
+        for (long hash : chain) {
+            RecordKey key = new RecordKey(namespace, hash);
+            RecordIndex.Entry m = memory.get(key);
+            if (m != null) {
+                present.add(new Located(m.spec(), Where.MEMORY));
+                continue;
+            }
+            DiskIndex.Entry d = disk.peek(key);
+            if (d == null) {
+                break;
+            }
+            present.add(new Located(d.spec(), Where.DISK));
+        }
+        int depth = ChainMatch.depth(present.size(), i -> true, i -> present.get(i).spec().hasRow());
+        if (depth > 0) {
+            return new Match(List.copyOf(present.subList(0, depth)), "");
+        }
+        String why;
+        if (chain.length == 0) {
+            why = "the chain is empty";
+        } else if (present.isEmpty()) {
+            why = "the chain's first record is not cached";
+        } else {
+            why = present.size() + (present.size() == 1 ? " record" : " records")
+                    + " of the chain cached, none carries a row";
+        }
+        return new Match(List.of(), why);
+    }
+
+    /**
+     * A restore used the match ending at {@code deepest}: it becomes the hottest in memory, its ancestors' last use
+     * is refreshed without moving them, and the records read from disk ({@code fromDisk}) become the hottest
+     * there.
+     */
+    public void used(RecordKey deepest, List<RecordKey> fromDisk) {
+        long now = clock.getAsLong();
+        memory.touch(deepest, now);
+        for (RecordKey k : fromDisk) {
+            disk.touch(k, now);
+        }
+    }
+
+    /** Pins resident {@code key} (a restore copies out of it); false when it is not resident. */
+    public boolean pin(RecordKey key) {
+        if (!memory.contains(key)) {
+            return false;
+        }
+        memory.pin(key);
+        return true;
+    }
+
+    /** Releases one pin of {@code key} taken by {@link #pin}; nothing when it is no longer resident. */
+    public void unpin(RecordKey key) {
+        if (memory.contains(key)) {
+            memory.unpin(key);
+        }
+    }
+
+    /** The slots of resident {@code key}, or null. */
+    public SlotList slotsOf(RecordKey key) {
+        RecordIndex.Entry e = memory.get(key);
+        return e == null ? null : e.slots();
+    }
+
+    // ---- memory pressure ----
+
+    /** Slots of droppable records: what on-demand eviction can free at once. */
+    public long cleanSlots() {
+        return memory.droppableSlots();
+    }
+
+    /** Drops the coldest droppable records until at least {@code slots} slots are freed, or nothing is left. */
+    public Removal evictClean(int slots) {
+        Removal out = Removal.empty();
+        long freed = 0;
+        while (freed < slots) {
+            RecordIndex.Entry e = memory.dropColdest();
+            if (e == null) {
+                break;
+            }
+            freed += e.slots().count();
+            out.removed().add(e.key());
+            out.slots().add(e.slots());
+        }
+        return out;
+    }
+
+    /**
+     * The writes to start for a pressure of {@code targetSlots} (slots being written count toward it; {@code
+     * Long.MAX_VALUE} drains everything): records that want a write first, then the coldest dirty ones, each
+     * replaced by its root-most uncommitted ancestor. Each started record is pinned and its disk room reserved,
+     * evicting the least recently used files when needed. Dirty chains that can never be written are dropped.
+     */
+    public SpillPlan planSpills(long targetSlots) {
+        List<SpillStart> start = new ArrayList<>();
+        Removal removal = Removal.empty();
+        if (!durableTier) {
+            return new SpillPlan(start, removal);
+        }
+        List<RecordKey> candidates = new ArrayList<>(wantWrite);
+        for (RecordIndex.Entry e : memory.coldestParked(SPILL_CANDIDATES)) {
+            if (!wantWrite.contains(e.key())) {
+                candidates.add(e.key());
+            }
+        }
+        for (RecordKey key : candidates) {
+            if (writing.size() >= spillCap || writingSlots >= targetSlots) {
+                break;
+            }
+            RecordIndex.Entry e = memory.get(key);
+            if (e == null || e.durable() || writing.containsKey(key)) {
+                wantWrite.remove(key);
+                continue;
+            }
+            RecordIndex.Entry next = e;
+            boolean blocked = false;
+            boolean orphan = false;
+            for (RecordKey up = e.spec().parent(); up != null && !disk.contains(up); ) {
+                if (writing.containsKey(up) || inFlight.containsKey(up)) {
+                    blocked = true;
+                    break;
+                }
+                RecordIndex.Entry a = memory.get(up);
+                if (a == null) {
+                    orphan = true;
+                    break;
+                }
+                next = a;
+                up = a.spec().parent();
+            }
+            if (orphan) {
+                wantWrite.remove(key);
+                dropDirtySubtree(next.key(), removal);
+                continue;
+            }
+            if (blocked || next != e) {
+                wantWrite.add(key);
+            }
+            if (blocked || writing.containsKey(next.key())) {
+                continue;
+            }
+            long fileBytes = RecordFileFormat.fileLength(layout, next.spec().hasRow());
+            if (!makeDiskRoom(next.spec(), fileBytes, removal)) {
+                break; // not even an empty disk holds it: a later plan may find room as writes commit
+            }
+            wantWrite.remove(next.key());
+            writing.put(next.key(), new Write(fileBytes, next.slots().count()));
+            reservedBytes += fileBytes;
+            writingSlots += next.slots().count();
+            memory.pin(next.key());
+            start.add(new SpillStart(next.spec(), next.slots()));
+        }
+        return new SpillPlan(start, removal);
+    }
+
+    /**
+     * The write of {@code key} committed a file of {@code fileBytes}. Records that wait for it are planned by the
+     * next {@link #planSpills}.
+     */
+    public Commit committed(RecordKey key, long fileBytes) {
+        endWrite(key);
+        RecordIndex.Entry e = memory.get(key);
+        if (e == null) {
+            return Commit.RECORD_GONE;
+        }
+        memory.unpin(key);
+        RecordKey parent = e.spec().parent();
+        if (parent != null && !disk.contains(parent)) {
+            return Commit.PARENT_GONE;
+        }
+        disk.put(e.spec(), fileBytes, clock.getAsLong());
+        memory.markDurable(key);
+        return Commit.COMMITTED;
+    }
+
+    /**
+     * The write of {@code key} failed for good (twice, or the disk is full): the record and its dirty descendants
+     * are dropped, since none of them could ever be written under it.
+     */
+    public Removal writeFailed(RecordKey key) {
+        endWrite(key);
+        Removal out = Removal.empty();
+        if (memory.contains(key)) {
+            memory.unpin(key);
+            dropDirtySubtree(key, out);
+        }
+        return out;
+    }
+
+    private void endWrite(RecordKey key) {
+        Write w = writing.remove(key);
+        if (w == null) {
+            throw new IllegalStateException(key + " was not being written");
+        }
+        reservedBytes -= w.fileBytes();
+        writingSlots -= w.slots();
+    }
+
+    /** The file of {@code key} is gone or failed validation: it and its descendants' files leave the disk. */
+    public Removal fileLost(RecordKey key) {
+        Removal out = Removal.empty();
+        if (disk.contains(key)) {
+            removeFiles(key, out);
+        }
+        return out;
+    }
+
+    /** Dirty records in memory now (a scan: for the end of a drain). */
+    public int dirtyRecords() {
+        int n = 0;
+        for (RecordIndex.Entry e : memory.entries()) {
+            if (!e.durable()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Writes in flight now. */
+    public int writesInFlight() {
+        return writing.size();
+    }
+
+    /** Slots of the records being written. */
+    public long writingSlots() {
+        return writingSlots;
+    }
+
+    // ---- recovery, expiry, operators ----
+
+    /** Adds the records found on disk at start (complete chains only), evicting the oldest beyond the capacity. */
+    public Removal recovered(List<Recovered> records) {
+        long now = clock.getAsLong();
+        List<Recovered> oldestFirst = new ArrayList<>(records);
+        oldestFirst.sort(Comparator.comparingLong(Recovered::ageNanos).reversed());
+        for (Recovered r : oldestFirst) {
+            disk.put(r.spec(), r.fileBytes(), now - r.ageNanos());
+        }
+        Removal out = Removal.empty();
+        while (disk.bytes() > diskCapacityBytes && disk.coldest() != null) {
+            removeFiles(disk.coldest().key(), out);
+        }
+        return out;
+    }
+
+    /**
+     * One max-age sweep: records unused for longer than {@code maxAgeNanos} leave every tier, oldest first, each
+     * with its descendants, at most {@link ExpirySweep#MAX_RECORDS_PER_SWEEP} per sweep; busy subtrees (pinned,
+     * being written) are skipped.
+     */
+    public Removal expire(long maxAgeNanos) {
+        List<RecordKey> keys = ExpirySweep.plan(sweepCandidates(), clock.getAsLong(), maxAgeNanos,
+                ExpirySweep.MAX_RECORDS_PER_SWEEP);
+        Removal out = Removal.empty();
+        keys.forEach(k -> removeEverywhere(k, out));
+        return out;
+    }
+
+    /** Removes {@code key} and its descendants from every tier (an operator's eviction). */
+    public Eviction evict(RecordKey key) {
+        if (!memory.contains(key) && !disk.contains(key)) {
+            return new Eviction(inFlight.containsKey(key) ? EvictResult.BUSY : EvictResult.NOT_FOUND,
+                    Removal.empty());
+        }
+        ExpirySweep.Subtrees tree = new ExpirySweep.Subtrees(sweepCandidates());
+        List<RecordKey> subtree = tree.deepestFirst(key);
+        if (tree.anyBusy(subtree)) {
+            return new Eviction(EvictResult.BUSY, Removal.empty());
+        }
+        Removal out = Removal.empty();
+        subtree.forEach(k -> removeEverywhere(k, out));
+        return new Eviction(EvictResult.EVICTED, out);
+    }
+
+    // ---- views ----
+
+    /** The state of {@code key}, or null when the catalog knows nothing of it. */
+    public State state(RecordKey key) {
+        if (inFlight.containsKey(key)) {
+            return State.IN_FLIGHT;
+        }
+        RecordIndex.Entry m = memory.get(key);
+        if (m != null) {
+            return writing.containsKey(key) ? State.BEING_WRITTEN : m.durable() ? State.CLEAN : State.DIRTY;
+        }
+        return disk.contains(key) ? State.DURABLE_ONLY : null;
+    }
+
+    /** What is known of {@code key}, or null. */
+    public Info info(RecordKey key) {
+        State state = state(key);
+        if (state == null) {
+            return null;
+        }
+        long now = clock.getAsLong();
+        if (state == State.IN_FLIGHT) {
+            return new Info(inFlight.get(key), state, Where.MEMORY, 0, 0, false, 0);
+        }
+        RecordIndex.Entry m = memory.get(key);
+        DiskIndex.Entry d = disk.peek(key);
+        long lastUse = Math.max(m == null ? Long.MIN_VALUE : m.lastUseNanos(),
+                d == null ? Long.MIN_VALUE : d.lastUseNanos());
+        return new Info(m != null ? m.spec() : d.spec(), state, m != null ? Where.MEMORY : Where.DISK,
+                m == null ? 0 : m.slots().count(), m == null ? 0 : m.pins(), d != null, Math.max(0, now - lastUse));
+    }
+
+    /**
+     * The records of {@code namespace} (null: all) held in {@code where} (null: any tier), ordered by namespace then
+     * key.
+     */
+    public List<Info> list(String namespace, Where where) {
+        Set<RecordKey> keys = new HashSet<>();
+        if (where == null || where == Where.MEMORY) {
+            memory.entries().forEach(e -> keys.add(e.key()));
+        }
+        if (where == null || where == Where.DISK) {
+            disk.entries().forEach(e -> keys.add(e.key()));
+        }
+        List<RecordKey> sorted = new ArrayList<>();
+        for (RecordKey k : keys) {
+            if (namespace == null || namespace.equals(k.namespace())) {
+                sorted.add(k);
+            }
+        }
+        sorted.sort(KEY_ORDER);
+        List<Info> out = new ArrayList<>(sorted.size());
+        sorted.forEach(k -> out.add(info(k)));
+        return out;
+    }
+
+    /** {@code key} and its chain, or null when the catalog knows nothing of it. */
+    public Description describe(RecordKey key) {
+        Info record = info(key);
+        if (record == null) {
+            return null;
+        }
+        ArrayDeque<Info> chain = new ArrayDeque<>();
+        Info cur = record;
+        boolean complete = false;
+        while (cur != null && chain.size() <= memory.size() + disk.size() + 1) {
+            chain.addFirst(cur);
+            RecordKey parent = cur.spec().parent();
+            if (parent == null) {
+                complete = true;
+                break;
+            }
+            cur = info(parent);
+        }
+        return new Description(record, List.copyOf(chain), complete && record.state() != State.IN_FLIGHT);
+    }
+
+    /** The catalog's figures. */
+    public Stats stats() {
+        return new Stats(memory.size(), memory.residentSlots(), memory.droppableSlots(),
+                durableTier ? memory.parkedSlots() : memory.residentSlots() - memory.droppableSlots(),
+                inFlight.size(), disk.size(), disk.bytes(), writing.size(), writingSlots);
+    }
+
+    /**
+     * Checks every invariant: the memory view's own (lists, slot totals, child counts); clean exactly when a file
+     * is committed; no durable child whose parent is not durable; no record in two states; writes pinned and
+     * reserved. An {@link IllegalStateException} names the first broken one.
+     */
+    public void checkInvariants() {
+        memory.checkInvariants();
+        long reserved = 0;
+        long slotsWritten = 0;
+        for (RecordIndex.Entry e : memory.entries()) {
+            if (e.durable() != disk.contains(e.key())) {
+                throw new IllegalStateException(e.key() + " is " + (e.durable() ? "clean without a file"
+                        : "dirty though its file is committed"));
+            }
+            if (inFlight.containsKey(e.key())) {
+                throw new IllegalStateException(e.key() + " is both resident and in flight");
+            }
+            if (writing.containsKey(e.key())) {
+                if (e.pins() < 1) {
+                    throw new IllegalStateException(e.key() + " is being written but not pinned");
+                }
+                slotsWritten += e.slots().count();
+            }
+        }
+        for (DiskIndex.Entry d : disk.entries()) {
+            RecordKey parent = d.spec().parent();
+            if (parent != null && !disk.contains(parent)) {
+                throw new IllegalStateException(d.key() + " is on disk without its parent " + parent);
+            }
+            if (inFlight.containsKey(d.key())) {
+                throw new IllegalStateException(d.key() + " is both on disk and in flight");
+            }
+            if (writing.containsKey(d.key())) {
+                throw new IllegalStateException(d.key() + " is being written though its file is committed");
+            }
+        }
+        for (Write w : writing.values()) {
+            reserved += w.fileBytes();
+        }
+        if (reserved != reservedBytes) {
+            throw new IllegalStateException("reserved disk bytes " + reservedBytes + " != " + reserved);
+        }
+        if (slotsWritten != writingSlots) {
+            throw new IllegalStateException("slots being written " + writingSlots + " != " + slotsWritten);
+        }
+        if (durableTier && disk.bytes() + reservedBytes > diskCapacityBytes) {
+            throw new IllegalStateException("disk holds " + disk.bytes() + " + " + reservedBytes
+                    + " reserved bytes, more than its capacity " + diskCapacityBytes);
+        }
+    }
+
+    // ---- internals ----
+
+    /**
+     * Makes room on disk for {@code fileBytes} more, deleting the least recently used files (with their
+     * descendants' files); the chain being written is made the most recent first, so it never goes for its own
+     * room. False when even an empty disk would not hold it.
+     */
+    private boolean makeDiskRoom(RecordSpec spec, long fileBytes, Removal out) {
+        if (fileBytes > diskCapacityBytes) {
+            return false;
+        }
+        long now = clock.getAsLong();
+        for (RecordKey up = spec.parent(); up != null; ) {
+            DiskIndex.Entry a = disk.peek(up);
+            if (a == null) {
+                break;
+            }
+            disk.touch(up, now);
+            up = a.spec().parent();
+        }
+        while (disk.bytes() + reservedBytes + fileBytes > diskCapacityBytes) {
+            DiskIndex.Entry coldest = disk.coldest();
+            if (coldest == null || isAncestorOrSelf(coldest.key(), spec)) {
+                return false;
+            }
+            removeFiles(coldest.key(), out);
+        }
+        return true;
+    }
+
+    private boolean isAncestorOrSelf(RecordKey key, RecordSpec spec) {
+        for (RecordKey up = spec.key(); up != null; ) {
+            if (up.equals(key)) {
+                return true;
+            }
+            DiskIndex.Entry d = disk.peek(up);
+            RecordIndex.Entry m = memory.get(up);
+            up = m != null ? m.spec().parent() : d != null ? d.spec().parent() : null;
+        }
+        return false;
+    }
+
+    /** Removes {@code key}'s file and its descendants' files; resident ones become dirty again. */
+    private void removeFiles(RecordKey key, Removal out) {
+        for (DiskIndex.Entry d : disk.removeWithDescendants(key)) {
+            out.files().add(d.key());
+            out.removed().add(d.key());
+            if (memory.contains(d.key())) {
+                memory.markParked(d.key());
+            }
+        }
+    }
+
+    /** Removes {@code key} from memory and disk (its descendants must be gone already or go with the files). */
+    private void removeEverywhere(RecordKey key, Removal out) {
+        RecordIndex.Entry e = memory.remove(key);
+        if (e != null) {
+            out.slots().add(e.slots());
+            out.removed().add(key);
+        }
+        if (disk.contains(key)) {
+            removeFiles(key, out);
+        }
+        wantWrite.remove(key);
+    }
+
+    /** Drops dirty {@code key} and its dirty descendants from memory, except pinned ones (a copy reads them). */
+    private void dropDirtySubtree(RecordKey key, Removal out) {
+        List<RecordIndex.Entry> doomed = new ArrayList<>(memory.residentDescendants(key));
+        RecordIndex.Entry root = memory.get(key);
+        if (root != null) {
+            doomed.addFirst(root);
+        }
+        for (int i = doomed.size() - 1; i >= 0; i--) {
+            RecordIndex.Entry d = doomed.get(i);
+            if (d.durable() || d.pins() > 0 || writing.containsKey(d.key())) {
+                continue;
+            }
+            memory.remove(d.key());
+            wantWrite.remove(d.key());
+            out.slots().add(d.slots());
+            out.removed().add(d.key());
+        }
+    }
+
+    private List<ExpirySweep.Candidate> sweepCandidates() {
+        Map<RecordKey, ExpirySweep.Candidate> out = new HashMap<>();
+        for (RecordIndex.Entry e : memory.entries()) {
+            out.put(e.key(), new ExpirySweep.Candidate(e.key(), e.spec().parent(), e.lastUseNanos(),
+                    e.pins() > 0 || writing.containsKey(e.key())));
+        }
+        for (DiskIndex.Entry d : disk.entries()) {
+            ExpirySweep.Candidate m = out.get(d.key());
+            long lastUse = m == null ? d.lastUseNanos() : Math.max(m.lastUseNanos(), d.lastUseNanos());
+            out.put(d.key(), new ExpirySweep.Candidate(d.key(), d.spec().parent(), lastUse, m != null && m.busy()));
+        }
+        return new ArrayList<>(out.values());
+    }
+}
