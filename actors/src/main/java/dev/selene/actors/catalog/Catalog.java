@@ -199,8 +199,8 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
     private boolean recovered;
     private ActorRef<DrainReport> drainReplyTo;
     private int drainWritten;
-    private long written;
-    private long givenUp;
+    private int drainSkipped;
+    private long restores;
 
     /** The catalog of a node; {@code disk} is null without a disk tier. */
     public static Behavior<Command> create(RecordContext records, ActorRef<DiskStore.Command> disk,
@@ -385,8 +385,15 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
             return;
         }
         RecordCatalog.SpillPlan plan = catalog.planSpills(target);
-        apply(plan.removal(), "Dropped: its chain can never be written (an ancestor is in no tier) or its file "
-                + "was evicted for room");
+        apply(plan.removal(), "File evicted from the disk for room");
+        if (!plan.orphans().removed().isEmpty()) {
+            records.counters().add("spill.orphans", plan.orphans().removed().size());
+            if (drainReplyTo != null) {
+                drainSkipped += plan.orphans().removed().size();
+            }
+            apply(plan.orphans(), "Dropped: its chain hangs from an ancestor that is in no tier, so it can never be "
+                    + "written nor matched");
+        }
         for (RecordCatalog.SpillStart s : plan.start()) {
             RecordKey key = s.spec().key();
             Live f = live.get(key);
@@ -412,7 +419,6 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
         live.remove(key);
         switch (catalog.committed(key, fileBytes)) {
             case COMMITTED -> {
-                written++;
                 if (drainReplyTo != null) {
                     drainWritten++;
                 }
@@ -434,10 +440,11 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
 
     private void onGivenUp(RecordKey key, String reason) {
         live.remove(key);
-        givenUp++;
         records.counters().increment("spill.given_up");
         records.traces().append(key, "Catalog", "Spill given up (" + reason + ")");
-        apply(catalog.writeFailed(key), "Dropped: its file (or an ancestor's) can never be written");
+        RecordCatalog.Removal dropped = catalog.writeFailed(key);
+        records.counters().add("spill.dropped", dropped.removed().size());
+        apply(dropped, "Dropped: its file (or an ancestor's) can never be written");
         plan();
     }
 
@@ -453,6 +460,7 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
         }
         drainReplyTo = d.replyTo();
         drainWritten = 0;
+        drainSkipped = 0;
         timers.startSingleTimer(DrainTimeout.INSTANCE, d.timeout());
         getContext().getLog().info("draining dirty records to disk (timeout {})", human(d.timeout()));
         plan();
@@ -463,7 +471,7 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
             return;
         }
         timers.cancel(DrainTimeout.INSTANCE);
-        int skipped = catalog.dirtyRecords();
+        int skipped = drainSkipped + catalog.dirtyRecords();
         getContext().getLog().info("drain {}: {} records written, {} skipped", timedOut ? "timed out" : "done",
                 drainWritten, skipped);
         drainReplyTo.tell(new DrainReport(drainWritten, skipped, timedOut));
@@ -585,8 +593,8 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
                 parts.add(new RestoreTask.Part(l.spec(), null));
             }
         }
-        getContext().spawnAnonymous(RestoreTask.create(records, getContext().getSelf(), disk, parts, r.targets(),
-                r.replyTo()));
+        getContext().spawn(RestoreTask.create(records, getContext().getSelf(), disk, parts, r.targets(),
+                r.replyTo()), "restore-" + (++restores));
     }
 
     private void onAdopt(AdoptRestored a) {

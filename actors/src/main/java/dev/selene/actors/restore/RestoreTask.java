@@ -90,7 +90,6 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     private int depth;
     private int waveAsked;
     private int waveAnswers;
-    private boolean waveTimedOut;
     private boolean unpinned;
     private boolean finished;
     private int readsPending;
@@ -191,14 +190,14 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         wave.clear();
         waveAsked = Math.min(READS_PER_WAVE, pending.size());
         waveAnswers = 0;
-        waveTimedOut = false;
         for (int n = 0; n < waveAsked; n++) {
             int i = pending.get(n);
             RecordSpec s = spec(i);
+            boolean first = n == 0; // the wave's first record waits for room; the others come only if it is there
             // One ask per record: a message adapter is one per reply class, so it could not tell the replies apart
             // by position. The pool always answers (a grant, or Cancelled after the patience runs out).
             getContext().ask(SlotPool.AllocateReply.class, records.slotPool(), STAGING_ASK_TIMEOUT,
-                    r -> new SlotPool.Allocate(s.key(), s.slots(records.layout()), Purpose.STAGING, true, r),
+                    r -> new SlotPool.Allocate(s.key(), s.slots(records.layout()), Purpose.STAGING, first, r),
                     (reply, failure) -> new Staged(i, reply));
         }
         timers.startSingleTimer(StagingTimeout.INSTANCE, STAGING_PATIENCE);
@@ -206,7 +205,6 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     }
 
     private Behavior<Command> onStagingTimeout() {
-        waveTimedOut = true;
         for (int n = 0; n < waveAsked; n++) {
             int i = pending.get(n);
             if (staging[i] == null) {
@@ -225,17 +223,13 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
             return this;
         }
         timers.cancel(StagingTimeout.INSTANCE);
-        if (waveTimedOut || wave.size() < waveAsked) {
-            // Records without staging end the match before the first of them; the rest of the wave is read.
-            for (int n = 0; n < waveAsked; n++) {
-                int i = pending.get(n);
-                if (staging[i] == null) {
-                    truncate(i);
-                    break;
-                }
-            }
+        int head = pending.getFirst();
+        if (staging[head] == null) {
+            // The wave's first record got no staging within the patience: the match ends before it.
+            truncate(head);
         }
-        pending.subList(0, waveAsked).clear();
+        // Records of the wave that found no room now stay pending for a later wave.
+        pending.removeAll(wave);
         wave.sort(Integer::compare);
         if (wave.isEmpty()) {
             return nextWave();

@@ -212,8 +212,9 @@ class HostCacheTest {
     }
 
     @Test
-    void noSpace_whileSnapshotLives_isRetried_thenAbandonedWithReason() throws Exception {
-        // 20 slots, 5-slot records: four stalled publications hold every slot, the fifth gets Retry(no_space).
+    void noSpace_whileSnapshotLives_waitsInLine_thenIsAbandonedByTheNodeWithReason() throws Exception {
+        // 20 slots, 5-slot records: four stalled publications hold every slot; the fifth waits for slots while its
+        // lease lasts, then the node gives it up and counts it.
         SeleneCache cache = node(10, 20);
         copier.close_gate();
         List<CompletableFuture<PublishResult>> stalled = new ArrayList<>();
@@ -229,7 +230,9 @@ class HostCacheTest {
                 SnapshotLease.until(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100))));
         assertTrue(outcome.abandoned(), outcome.toString());
         assertEquals("no_space", outcome.abandonReason());
-        assertTrue(outcome.attempts() > 1, "retried while the snapshot lived: " + outcome.attempts());
+        assertInstanceOf(PublishResult.Abandoned.class, outcome.result());
+        assertEquals(1, outcome.attempts(), "the node held the publication; the caller did not retry");
+        assertTrue(outcome.latencyNanos() >= TimeUnit.MILLISECONDS.toNanos(90), "waited while the lease lived");
         copier.open();
         for (CompletableFuture<PublishResult> f : stalled) {
             assertInstanceOf(PublishResult.Stored.class, f.get(10, TimeUnit.SECONDS));
@@ -257,6 +260,6 @@ class HostCacheTest {
         await(cache.publish(s, snapshot(s)));
         List<String> actors = cache.traces().trace(s.key()).orElseThrow().stream()
                 .map(dev.selene.actors.trace.TraceEvent::actor).toList();
-        assertTrue(actors.containsAll(List.of("RecordActor", "SlotPool", "MemoryTier")), actors.toString());
+        assertTrue(actors.containsAll(List.of("RecordActor", "SlotPool", "Catalog")), actors.toString());
     }
 }

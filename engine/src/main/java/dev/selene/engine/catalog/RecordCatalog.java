@@ -120,8 +120,11 @@ public final class RecordCatalog {
         }
     }
 
-    /** Writes to start now (each record pinned, its disk room reserved) and what was removed to make room. */
-    public record SpillPlan(List<SpillStart> start, Removal removal) {
+    /**
+     * Writes to start now (each record pinned, its disk room reserved), the files removed to make room, and the
+     * orphans dropped (dirty chains that can never be written).
+     */
+    public record SpillPlan(List<SpillStart> start, Removal removal, Removal orphans) {
     }
 
     /** One write to start: the record and the slots its bytes are in. */
@@ -357,8 +360,9 @@ public final class RecordCatalog {
     public SpillPlan planSpills(long targetSlots) {
         List<SpillStart> start = new ArrayList<>();
         Removal removal = Removal.empty();
+        Removal orphans = Removal.empty();
         if (!durableTier) {
-            return new SpillPlan(start, removal);
+            return new SpillPlan(start, removal, orphans);
         }
         List<RecordKey> candidates = new ArrayList<>(wantWrite);
         for (RecordIndex.Entry e : memory.coldestParked(SPILL_CANDIDATES)) {
@@ -393,7 +397,7 @@ public final class RecordCatalog {
             }
             if (orphan) {
                 wantWrite.remove(key);
-                dropDirtySubtree(next.key(), removal);
+                dropDirtySubtree(next.key(), orphans);
                 continue;
             }
             if (blocked || next != e) {
@@ -413,7 +417,7 @@ public final class RecordCatalog {
             memory.pin(next.key());
             start.add(new SpillStart(next.spec(), next.slots()));
         }
-        return new SpillPlan(start, removal);
+        return new SpillPlan(start, removal, orphans);
     }
 
     /**

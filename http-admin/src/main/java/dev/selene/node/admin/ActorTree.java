@@ -140,12 +140,16 @@ final class ActorTree {
         /** The behaviour behind a path, as far as the node's naming tells it. */
         private String kind() {
             if (name.startsWith("$")) {
-                return "memory-tier".equals(parent) ? "RecordActor" : "user".equals(parent) ? "RestoreTask" : "anonymous";
+                return "catalog".equals(parent) ? "RecordActor" : "anonymous";
+            }
+            if (name.startsWith("restore-")) {
+                return "RestoreTask";
             }
             return switch (name) {
                 case "user" -> "HostCache";
                 case "slot-pool" -> "SlotPool";
-                case "memory-tier" -> "MemoryTier";
+                case "catalog" -> "Catalog";
+                case "disk-store" -> "DiskStore";
                 default -> name;
             };
         }

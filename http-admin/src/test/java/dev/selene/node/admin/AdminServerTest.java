@@ -173,7 +173,7 @@ class AdminServerTest {
             assertFalse(e.get("message").asText().isEmpty());
         });
         assertTrue(actors.contains("SlotPool"), actors.toString());
-        assertTrue(actors.contains("MemoryTier"), actors.toString());
+        assertTrue(actors.contains("Catalog"), actors.toString());
     }
 
     @Test
@@ -182,7 +182,7 @@ class AdminServerTest {
         assertEquals("HostCache", a.at("/root/kind").asText());
         List<String> children = new ArrayList<>();
         a.at("/root/children").forEach(c -> children.add(c.get("name").asText()));
-        assertTrue(children.contains("memory-tier"), children.toString());
+        assertTrue(children.contains("catalog"), children.toString());
         assertTrue(children.contains("slot-pool"), children.toString());
     }
 
