@@ -39,7 +39,7 @@ public final class Selene implements Extension {
 
     /** The node of {@code system}, started on first use. */
     public static Selene get(ActorSystem<?> system) {
-        return system.extension(ID);
+        return ID.apply(system);
     }
 
     /** The node's Java API. */

@@ -149,19 +149,28 @@ public final class HostCache {
      * reads.
      */
     public record Parts(DeviceCopier copier, Function<Executor, RecordIo> recordIo, CacheCounters counters,
-                        TraceBook traces, LongSupplier clock) {
-        /** Real O_DIRECT files, the system nano clock, fresh counters and traces. */
+                        TraceBook traces, LongSupplier clock, FaultInjection faults, Duration writeCheck) {
+        /** Real O_DIRECT files, the system nano clock, fresh counters and traces, no injected faults. */
         public static Parts of(DeviceCopier copier) {
             return new Parts(copier, DEFAULT_RECORD_IO, new CacheCounters(), new TraceBook(DEFAULT_TRACE_RECORDS),
-                    System::nanoTime);
+                    System::nanoTime, FaultInjection.NONE, RecordContext.DEFAULT_WRITE_CHECK);
         }
 
         public Parts withRecordIo(Function<Executor, RecordIo> io) {
-            return new Parts(copier, io, counters, traces, clock);
+            return new Parts(copier, io, counters, traces, clock, faults, writeCheck);
         }
 
         public Parts withClock(LongSupplier c) {
-            return new Parts(copier, recordIo, counters, traces, c);
+            return new Parts(copier, recordIo, counters, traces, c, faults, writeCheck);
+        }
+
+        public Parts withFaults(FaultInjection f) {
+            return new Parts(copier, recordIo, counters, traces, clock, f, writeCheck);
+        }
+
+        /** How long a record actor waits for a write's answer before it asks the store how the write ended. */
+        public Parts withWriteCheck(Duration d) {
+            return new Parts(copier, recordIo, counters, traces, clock, faults, d);
         }
     }
 
@@ -201,7 +210,8 @@ public final class HostCache {
             if (sizing.warning() != null) {
                 ctx.getLog().warn(sizing.warning());
             }
-            Executor blocking = ctx.getSystem().dispatchers().lookup(DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
+            Executor blocking = ctx.getSystem().dispatchers()
+                    .lookup(DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
             ctx.pipeToSelf(CompletableFuture.supplyAsync(() -> HostMemory.allocate(config.layout(),
                     sizing.totalSlots()), blocking), Mapped::new);
             return new Starting(ctx, stash, config, parts, sizing, blocking).mapping();
@@ -239,16 +249,16 @@ public final class HostCache {
             HostMemory host = m.host();
             parts.copier().register(host);
             ActorRef<SlotPool.Command> slotPool = ctx.spawn(SlotPool.create(sizing.totalSlots(), sizing.slots(),
-                    parts.traces()), "slot-pool");
+                    parts.traces(), parts.faults()), "slot-pool");
             RecordContext records = new RecordContext(config.layout(), host, parts.copier(), slotPool,
-                    parts.counters(), parts.traces());
+                    parts.counters(), parts.traces(), parts.faults(), parts.writeCheck());
             ActorRef<Command> self = ctx.getSelf();
             ActorRef<Catalog.Command>[] catalogRef = newCatalogRef();
             ActorRef<DiskStore.Command> disk = null;
             if (config.diskDir() != null) {
                 RecordIo recordIo = parts.recordIo().apply(blocking);
                 disk = ctx.spawn(Behaviors.supervise(DiskStore.create(Path.of(config.diskDir()), config.layout(),
-                                host, recordIo, blocking, parts.counters(), parts.traces(), outcome -> {
+                                host, recordIo, blocking, parts.counters(), parts.traces(), parts.faults(), outcome -> {
                                     if (outcome instanceof Throwable t) {
                                         self.tell(new StartFailed(t.getMessage()));
                                     } else if (catalogRef[0] != null) {

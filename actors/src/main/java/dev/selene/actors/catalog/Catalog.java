@@ -239,6 +239,7 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
     }
 
     private Behavior<Command> onCommand(Command command) {
+        records.faults().beforeHandling("Catalog", command);
         switch (command) {
             case Publish p -> onPublish(p);
             case Lookup l -> l.replyTo().tell(lookup(l.namespace(), l.chain()));
@@ -385,6 +386,7 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
             return;
         }
         RecordCatalog.SpillPlan plan = catalog.planSpills(target);
+        records.counters().add("evicted.disk", plan.removal().files().size());
         apply(plan.removal(), "File evicted from the disk for room");
         if (!plan.orphans().removed().isEmpty()) {
             records.counters().add("spill.orphans", plan.orphans().removed().size());

@@ -1,5 +1,6 @@
 package dev.selene.actors.disk;
 
+import dev.selene.actors.cache.FaultInjection;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.codec.ChainCompleteness;
@@ -117,12 +118,22 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
     public record Found(RecordSpec spec, long fileBytes, Instant lastUse) {
     }
 
+    /** Outcomes of finished writes remembered for late {@link Settle}s. */
+    static final int RECENT_OUTCOMES = 1024;
+
     /** How long a stopping store waits for transfers in flight. */
     static final long IO_DRAIN_TIMEOUT_SECONDS = 30;
 
     /** Transfers in flight and the outcome of writes, kept across restarts of the behaviour. */
     static final class InFlight {
         private final Map<RecordKey, CompletableFuture<WriteReply>> writes = new HashMap<>();
+        /** How recent writes ended, for {@link Settle}s that arrive after the write (bounded). */
+        private final Map<RecordKey, WriteReply> ended = new java.util.LinkedHashMap<>(64, 0.75f, false) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<RecordKey, WriteReply> eldest) {
+                return size() > RECENT_OUTCOMES;
+            }
+        };
         private final Set<CompletableFuture<?>> all = new java.util.HashSet<>();
 
         synchronized void track(CompletableFuture<?> io) {
@@ -148,6 +159,7 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
     private final CacheCounters counters;
     private final TraceBook traces;
     private final InFlight inFlight;
+    private final FaultInjection faults;
     private int writesInFlight;
     private long writeBusySince;
     private int readsInFlight;
@@ -159,7 +171,7 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
      */
     public static Behavior<Command> create(Path dir, Layout layout, HostMemory host, RecordIo io,
                                            Executor ioExecutor, CacheCounters counters, TraceBook traces,
-                                           Consumer<Object> onStart) {
+                                           FaultInjection faults, Consumer<Object> onStart) {
         InFlight inFlight = new InFlight();
         return Behaviors.setup(ctx -> {
             try {
@@ -177,7 +189,8 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
                 onStart.accept(new IllegalStateException(e.getMessage(), e));
                 return Behaviors.stopped();
             }
-            DiskStore store = new DiskStore(ctx, dir, layout, host, io, ioExecutor, lock, counters, traces, inFlight);
+            DiskStore store = new DiskStore(ctx, dir, layout, host, io, ioExecutor, lock, counters, traces, inFlight,
+                    faults);
             Recovery recovery;
             try {
                 recovery = store.scan();
@@ -194,8 +207,9 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
 
     private DiskStore(ActorContext<Command> ctx, Path dir, Layout layout, HostMemory host, RecordIo io,
                       Executor ioExecutor, DirectoryLock lock, CacheCounters counters, TraceBook traces,
-                      InFlight inFlight) {
+                      InFlight inFlight, FaultInjection faults) {
         super(ctx);
+        this.faults = faults;
         this.dir = dir;
         this.layout = layout;
         this.host = host;
@@ -248,6 +262,7 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
     }
 
     private Behavior<Command> onCommand(Command command) {
+        faults.beforeHandling("DiskStore", command);
         switch (command) {
             case Write w -> onWrite(w);
             case WriteFinished f -> onWriteFinished(f);
@@ -279,6 +294,7 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
                 ? new Written(w.spec().key(), r[0], r[1]) : failure(w.spec().key(), unwrap(e)));
         synchronized (inFlight) {
             inFlight.writes.put(w.spec().key(), reply);
+            inFlight.ended.remove(w.spec().key());
         }
         inFlight.track(reply);
         getContext().pipeToSelf(done, (r, e) -> r != null
@@ -294,6 +310,8 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
         RecordKey key = f.write().spec().key();
         synchronized (inFlight) {
             inFlight.writes.remove(key);
+            inFlight.ended.put(key, f.failure() != null ? failure(key, f.failure())
+                    : new Written(key, f.bytes(), f.nanos()));
         }
         if (writesInFlight > 0 && --writesInFlight == 0) {
             counters.add("disk.write.busy_nanos", System.nanoTime() - writeBusySince);
@@ -314,11 +332,13 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
 
     private void onSettle(Settle s) {
         CompletableFuture<WriteReply> running;
+        WriteReply ended;
         synchronized (inFlight) {
             running = inFlight.writes.get(s.key());
+            ended = inFlight.ended.get(s.key());
         }
         if (running == null) {
-            s.replyTo().tell(new WriteFailed(s.key(), false, "no write of it is running"));
+            s.replyTo().tell(ended != null ? ended : new WriteFailed(s.key(), false, "no write of it is running"));
         } else {
             running.thenAccept(s.replyTo()::tell);
         }

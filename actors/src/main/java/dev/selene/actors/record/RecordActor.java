@@ -16,6 +16,7 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -51,7 +52,7 @@ public final class RecordActor {
     private record CopyFinished(Throwable failure) implements Command {
     }
 
-    private record WriteAnswered(DiskStore.WriteReply reply) implements Command {
+    private record WriteAnswered(int attempt, DiskStore.WriteReply reply) implements Command {
     }
 
     private enum LeaseEnded implements Command {
@@ -69,27 +70,32 @@ public final class RecordActor {
     public static Behavior<Command> publish(RecordContext records, RecordSpec spec, DevicePlacement snapshot,
                                             Duration patience, ActorRef<PublishResult> replyTo,
                                             ActorRef<Catalog.Command> catalog, ActorRef<DiskStore.Command> disk) {
-        return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
-            RecordKey key = spec.key();
-            int slots = spec.slots(records.layout());
-            boolean waits = patience.isPositive();
-            records.traces().append(key, "RecordActor", "Publish: allocate " + slots + " slots"
-                    + (waits ? " (waiting up to " + patience.toMillis() + " ms)" : ""));
-            ActorRef<SlotPool.AllocateReply> adapter = ctx.messageAdapter(SlotPool.AllocateReply.class,
-                    SlotsReply::new);
-            records.slotPool().tell(new SlotPool.Allocate(key, slots, Purpose.PUBLISH, waits, adapter));
-            if (waits) {
-                timers.startSingleTimer(LeaseEnded.INSTANCE, patience);
-            }
-            Phase p = new Phase(ctx, records, spec, replyTo, catalog, disk);
-            return p.allocating(snapshot, false);
-        }));
+        return records.faults().around("RecordActor", Command.class, Behaviors.setup(ctx -> Behaviors.withTimers(
+                timers -> start(ctx, timers, records, spec, snapshot, patience, replyTo, catalog, disk))));
+    }
+
+    private static Behavior<Command> start(ActorContext<Command> ctx, TimerScheduler<Command> timers,
+                                           RecordContext records, RecordSpec spec, DevicePlacement snapshot,
+                                           Duration patience, ActorRef<PublishResult> replyTo,
+                                           ActorRef<Catalog.Command> catalog, ActorRef<DiskStore.Command> disk) {
+        RecordKey key = spec.key();
+        int slots = spec.slots(records.layout());
+        boolean waits = patience.isPositive();
+        records.traces().append(key, "RecordActor", "Publish: allocate " + slots + " slots"
+                + (waits ? " (waiting up to " + patience.toMillis() + " ms)" : ""));
+        ActorRef<SlotPool.AllocateReply> adapter = ctx.messageAdapter(SlotPool.AllocateReply.class, SlotsReply::new);
+        records.slotPool().tell(new SlotPool.Allocate(key, slots, Purpose.PUBLISH, waits, adapter));
+        if (waits) {
+            timers.startSingleTimer(LeaseEnded.INSTANCE, patience);
+        }
+        return new Phase(ctx, records, spec, replyTo, catalog, disk).allocating(snapshot, false);
     }
 
     /** The behaviour of a resident dirty record that has no actor yet (restored, or its file went): spill only. */
     public static Behavior<Command> resident(RecordContext records, RecordSpec spec,
                                              ActorRef<Catalog.Command> catalog, ActorRef<DiskStore.Command> disk) {
-        return Behaviors.setup(ctx -> new Phase(ctx, records, spec, null, catalog, disk).parked());
+        return records.faults().around("RecordActor", Command.class,
+                Behaviors.setup(ctx -> new Phase(ctx, records, spec, null, catalog, disk).parked()));
     }
 
     /** The states of one record, sharing what they all need. */
@@ -184,10 +190,14 @@ public final class RecordActor {
         private Behavior<Command> writing(SlotList slots, int attempt) {
             records.traces().append(key(), "RecordActor", "Spill: write " + (attempt == 1 ? "started"
                     : "retried"));
-            disk.tell(new DiskStore.Write(spec, slots, ctx.messageAdapter(DiskStore.WriteReply.class,
-                    WriteAnswered::new)));
+            // An ask per attempt, so a late answer is never taken for another attempt's. When no answer comes in
+            // time (the store failed and lost the message, or the disk stalls) the store is asked how the write
+            // ended: it answers when a running write finishes, and says so when none is running.
+            ctx.ask(DiskStore.WriteReply.class, disk, records.writeCheck(),
+                    r -> new DiskStore.Write(spec, slots, r), (reply, failure) -> new WriteAnswered(attempt, reply));
             return Behaviors.receive(Command.class)
-                    .onMessage(WriteAnswered.class, w -> switch (w.reply()) {
+                    .onMessage(WriteAnswered.class, w -> w.attempt() != attempt ? Behaviors.same()
+                            : w.reply() == null ? settle(attempt) : switch (w.reply()) {
                         case DiskStore.Written ok -> {
                             catalog.tell(new Catalog.Committed(key(), ok.bytes(), ok.nanos()));
                             yield Behaviors.stopped();
@@ -202,6 +212,13 @@ public final class RecordActor {
                     .onMessage(Dropped.class, d -> Behaviors.same())
                     .onMessage(LeaseEnded.class, t -> Behaviors.same())
                     .build();
+        }
+
+        private Behavior<Command> settle(int attempt) {
+            records.traces().append(key(), "RecordActor", "No answer from the disk store: asking how the write ended");
+            ctx.ask(DiskStore.WriteReply.class, disk, records.writeCheck(), r -> new DiskStore.Settle(key(), r),
+                    (reply, failure) -> new WriteAnswered(attempt, reply));
+            return Behaviors.same();
         }
     }
 }

@@ -129,13 +129,19 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         return newReceiveBuilder()
                 .onMessage(Command.class, this::onCommand)
                 .onSignal(PostStop.class, s -> {
-                    releaseAll(); // after finish() this finds nothing; after a crash it frees pins and staging
+                    if (!finished) {
+                        // The task failed: free its pins and staging, and answer rather than leave the caller waiting.
+                        releaseAll();
+                        records.counters().increment("restore.failed");
+                        replyTo.tell(RestoreResult.of(RestoreResult.Outcome.FAILED, "the restore's actor failed"));
+                    }
                     return this;
                 })
                 .build();
     }
 
     private Behavior<Command> onCommand(Command command) {
+        records.faults().beforeHandling("RestoreTask", command);
         return switch (command) {
             case Staged s -> onStaged(s);
             case StagingTimeout t -> onStagingTimeout();

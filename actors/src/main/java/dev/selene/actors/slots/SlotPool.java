@@ -1,5 +1,6 @@
 package dev.selene.actors.slots;
 
+import dev.selene.actors.cache.FaultInjection;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.slots.SlotAccounting;
@@ -100,6 +101,7 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
 
     private final SlotAccounting accounting;
     private final TraceBook traces;
+    private final FaultInjection faults;
     private final ArrayDeque<Allocate> publications = new ArrayDeque<>();
     private final ArrayDeque<Allocate> staging = new ArrayDeque<>();
     private ActorRef<Evict> evictor;
@@ -109,13 +111,19 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
 
     /** A pool of {@code total} slots keeping {@code intake} free when it can. */
     public static Behavior<Command> create(int total, int intake, TraceBook traces) {
-        return Behaviors.setup(ctx -> new SlotPool(ctx, new SlotAccounting(total, intake), traces));
+        return create(total, intake, traces, FaultInjection.NONE);
     }
 
-    private SlotPool(ActorContext<Command> ctx, SlotAccounting accounting, TraceBook traces) {
+    /** A pool whose messages are first shown to {@code faults} (tests inject failures through it). */
+    public static Behavior<Command> create(int total, int intake, TraceBook traces, FaultInjection faults) {
+        return Behaviors.setup(ctx -> new SlotPool(ctx, new SlotAccounting(total, intake), traces, faults));
+    }
+
+    private SlotPool(ActorContext<Command> ctx, SlotAccounting accounting, TraceBook traces, FaultInjection faults) {
         super(ctx);
         this.accounting = accounting;
         this.traces = traces;
+        this.faults = faults;
     }
 
     @Override
@@ -126,6 +134,7 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     }
 
     private Behavior<Command> onCommand(Command command) {
+        faults.beforeHandling("SlotPool", command);
         switch (command) {
             case Allocate a -> onAllocate(a);
             case Cancel c -> onCancel(c);

@@ -1,0 +1,266 @@
+package dev.selene.actors.cache;
+
+import dev.selene.actors.api.CacheStatus;
+import dev.selene.actors.api.DrainReport;
+import dev.selene.actors.api.Publisher;
+import dev.selene.actors.api.PublishOutcome;
+import dev.selene.actors.api.PublishResult;
+import dev.selene.actors.api.RestoreResult;
+import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.api.SnapshotLease;
+import dev.selene.engine.config.CacheConfig;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.layout.Layout;
+import dev.selene.transport.gpu.DevicePlacement;
+import dev.selene.transport.gpu.KeyedContent;
+import dev.selene.transport.gpu.SimulatedDevice;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * What the node does when each kind of its actors fails during a burst: an exception is injected into one actor
+ * (a test double of the fault-injection seam throws when that actor is shown a chosen message), and the test shows
+ * what the rest of the node does, as the supervision table in the architecture page says.
+ */
+class SupervisionTest {
+
+    private static final Layout LAYOUT = Layout.small();
+    private static final String NS = "supervision";
+    private static final int CHAINS = 8;
+    private static final int CHAIN_LENGTH = 3;
+
+    private final SimulatedDevice copier = SimulatedDevice.create();
+    private final List<Long> deviceAllocations = new ArrayList<>();
+    private final List<SeleneCache> nodes = new ArrayList<>();
+    private Path dir;
+
+    /** Test double for fault injection: throws once when {@code actor} is shown a message of the named class. */
+    private static final class FailOnce implements FaultInjection {
+        private final String actor;
+        private final String message;
+        private final AtomicInteger fired = new AtomicInteger();
+        private volatile boolean armed;
+
+        FailOnce(String actor, String message) {
+            this.actor = actor;
+            this.message = message;
+        }
+
+        void arm() {
+            armed = true;
+        }
+
+        @Override
+        public void beforeHandling(String actor, Object msg) {
+            if (armed && this.actor.equals(actor) && msg.getClass().getSimpleName().equals(message)) {
+                armed = false;
+                fired.incrementAndGet();
+                throw new IllegalStateException("fault injected in " + actor + " on " + message);
+            }
+        }
+    }
+
+    @BeforeEach
+    void makeDir() throws IOException {
+        Path base = Path.of("target", "supervision-tests");
+        Files.createDirectories(base);
+        dir = Files.createTempDirectory(base, "node");
+    }
+
+    @AfterEach
+    void stop() {
+        nodes.forEach(SeleneCache::close);
+        deviceAllocations.forEach(copier::freeDevice);
+        copier.close();
+    }
+
+    /** A node of 20 warm slots over a disk: a burst of 24 records spills most of them. */
+    private SeleneCache node(FaultInjection faults) {
+        CacheConfig config = CacheConfig.memoryOnly(LAYOUT, 20L * LAYOUT.slotBytes()).withConcurrency(1)
+                .withWindowSlots(LAYOUT.slotsPerRecord(true)).withHostBudgetBytes(30L * LAYOUT.slotBytes())
+                .withDisk(dir.toString(), 64L << 20);
+        SeleneCache cache = SeleneCache.start(config, HostCache.Parts.of(copier).withFaults(faults)
+                .withWriteCheck(Duration.ofSeconds(1)));
+        nodes.add(cache);
+        return cache;
+    }
+
+    private static RecordSpec spec(int chain, int i) {
+        long hash = chain * 100L + i;
+        return new RecordSpec(new RecordKey(NS, hash), i == 0 ? null : new RecordKey(NS, hash - 1),
+                i == CHAIN_LENGTH - 1 || i == 0);
+    }
+
+    private DevicePlacement snapshot(RecordSpec s) {
+        long base = copier.allocateDevice(DevicePlacement.bytesNeeded(LAYOUT, s.hasRow()));
+        deviceAllocations.add(base);
+        DevicePlacement p = DevicePlacement.contiguous(LAYOUT, base, s.hasRow());
+        KeyedContent.fillRecord(copier, LAYOUT, p, s.key(), s.hasRow());
+        return p;
+    }
+
+    private static <T> T await(CompletionStage<T> stage) throws Exception {
+        return stage.toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+
+    /** Publishes every chain, all chains at once, each chain's records one after another; returns the outcomes. */
+    private List<PublishOutcome> burst(SeleneCache cache) throws Exception {
+        Publisher publisher = new Publisher(cache);
+        List<CompletableFuture<List<PublishOutcome>>> chains = new ArrayList<>();
+        for (int c = 0; c < CHAINS; c++) {
+            int chain = c;
+            CompletableFuture<List<PublishOutcome>> done = CompletableFuture.completedFuture(new ArrayList<>());
+            for (int i = 0; i < CHAIN_LENGTH; i++) {
+                RecordSpec s = spec(chain, i);
+                done = done.thenCompose(list -> publisher.publish(s, snapshot(s),
+                        SnapshotLease.until(System.nanoTime() + TimeUnit.SECONDS.toNanos(10))).thenApply(o -> {
+                            list.add(o);
+                            return list;
+                        }));
+            }
+            chains.add(done);
+        }
+        List<PublishOutcome> all = new ArrayList<>();
+        for (CompletableFuture<List<PublishOutcome>> f : chains) {
+            all.addAll(f.get(60, TimeUnit.SECONDS));
+        }
+        return all;
+    }
+
+    /** Restores chain {@code c} and returns how many of its records came back byte-identical (0 on a miss). */
+    private int restore(SeleneCache cache, int c) throws Exception {
+        long[] keys = new long[CHAIN_LENGTH];
+        List<DevicePlacement> targets = new ArrayList<>();
+        for (int i = 0; i < CHAIN_LENGTH; i++) {
+            RecordSpec s = spec(c, i);
+            keys[i] = s.key().hash();
+            long base = copier.allocateDevice(DevicePlacement.bytesNeeded(LAYOUT, s.hasRow()));
+            deviceAllocations.add(base);
+            targets.add(DevicePlacement.contiguous(LAYOUT, base, s.hasRow()));
+        }
+        RestoreResult r = await(cache.restore(NS, keys, targets, Duration.ofHours(1)));
+        if (r.outcome() != RestoreResult.Outcome.RESTORED) {
+            return 0;
+        }
+        for (int i = 0; i < r.records(); i++) {
+            RecordSpec s = spec(c, i);
+            assertTrue(KeyedContent.verifyRecord(copier, LAYOUT, targets.get(i), s.key(), s.hasRow()),
+                    s.key() + " byte-identical");
+        }
+        return r.records();
+    }
+
+    private void assertServesAndIsConsistent(SeleneCache cache) throws Exception {
+        DrainReport drained = await(cache.drain(Duration.ofSeconds(20)));
+        assertTrue(!drained.timedOut(), drained.toString());
+        assertEquals("", await(cache.invariantViolation()));
+        RecordSpec fresh = spec(90, 0);
+        assertInstanceOf(PublishResult.Stored.class, await(cache.publish(fresh, snapshot(fresh),
+                Duration.ofSeconds(5))), "the node keeps serving");
+    }
+
+    @Test
+    void recordActorFailingAsItsCopyCompletes_failsOnlyThatPublication_andItsSlotsComeBack() throws Exception {
+        FailOnce fault = new FailOnce("RecordActor", "CopyFinished");
+        SeleneCache cache = node(fault);
+        fault.arm();
+        List<PublishOutcome> outcomes = burst(cache);
+        assertEquals(1, fault.fired.get());
+        long failed = outcomes.stream().filter(o -> o.result() instanceof PublishResult.Failed f
+                && f.reason().equals("record_actor_failed")).count();
+        assertEquals(1, failed, outcomes.toString());
+        assertEquals(CHAINS * CHAIN_LENGTH - 1, outcomes.stream()
+                .filter(o -> o.result() instanceof PublishResult.Stored).count());
+        assertEquals(1, cache.counters().get("abandoned.record_actor_failed"));
+        assertServesAndIsConsistent(cache);
+        int restored = 0;
+        for (int c = 0; c < CHAINS; c++) {
+            restored += restore(cache, c);
+        }
+        assertTrue(restored >= (CHAINS - 1) * CHAIN_LENGTH, "every chain but the failed one restores: " + restored);
+    }
+
+    @Test
+    void recordActorFailingWhenItsWriteIsAnswered_theCatalogAsksTheStoreHowTheWriteEnded() throws Exception {
+        FailOnce fault = new FailOnce("RecordActor", "WriteAnswered");
+        SeleneCache cache = node(fault);
+        fault.arm();
+        burst(cache);
+        assertServesAndIsConsistent(cache);
+        assertEquals(1, fault.fired.get());
+        for (int c = 0; c < CHAINS; c++) {
+            assertEquals(CHAIN_LENGTH, restore(cache, c), "chain " + c);
+        }
+        CacheStatus s = await(cache.status());
+        assertEquals(0, s.disk().writesInFlight());
+    }
+
+    @Test
+    void restoreTaskFailing_answersFailed_releasesItsPinsAndStaging_andTheNextRestoreWorks() throws Exception {
+        FailOnce fault = new FailOnce("RestoreTask", "CopiesFinished");
+        SeleneCache cache = node(fault);
+        burst(cache);
+        fault.arm();
+        long[] keys = {spec(0, 0).key().hash(), spec(0, 1).key().hash(), spec(0, 2).key().hash()};
+        List<DevicePlacement> targets = new ArrayList<>();
+        for (int i = 0; i < CHAIN_LENGTH; i++) {
+            long base = copier.allocateDevice(DevicePlacement.bytesNeeded(LAYOUT, true));
+            deviceAllocations.add(base);
+            targets.add(DevicePlacement.contiguous(LAYOUT, base, spec(0, i).hasRow()));
+        }
+        RestoreResult failed = await(cache.restore(NS, keys, targets, Duration.ofHours(1)));
+        assertEquals(RestoreResult.Outcome.FAILED, failed.outcome(), failed.toString());
+        assertEquals(CHAIN_LENGTH, restore(cache, 0));
+        assertServesAndIsConsistent(cache);
+    }
+
+    @Test
+    void diskStoreFailing_isRestarted_scansItsDirectoryAgain_andNoWriteIsLost() throws Exception {
+        FailOnce fault = new FailOnce("DiskStore", "Write");
+        SeleneCache cache = node(fault);
+        fault.arm();
+        List<PublishOutcome> outcomes = burst(cache);
+        assertTrue(outcomes.stream().allMatch(o -> o.result() instanceof PublishResult.Stored), outcomes.toString());
+        assertEquals(1, fault.fired.get());
+        assertServesAndIsConsistent(cache);
+        for (int c = 0; c < CHAINS; c++) {
+            assertEquals(CHAIN_LENGTH, restore(cache, c), "chain " + c);
+        }
+    }
+
+    @Test
+    void slotPoolFailing_stopsTheNode() throws Exception {
+        FailOnce fault = new FailOnce("SlotPool", "Allocate");
+        SeleneCache cache = node(fault);
+        fault.arm();
+        RecordSpec s = spec(0, 0);
+        cache.publish(s, snapshot(s));
+        cache.system().getWhenTerminated().toCompletableFuture().get(20, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void catalogFailing_stopsTheNode() throws Exception {
+        FailOnce fault = new FailOnce("Catalog", "Lookup");
+        SeleneCache cache = node(fault);
+        fault.arm();
+        cache.lookup(NS, new long[] {1});
+        cache.system().getWhenTerminated().toCompletableFuture().get(20, TimeUnit.SECONDS);
+    }
+}
