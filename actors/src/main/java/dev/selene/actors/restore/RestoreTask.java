@@ -71,6 +71,10 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     /** Far beyond the patience: the pool answers every staging request, with a grant or Cancelled. */
     static final Duration STAGING_ASK_TIMEOUT = STAGING_PATIENCE.plusMinutes(5);
 
+    /** Why a restore ended with nothing: the first disk record could be neither staged nor read. */
+    static final String NOTHING_RESTORED = "the match's first disk record could not be read (a failed read, or no "
+            + "staging slots within the patience)";
+
     /** Disk reads in flight at once in one wave. */
     public static final int READS_PER_WAVE = 4;
 
@@ -352,7 +356,7 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
                     "restore.failed");
         }
         if (depth == 0) {
-            return finish(RestoreResult.of(RestoreResult.Outcome.FAILED, "disk read failed"), "restore.failed");
+            return finish(RestoreResult.of(RestoreResult.Outcome.FAILED, NOTHING_RESTORED), "restore.failed");
         }
         int memoryInMatch = 0;
         for (int i = 0; i < depth; i++) {

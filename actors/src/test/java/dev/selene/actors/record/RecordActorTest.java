@@ -1,0 +1,184 @@
+package dev.selene.actors.record;
+
+import com.typesafe.config.ConfigFactory;
+import dev.selene.actors.api.PublishResult;
+import dev.selene.actors.catalog.Catalog;
+import dev.selene.actors.disk.DiskStore;
+import dev.selene.actors.metrics.CacheCounters;
+import dev.selene.actors.slots.SlotPool;
+import dev.selene.actors.trace.TraceBook;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.layout.Layout;
+import dev.selene.engine.slots.SlotAccounting.Purpose;
+import dev.selene.engine.slots.SlotList;
+import dev.selene.transport.gpu.DevicePlacement;
+import dev.selene.transport.gpu.KeyedContent;
+import dev.selene.transport.gpu.SimulatedDevice;
+import dev.selene.transport.host.HostMemory;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.ManualTime;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * One record actor against a real slot pool and simulated device, with probes standing in for the catalog and the
+ * disk store, on manual time: its lease, its copy, its write and its retry.
+ */
+class RecordActorTest {
+
+    private static final Layout LAYOUT = Layout.small();
+    private static final int TOTAL_SLOTS = 64;
+
+    private final ActorTestKit kit = ActorTestKit.create(ManualTime.config()
+            .withFallback(ConfigFactory.load("application-test")));
+    private final ManualTime manualTime = ManualTime.get(kit.system());
+    private final SimulatedDevice device = SimulatedDevice.create();
+    private final HostMemory host = HostMemory.allocate(LAYOUT, TOTAL_SLOTS);
+    private final CacheCounters counters = new CacheCounters();
+    private final List<Long> deviceAllocations = new ArrayList<>();
+    private final TestProbe<Catalog.Command> catalog = kit.createTestProbe();
+    private final TestProbe<DiskStore.Command> disk = kit.createTestProbe();
+    private final TestProbe<PublishResult> publisher = kit.createTestProbe();
+    private ActorRef<SlotPool.Command> slotPool;
+    private RecordContext records;
+
+    @AfterEach
+    void stop() {
+        kit.shutdownTestKit();
+        deviceAllocations.forEach(device::freeDevice);
+        device.close();
+        host.close();
+    }
+
+    private void start(int intake) {
+        device.register(host);
+        TraceBook traces = new TraceBook(64);
+        slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, intake, traces));
+        records = new RecordContext(LAYOUT, host, device, slotPool, counters, traces);
+    }
+
+    private static RecordSpec spec(long k) {
+        return new RecordSpec(new RecordKey("ra", k), null, true);
+    }
+
+    private DevicePlacement snapshot(RecordSpec s) {
+        long base = device.allocateDevice(DevicePlacement.bytesNeeded(LAYOUT, s.hasRow()));
+        deviceAllocations.add(base);
+        DevicePlacement p = DevicePlacement.contiguous(LAYOUT, base, s.hasRow());
+        KeyedContent.fillRecord(device, LAYOUT, p, s.key(), s.hasRow());
+        return p;
+    }
+
+    /** Takes every slot from the pool, so that a publication has to wait in line. */
+    private SlotList fillPool() {
+        TestProbe<SlotPool.AllocateReply> probe = kit.createTestProbe();
+        slotPool.tell(new SlotPool.Allocate(new RecordKey("ra", -1), TOTAL_SLOTS, Purpose.PUBLISH, false,
+                probe.ref()));
+        return assertInstanceOf(SlotPool.Allocated.class, probe.receiveMessage()).slots();
+    }
+
+    @Test
+    void publication_copiesIntoItsSlots_reportsTheLeaseFirst_thenResident_withTheSnapshotsBytes() {
+        start(8);
+        RecordSpec s = spec(1);
+        kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ofSeconds(1), publisher.ref(),
+                catalog.ref(), disk.ref()));
+        Catalog.Leased first = (Catalog.Leased) catalog.receiveMessage();
+        assertEquals(null, first.copy(), "the lease is known before the copy starts");
+        Catalog.Leased withCopy = (Catalog.Leased) catalog.receiveMessage();
+        assertTrue(withCopy.copy() != null);
+        Catalog.Resident resident = (Catalog.Resident) catalog.receiveMessage();
+        assertEquals(s, resident.spec());
+        assertTrue(KeyedContent.verifyHostRecord(LAYOUT, host, resident.slots(), s.key(), true));
+    }
+
+    @Test
+    void publicationWaitingForSlots_isGrantedWhenSlotsFreeUp_withinItsLease() {
+        start(8);
+        SlotList all = fillPool();
+        RecordSpec s = spec(2);
+        kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ofSeconds(2), publisher.ref(),
+                catalog.ref(), disk.ref()));
+        manualTime.timePasses(Duration.ofSeconds(1));
+        catalog.expectNoMessage(Duration.ofMillis(50));
+        slotPool.tell(new SlotPool.Release(all, false));
+        assertInstanceOf(Catalog.Leased.class, catalog.receiveMessage());
+    }
+
+    @Test
+    void publicationWhoseLeaseEndsWhileWaiting_isAbandonedWithNoSpace_andHoldsNoSlot() {
+        start(8);
+        fillPool();
+        RecordSpec s = spec(3);
+        kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ofSeconds(2), publisher.ref(),
+                catalog.ref(), disk.ref()));
+        manualTime.expectNoMessageFor(Duration.ofMillis(1900), publisher);
+        manualTime.timePasses(Duration.ofMillis(200));
+        PublishResult.Abandoned a = assertInstanceOf(PublishResult.Abandoned.class, publisher.receiveMessage());
+        assertEquals("no_space", a.reason());
+        assertEquals(new Catalog.PublicationEnded(s.key()), catalog.receiveMessage());
+        assertEquals(1, counters.get("abandoned.no_space"));
+        TestProbe<SlotPool.Stats> stats = kit.createTestProbe();
+        slotPool.tell(new SlotPool.GetStats(stats.ref()));
+        assertEquals(0, stats.receiveMessage().waiting(), "its place in line was cancelled");
+    }
+
+    @Test
+    void spill_writesThroughTheStore_retriesOnceAfterAFailure_thenReportsTheCommit() {
+        start(8);
+        RecordSpec s = spec(4);
+        ActorRef<RecordActor.Command> actor = kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ZERO,
+                publisher.ref(), catalog.ref(), disk.ref()));
+        catalog.receiveMessage();
+        catalog.receiveMessage();
+        SlotList slots = ((Catalog.Resident) catalog.receiveMessage()).slots();
+        actor.tell(new RecordActor.Spill(slots));
+        DiskStore.Write w1 = (DiskStore.Write) disk.receiveMessage();
+        w1.replyTo().tell(new DiskStore.WriteFailed(s.key(), false, "EIO"));
+        DiskStore.Write w2 = (DiskStore.Write) disk.receiveMessage();
+        assertEquals(slots, w2.slots());
+        w2.replyTo().tell(new DiskStore.Written(s.key(), 4096, 1000));
+        assertEquals(new Catalog.Committed(s.key(), 4096, 1000), catalog.receiveMessage());
+    }
+
+    @Test
+    void spillOnAFullDisk_isNotRetried_andIsReportedGivenUp() {
+        start(8);
+        RecordSpec s = spec(5);
+        ActorRef<RecordActor.Command> actor = kit.spawn(RecordActor.resident(records, s, catalog.ref(), disk.ref()));
+        actor.tell(new RecordActor.Spill(SlotList.of(0)));
+        DiskStore.Write w = (DiskStore.Write) disk.receiveMessage();
+        w.replyTo().tell(new DiskStore.WriteFailed(s.key(), true, "ENOSPC"));
+        Catalog.WriteGivenUp g = (Catalog.WriteGivenUp) catalog.receiveMessage();
+        assertTrue(g.diskFull());
+        disk.expectNoMessage(Duration.ofMillis(50));
+    }
+
+    @Test
+    void writeWithoutAnAnswer_asksTheStoreHowItEnded_afterTheWriteCheck() {
+        device.register(host);
+        slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, 8, new TraceBook(64)));
+        records = new RecordContext(LAYOUT, host, device, slotPool, counters, new TraceBook(64),
+                dev.selene.actors.cache.FaultInjection.NONE, Duration.ofSeconds(30));
+        RecordSpec s = spec(6);
+        ActorRef<RecordActor.Command> actor = kit.spawn(RecordActor.resident(records, s, catalog.ref(), disk.ref()));
+        actor.tell(new RecordActor.Spill(SlotList.of(0)));
+        assertInstanceOf(DiskStore.Write.class, disk.receiveMessage()); // lost: never answered
+        manualTime.timePasses(Duration.ofSeconds(31));
+        DiskStore.Settle settle = (DiskStore.Settle) disk.receiveMessage();
+        assertEquals(s.key(), settle.key());
+        settle.replyTo().tell(new DiskStore.Written(s.key(), 4096, 1));
+        assertInstanceOf(Catalog.Committed.class, catalog.receiveMessage());
+    }
+}

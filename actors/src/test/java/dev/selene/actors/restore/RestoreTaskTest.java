@@ -1,0 +1,144 @@
+package dev.selene.actors.restore;
+
+import com.typesafe.config.ConfigFactory;
+import dev.selene.actors.api.RestoreResult;
+import dev.selene.actors.catalog.Catalog;
+import dev.selene.actors.disk.DiskStore;
+import dev.selene.actors.metrics.CacheCounters;
+import dev.selene.actors.record.RecordContext;
+import dev.selene.actors.slots.SlotPool;
+import dev.selene.actors.trace.TraceBook;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.layout.Layout;
+import dev.selene.engine.slots.SlotAccounting.Purpose;
+import dev.selene.engine.slots.SlotList;
+import dev.selene.transport.gpu.DevicePlacement;
+import dev.selene.transport.gpu.SimulatedDevice;
+import dev.selene.transport.host.HostMemory;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.ManualTime;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+/**
+ * One restore task against a real slot pool and simulated device, with probes standing in for the catalog and the
+ * disk store, on manual time: staged waves, the staging patience, what it reports back.
+ */
+class RestoreTaskTest {
+
+    private static final Layout LAYOUT = Layout.small();
+    private static final int TOTAL_SLOTS = 64;
+
+    private final ActorTestKit kit = ActorTestKit.create(ManualTime.config()
+            .withFallback(ConfigFactory.load("application-test")));
+    private final ManualTime manualTime = ManualTime.get(kit.system());
+    private final SimulatedDevice device = SimulatedDevice.create();
+    private final HostMemory host = HostMemory.allocate(LAYOUT, TOTAL_SLOTS);
+    private final CacheCounters counters = new CacheCounters();
+    private final List<Long> deviceAllocations = new ArrayList<>();
+    private final TestProbe<Catalog.Command> catalog = kit.createTestProbe();
+    private final TestProbe<DiskStore.Command> disk = kit.createTestProbe();
+    private final TestProbe<RestoreResult> caller = kit.createTestProbe();
+    private ActorRef<SlotPool.Command> slotPool;
+    private RecordContext records;
+
+    @AfterEach
+    void stop() {
+        kit.shutdownTestKit();
+        deviceAllocations.forEach(device::freeDevice);
+        device.close();
+        host.close();
+    }
+
+    private void start() {
+        device.register(host);
+        TraceBook traces = new TraceBook(64);
+        slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, 16, traces));
+        records = new RecordContext(LAYOUT, host, device, slotPool, counters, traces);
+    }
+
+    private static RecordSpec spec(long k, Long parent) {
+        return new RecordSpec(new RecordKey("rt", k), parent == null ? null : new RecordKey("rt", parent), true);
+    }
+
+    private List<DevicePlacement> targets(int n) {
+        List<DevicePlacement> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            long base = device.allocateDevice(DevicePlacement.bytesNeeded(LAYOUT, true));
+            deviceAllocations.add(base);
+            out.add(DevicePlacement.contiguous(LAYOUT, base, true));
+        }
+        return out;
+    }
+
+    private int freeSlots() {
+        TestProbe<SlotPool.Stats> probe = kit.createTestProbe();
+        slotPool.tell(new SlotPool.GetStats(probe.ref()));
+        return probe.receiveMessage().free();
+    }
+
+    @Test
+    void diskRecords_areStagedReadAndCopied_thenHandedToTheCatalog_andTheUseIsReported() {
+        start();
+        List<RestoreTask.Part> parts = List.of(new RestoreTask.Part(spec(1, null), null),
+                new RestoreTask.Part(spec(2, 1L), null));
+        kit.spawn(RestoreTask.create(records, catalog.ref(), disk.ref(), parts, targets(2), caller.ref()));
+        for (int i = 0; i < 2; i++) {
+            DiskStore.Read read = (DiskStore.Read) disk.receiveMessage();
+            read.replyTo().tell(new DiskStore.ReadDone(read.key(), 8192));
+        }
+        assertInstanceOf(Catalog.ReadSample.class, catalog.receiveMessage());
+        assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage());
+        assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage());
+        Catalog.Used used = (Catalog.Used) catalog.receiveMessage();
+        assertEquals(spec(2, 1L).key(), used.deepest());
+        RestoreResult r = caller.receiveMessage();
+        assertEquals(RestoreResult.Outcome.RESTORED, r.outcome());
+        assertEquals(2, r.fromDisk());
+    }
+
+    @Test
+    void aFailedRead_endsTheMatchBeforeIt_andReportsTheLostFile() {
+        start();
+        List<RestoreTask.Part> parts = List.of(new RestoreTask.Part(spec(1, null), null),
+                new RestoreTask.Part(spec(2, 1L), null));
+        kit.spawn(RestoreTask.create(records, catalog.ref(), disk.ref(), parts, targets(2), caller.ref()));
+        DiskStore.Read first = (DiskStore.Read) disk.receiveMessage();
+        DiskStore.Read second = (DiskStore.Read) disk.receiveMessage();
+        first.replyTo().tell(new DiskStore.ReadDone(first.key(), 8192));
+        second.replyTo().tell(new DiskStore.ReadFailed(second.key(), true, "checksum"));
+        assertEquals(new Catalog.FileLost(second.key()), catalog.receiveMessage());
+        RestoreResult r = caller.receiveMessage();
+        assertEquals(RestoreResult.Outcome.RESTORED, r.outcome());
+        assertEquals(1, r.records());
+    }
+
+    @Test
+    void noStagingSlotsWithinThePatience_endsTheMatch_andLeavesNoSlotTaken() {
+        start();
+        TestProbe<SlotPool.AllocateReply> hog = kit.createTestProbe();
+        slotPool.tell(new SlotPool.Allocate(new RecordKey("rt", -1), TOTAL_SLOTS, Purpose.PUBLISH, false,
+                hog.ref()));
+        SlotList all = assertInstanceOf(SlotPool.Allocated.class, hog.receiveMessage()).slots();
+        List<RestoreTask.Part> parts = List.of(new RestoreTask.Part(spec(1, null), null));
+        kit.spawn(RestoreTask.create(records, catalog.ref(), disk.ref(), parts, targets(1), caller.ref()));
+        manualTime.expectNoMessageFor(RestoreTask.STAGING_PATIENCE.minusMillis(100), caller);
+        manualTime.timePasses(Duration.ofMillis(200));
+        RestoreResult r = caller.receiveMessage();
+        assertEquals(RestoreResult.Outcome.FAILED, r.outcome());
+        assertEquals(RestoreTask.NOTHING_RESTORED, r.detail());
+        disk.expectNoMessage(Duration.ofMillis(50));
+        slotPool.tell(new SlotPool.Release(all, false));
+        assertEquals(TOTAL_SLOTS, freeSlots(), "the cancelled request was not granted later");
+    }
+}
