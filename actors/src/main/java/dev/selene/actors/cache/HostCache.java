@@ -137,6 +137,10 @@ public final class HostCache {
     private record StartFailed(String reason) implements Command {
     }
 
+    /** What the disk store found when it started (or restarted): handed on to the catalog. */
+    private record DiskScanned(DiskStore.Recovery recovery) implements Command {
+    }
+
     private record ChildStopped(String name) implements Command {
     }
 
@@ -253,7 +257,6 @@ public final class HostCache {
             RecordContext records = new RecordContext(config.layout(), host, parts.copier(), slotPool,
                     parts.counters(), parts.traces(), parts.faults(), parts.writeCheck());
             ActorRef<Command> self = ctx.getSelf();
-            ActorRef<Catalog.Command>[] catalogRef = newCatalogRef();
             ActorRef<DiskStore.Command> disk = null;
             if (config.diskDir() != null) {
                 RecordIo recordIo = parts.recordIo().apply(blocking);
@@ -261,8 +264,8 @@ public final class HostCache {
                                 host, recordIo, blocking, parts.counters(), parts.traces(), parts.faults(), outcome -> {
                                     if (outcome instanceof Throwable t) {
                                         self.tell(new StartFailed(t.getMessage()));
-                                    } else if (catalogRef[0] != null) {
-                                        catalogRef[0].tell(new Catalog.DiskRecovered((DiskStore.Recovery) outcome));
+                                    } else {
+                                        self.tell(new DiskScanned((DiskStore.Recovery) outcome));
                                     }
                                 }))
                                 .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200),
@@ -273,7 +276,6 @@ public final class HostCache {
                     config.maxAge(), parts.clock(), t -> self.tell(new StartFailed(t.getMessage())),
                     () -> self.tell(Ready.INSTANCE));
             ActorRef<Catalog.Command> catalog = ctx.spawn(Catalog.create(records, disk, settings), "catalog");
-            catalogRef[0] = catalog;
             ctx.watchWith(slotPool, new ChildStopped("slot-pool"));
             ctx.watchWith(catalog, new ChildStopped("catalog"));
             if (disk != null) {
@@ -286,13 +288,12 @@ public final class HostCache {
             return waitingForDisk(running);
         }
 
-        @SuppressWarnings("unchecked")
-        private static ActorRef<Catalog.Command>[] newCatalogRef() {
-            return new ActorRef[1];
-        }
-
         private Behavior<Command> waitingForDisk(Running running) {
             return Behaviors.receive(Command.class)
+                    .onMessage(DiskScanned.class, d -> {
+                        running.catalog().tell(new Catalog.DiskRecovered(d.recovery()));
+                        return Behaviors.same();
+                    })
                     .onMessage(Ready.class, r -> stash.unstashAll(running.behavior()))
                     .onMessage(StartFailed.class, f -> {
                         ctx.getLog().error("the node could not start: {}", f.reason());
@@ -352,6 +353,7 @@ public final class HostCache {
                     return Behaviors.stopped();
                 }
                 case Mapped m -> m.host().close();
+                case DiskScanned d -> catalog.tell(new Catalog.DiskRecovered(d.recovery()));
                 case Ready r -> { }
                 case StartFailed f -> ctx.getLog().error("disk store failed after a restart: {}", f.reason());
             }
@@ -422,6 +424,7 @@ public final class HostCache {
             case CheckInvariants check -> check.replyTo().tell("");
             case Stop s -> { }
             case Mapped m -> { }
+            case DiskScanned d -> { }
             case Ready r -> { }
             case StartFailed f -> { }
             case ChildStopped s -> { }

@@ -42,8 +42,12 @@ class HostCacheTest {
     private final List<Long> deviceAllocations = new ArrayList<>();
 
     @AfterEach
-    void stop() {
+    void stop() throws Exception {
         copier.open();
+        for (SeleneCache cache : nodes) {
+            assertEquals("", cache.invariantViolation().toCompletableFuture().get(10, TimeUnit.SECONDS),
+                    "the catalog's invariants hold after the test");
+        }
         nodes.forEach(SeleneCache::close);
         deviceAllocations.forEach(copier::freeDevice);
         copier.close();

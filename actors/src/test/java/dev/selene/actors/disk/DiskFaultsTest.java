@@ -10,6 +10,7 @@ import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
+import dev.selene.transport.disk.FailingKeysRecordIo;
 import dev.selene.transport.disk.FaultInjectingRecordIo;
 import dev.selene.transport.disk.NativeIo;
 import dev.selene.transport.disk.RecordFileNames;
@@ -59,7 +60,11 @@ class DiskFaultsTest {
     }
 
     @AfterEach
-    void stop() {
+    void stop() throws Exception {
+        for (SeleneCache cache : nodes) {
+            assertEquals("", cache.invariantViolation().toCompletableFuture().get(10, TimeUnit.SECONDS),
+                    "the catalog's invariants hold after the test");
+        }
         nodes.forEach(SeleneCache::close);
         copier.close();
     }

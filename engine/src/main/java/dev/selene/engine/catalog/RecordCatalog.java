@@ -137,7 +137,10 @@ public final class RecordCatalog {
         COMMITTED,
         /** The parent's file left the disk while the record was written: the owner deletes the file again. */
         PARENT_GONE,
-        /** The record left memory while it was written (an operator's eviction): the owner deletes the file. */
+        /**
+         * The record left memory while it was written: the owner deletes the file. (Nothing removes a record being
+         * written today; this keeps a later change from committing a file nobody knows.)
+         */
         RECORD_GONE
     }
 
@@ -495,16 +498,52 @@ public final class RecordCatalog {
 
     // ---- recovery, expiry, operators ----
 
-    /** Adds the records found on disk at start (complete chains only), evicting the oldest beyond the capacity. */
+    /**
+     * Takes what a scan of the disk found (at start, or after the disk store restarted): files the catalog did not
+     * know are added (resident copies become clean), files it knew that are gone leave it (with their
+     * descendants'), and the oldest are evicted beyond the capacity, counting the room reserved for writes in
+     * flight. A file of a record being written is left to that write's report.
+     */
     public Removal recovered(List<Recovered> records) {
         long now = clock.getAsLong();
-        List<Recovered> oldestFirst = new ArrayList<>(records);
-        oldestFirst.sort(Comparator.comparingLong(Recovered::ageNanos).reversed());
-        for (Recovered r : oldestFirst) {
-            disk.put(r.spec(), r.fileBytes(), now - r.ageNanos());
-        }
         Removal out = Removal.empty();
-        while (disk.bytes() > diskCapacityBytes && disk.coldest() != null) {
+        Set<RecordKey> found = new HashSet<>();
+        records.forEach(r -> found.add(r.spec().key()));
+        for (DiskIndex.Entry known : disk.entries()) {
+            if (!found.contains(known.key()) && disk.contains(known.key())) {
+                removeFiles(known.key(), out);
+            }
+        }
+        List<Recovered> pending = new ArrayList<>(records);
+        pending.sort(Comparator.comparingLong(Recovered::ageNanos).reversed());
+        boolean progress = true;
+        while (progress) {
+            progress = false;
+            for (var it = pending.iterator(); it.hasNext(); ) {
+                Recovered r = it.next();
+                RecordKey key = r.spec().key();
+                if (writing.containsKey(key) || inFlight.containsKey(key) || disk.contains(key)) {
+                    it.remove();
+                    continue;
+                }
+                RecordKey parent = r.spec().parent();
+                if (parent != null && !disk.contains(parent)) {
+                    continue; // added once its parent is, or deleted below if it never is
+                }
+                disk.put(r.spec(), r.fileBytes(), now - r.ageNanos());
+                if (memory.contains(key)) {
+                    memory.markDurable(key);
+                }
+                it.remove();
+                progress = true;
+            }
+        }
+        for (Recovered orphan : pending) {
+            if (!out.files().contains(orphan.spec().key())) {
+                out.files().add(orphan.spec().key()); // its parent's file is gone: never kept without it
+            }
+        }
+        while (disk.bytes() + reservedBytes > diskCapacityBytes && disk.coldest() != null) {
             removeFiles(disk.coldest().key(), out);
         }
         return out;
@@ -613,7 +652,8 @@ public final class RecordCatalog {
             }
             cur = info(parent);
         }
-        return new Description(record, List.copyOf(chain), complete && record.state() != State.IN_FLIGHT);
+        boolean present = chain.stream().noneMatch(i -> i.state() == State.IN_FLIGHT);
+        return new Description(record, List.copyOf(chain), complete && present);
     }
 
     /** The catalog's figures. */
@@ -686,41 +726,47 @@ public final class RecordCatalog {
             return false;
         }
         long now = clock.getAsLong();
-        for (RecordKey up = spec.parent(); up != null; ) {
-            DiskIndex.Entry a = disk.peek(up);
-            if (a == null) {
+        Set<RecordKey> keep = new HashSet<>();
+        keepChain(spec.parent(), keep);
+        for (RecordKey w : writing.keySet()) {
+            RecordIndex.Entry e = memory.get(w);
+            keepChain(e == null ? null : e.spec().parent(), keep);
+        }
+        for (RecordKey k : keep) {
+            disk.touch(k, now);
+        }
+        if (disk.bytes() + reservedBytes + fileBytes <= diskCapacityBytes) {
+            return true;
+        }
+        for (DiskIndex.Entry coldest : disk.entries()) {
+            if (disk.bytes() + reservedBytes + fileBytes <= diskCapacityBytes) {
                 break;
             }
-            disk.touch(up, now);
-            up = a.spec().parent();
-        }
-        while (disk.bytes() + reservedBytes + fileBytes > diskCapacityBytes) {
-            DiskIndex.Entry coldest = disk.coldest();
-            if (coldest == null || isAncestorOrSelf(coldest.key(), spec)) {
-                return false;
+            if (!keep.contains(coldest.key()) && disk.contains(coldest.key())) {
+                removeFiles(coldest.key(), out);
             }
-            removeFiles(coldest.key(), out);
         }
-        return true;
+        return disk.bytes() + reservedBytes + fileBytes <= diskCapacityBytes;
     }
 
-    private boolean isAncestorOrSelf(RecordKey key, RecordSpec spec) {
-        for (RecordKey up = spec.key(); up != null; ) {
-            if (up.equals(key)) {
-                return true;
-            }
+    /** Adds {@code key} and its ancestors that are on disk to {@code keep}: a write in flight hangs from them. */
+    private void keepChain(RecordKey key, Set<RecordKey> keep) {
+        for (RecordKey up = key; up != null; ) {
             DiskIndex.Entry d = disk.peek(up);
-            RecordIndex.Entry m = memory.get(up);
-            up = m != null ? m.spec().parent() : d != null ? d.spec().parent() : null;
+            if (d == null || !keep.add(up)) {
+                break;
+            }
+            up = d.spec().parent();
         }
-        return false;
     }
 
     /** Removes {@code key}'s file and its descendants' files; resident ones become dirty again. */
     private void removeFiles(RecordKey key, Removal out) {
         for (DiskIndex.Entry d : disk.removeWithDescendants(key)) {
             out.files().add(d.key());
-            out.removed().add(d.key());
+            if (out.removed().isEmpty() || !out.removed().getLast().equals(d.key())) {
+                out.removed().add(d.key());
+            }
             if (memory.contains(d.key())) {
                 memory.markParked(d.key());
             }

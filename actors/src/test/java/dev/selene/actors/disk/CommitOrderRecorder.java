@@ -1,44 +1,32 @@
 package dev.selene.actors.disk;
 
-import dev.selene.engine.codec.RecordHeader;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
-import dev.selene.transport.disk.NativeIo;
-import dev.selene.transport.disk.NativeIoException;
+import dev.selene.engine.codec.RecordHeader;
 import dev.selene.transport.disk.RecordIo;
 import dev.selene.transport.disk.ShareMemory;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.List;
 
-/**
- * Test double for fault injection: the real record I/O, except that writes of chosen keys fail with EIO a chosen
- * number of times (a parent that fails twice, B12).
- */
-final class FailingKeysRecordIo implements RecordIo {
+/** The real record I/O, noting the order in which record files commit (an observer: it changes nothing). */
+final class CommitOrderRecorder implements RecordIo {
 
     private final RecordIo real;
-    private final Map<RecordKey, Integer> failuresLeft = new ConcurrentHashMap<>();
+    private final List<RecordKey> commitOrder;
 
-    FailingKeysRecordIo(RecordIo real) {
+    CommitOrderRecorder(RecordIo real, List<RecordKey> commitOrder) {
         this.real = real;
-    }
-
-    /** Fails the next {@code times} writes of {@code key} with EIO. */
-    void failWrites(RecordKey key, int times) {
-        failuresLeft.put(key, times);
+        this.commitOrder = commitOrder;
     }
 
     @Override
     public WriteResult write(RecordSpec spec, Layout layout, ShareMemory source, Path dir) throws IOException {
-        Integer left = failuresLeft.computeIfPresent(spec.key(), (k, n) -> n - 1);
-        if (left != null && left >= 0) {
-            throw new NativeIoException("pwrite", dir.resolve(spec.key().toString()), NativeIo.EIO);
-        }
-        return real.write(spec, layout, source, dir);
+        WriteResult r = real.write(spec, layout, source, dir);
+        commitOrder.add(spec.key());
+        return r;
     }
 
     @Override

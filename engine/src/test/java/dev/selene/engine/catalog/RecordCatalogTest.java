@@ -1,0 +1,1510 @@
+package dev.selene.engine.catalog;
+
+import dev.selene.engine.catalog.RecordCatalog.Admission;
+import dev.selene.engine.catalog.RecordCatalog.Commit;
+import dev.selene.engine.catalog.RecordCatalog.Description;
+import dev.selene.engine.catalog.RecordCatalog.EvictResult;
+import dev.selene.engine.catalog.RecordCatalog.Eviction;
+import dev.selene.engine.catalog.RecordCatalog.Info;
+import dev.selene.engine.catalog.RecordCatalog.Located;
+import dev.selene.engine.catalog.RecordCatalog.Match;
+import dev.selene.engine.catalog.RecordCatalog.Recovered;
+import dev.selene.engine.catalog.RecordCatalog.Removal;
+import dev.selene.engine.catalog.RecordCatalog.SpillPlan;
+import dev.selene.engine.catalog.RecordCatalog.SpillStart;
+import dev.selene.engine.catalog.RecordCatalog.State;
+import dev.selene.engine.catalog.RecordCatalog.Stats;
+import dev.selene.engine.catalog.RecordCatalog.Where;
+import dev.selene.engine.codec.RecordFileFormat;
+import dev.selene.engine.expiry.ExpirySweep;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.layout.Layout;
+import dev.selene.engine.slots.SlotList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
+
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The record catalog's rules, one behaviour per test, on the {@code small} layout with a manual clock. The
+ * catalog's own invariants are checked after every test.
+ */
+class RecordCatalogTest {
+
+    private static final Layout LAYOUT = Layout.small();
+    private static final String NS = "ns";
+    /** Length of the file of a record with a row; every disk capacity below is a multiple of it. */
+    private static final long ROW_FILE = RecordFileFormat.fileLength(LAYOUT, true);
+    private static final long PAGE_FILE = RecordFileFormat.fileLength(LAYOUT, false);
+    private static final int ROW_SLOTS = LAYOUT.slotsPerRecord(true);
+    private static final int PAGE_SLOTS = LAYOUT.slotsPerRecord(false);
+    private static final long MAX_AGE_NANOS = 100;
+
+    private final AtomicLong clock = new AtomicLong(1_000);
+    private final Map<RecordKey, SlotList> slotsHandedIn = new HashMap<>();
+    private RecordCatalog catalog;
+    private int nextSlot;
+
+    @AfterEach
+    void catalogInvariantsHold() {
+        if (catalog != null) {
+            catalog.checkInvariants();
+        }
+    }
+
+    // ---- helpers -------------------------------------------------------------------------------------------
+
+    private RecordCatalog memoryOnly() {
+        return catalog = new RecordCatalog(LAYOUT, 0, 1, clock::get);
+    }
+
+    private RecordCatalog withDisk(long capacityBytes, int spillCap) {
+        return catalog = new RecordCatalog(LAYOUT, capacityBytes, spillCap, clock::get);
+    }
+
+    /** A disk that holds {@code files} row records, with up to four writes in flight. */
+    private RecordCatalog withDiskOf(int files) {
+        return withDisk(files * ROW_FILE, 4);
+    }
+
+    private static RecordKey key(long n) {
+        return new RecordKey(NS, n);
+    }
+
+    private static RecordSpec root(long n) {
+        return new RecordSpec(key(n), null, true);
+    }
+
+    private static RecordSpec child(long n, RecordSpec parent) {
+        return new RecordSpec(key(n), parent.key(), true);
+    }
+
+    private static RecordSpec pageOnly(long n, RecordSpec parent) {
+        return new RecordSpec(key(n), parent == null ? null : parent.key(), false);
+    }
+
+    private SlotList slotsFor(RecordSpec spec) {
+        int count = spec.slots(LAYOUT);
+        SlotList s = SlotList.of(IntStream.range(nextSlot, nextSlot + count).toArray());
+        nextSlot += count;
+        return s;
+    }
+
+    /** Admits {@code spec} and makes it resident (dirty). */
+    private SlotList publish(RecordSpec spec) {
+        assertEquals(Admission.ADMITTED, catalog.admit(spec), spec.key() + " admitted");
+        SlotList s = slotsFor(spec);
+        catalog.resident(spec, s);
+        slotsHandedIn.put(spec.key(), s);
+        return s;
+    }
+
+    private void publishAll(RecordSpec... specs) {
+        for (RecordSpec s : specs) {
+            publish(s);
+        }
+    }
+
+    private static long fileOf(RecordSpec spec) {
+        return RecordFileFormat.fileLength(LAYOUT, spec.hasRow());
+    }
+
+    private static List<RecordKey> startedKeys(SpillPlan plan) {
+        return plan.start().stream().map(s -> s.spec().key()).toList();
+    }
+
+    /** Plans and commits writes until nothing more starts; the keys committed, in order. */
+    private List<RecordKey> spillAll() {
+        List<RecordKey> committed = new ArrayList<>();
+        for (SpillPlan plan = catalog.planSpills(Long.MAX_VALUE); !plan.start().isEmpty();
+             plan = catalog.planSpills(Long.MAX_VALUE)) {
+            for (SpillStart s : plan.start()) {
+                assertEquals(Commit.COMMITTED, catalog.committed(s.spec().key(), fileOf(s.spec())));
+                committed.add(s.spec().key());
+            }
+        }
+        return committed;
+    }
+
+    /** A record on disk only: published, written and dropped from memory. */
+    private void durableOnly(RecordSpec spec) {
+        publish(spec);
+        spillAll();
+        assertEquals(State.CLEAN, catalog.state(spec.key()));
+        while (catalog.state(spec.key()) == State.CLEAN) {
+            assertFalse(catalog.evictClean(1).isEmpty(), "clean records left to drop");
+        }
+        assertEquals(State.DURABLE_ONLY, catalog.state(spec.key()));
+    }
+
+    private void advance(long nanos) {
+        clock.addAndGet(nanos);
+    }
+
+    private static long[] chain(long... hashes) {
+        return hashes;
+    }
+
+    private static List<RecordKey> keys(RecordSpec... specs) {
+        List<RecordKey> out = new ArrayList<>();
+        for (RecordSpec s : specs) {
+            out.add(s.key());
+        }
+        return out;
+    }
+
+    private static Set<RecordKey> keySet(List<RecordKey> keys) {
+        return new HashSet<>(keys);
+    }
+
+    // ---- construction --------------------------------------------------------------------------------------
+
+    @Test
+    void constructor_whenSpillCapBelowOne_isRejectedNamingTheCap() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new RecordCatalog(LAYOUT, ROW_FILE, 0, clock::get));
+        assertTrue(e.getMessage().contains("was 0"), e.getMessage());
+    }
+
+    @Test
+    void newCatalog_isEmpty() {
+        withDiskOf(4);
+        assertEquals(new Stats(0, 0, 0, 0, 0, 0, 0, 0, 0), catalog.stats());
+        assertEquals(List.of(), catalog.list(null, null));
+        assertEquals(0, catalog.dirtyRecords());
+        assertEquals(0, catalog.writesInFlight());
+    }
+
+    // ---- admission -----------------------------------------------------------------------------------------
+
+    @Test
+    void admit_whenKeyUnknown_isAdmittedAndInFlight() {
+        withDiskOf(4);
+        RecordSpec a = root(1);
+
+        assertEquals(Admission.ADMITTED, catalog.admit(a));
+
+        assertEquals(State.IN_FLIGHT, catalog.state(a.key()));
+        assertEquals(1, catalog.stats().inFlight());
+        assertNull(catalog.slotsOf(a.key()), "nothing resident yet");
+    }
+
+    @Test
+    void admit_whenPublicationOfKeyInFlight_isInFlight() {
+        withDiskOf(4);
+        catalog.admit(root(1));
+
+        assertEquals(Admission.IN_FLIGHT, catalog.admit(root(1)));
+        assertEquals(1, catalog.stats().inFlight());
+    }
+
+    @Test
+    void admit_whenKeyResident_isPresent() {
+        withDiskOf(4);
+        publish(root(1));
+
+        assertEquals(Admission.PRESENT, catalog.admit(root(1)));
+        assertEquals(State.DIRTY, catalog.state(key(1)), "a duplicate changes nothing but the last use");
+        assertEquals(0, catalog.stats().inFlight());
+    }
+
+    @Test
+    void admit_whenKeyCommittedOnDiskOnly_isPresent() {
+        withDiskOf(4);
+        durableOnly(root(1));
+
+        assertEquals(Admission.PRESENT, catalog.admit(root(1)));
+        assertEquals(State.DURABLE_ONLY, catalog.state(key(1)));
+        assertEquals(0, catalog.stats().inFlight());
+    }
+
+    @Test
+    void admit_whenDuplicateOfResidentRecord_refreshesLastUseSoLaterExpirySparesIt() {
+        memoryOnly();
+        publishAll(root(1), root(2));
+        advance(80);
+
+        assertEquals(Admission.PRESENT, catalog.admit(root(1)));
+        assertEquals(0, catalog.info(key(1)).idleNanos());
+        advance(40); // record 2 is 120 old, record 1 only 40
+
+        Removal r = catalog.expire(MAX_AGE_NANOS);
+
+        assertEquals(List.of(key(2)), r.removed());
+        assertEquals(State.DIRTY, catalog.state(key(1)));
+    }
+
+    @Test
+    void admit_whenDuplicateOfDiskOnlyRecord_refreshesLastUseSoLaterExpirySparesIt() {
+        withDiskOf(4);
+        catalog.recovered(List.of(new Recovered(root(1), ROW_FILE, 80), new Recovered(root(2), ROW_FILE, 80)));
+
+        assertEquals(Admission.PRESENT, catalog.admit(root(1)));
+        advance(40);
+
+        Removal r = catalog.expire(MAX_AGE_NANOS);
+
+        assertEquals(List.of(key(2)), r.removed());
+        assertEquals(List.of(key(2)), r.files());
+        assertEquals(State.DURABLE_ONLY, catalog.state(key(1)));
+    }
+
+    @Test
+    void admit_afterPublicationEnded_isAdmittedAgain() {
+        withDiskOf(4);
+        catalog.admit(root(1));
+        catalog.publicationEnded(key(1));
+
+        assertNull(catalog.state(key(1)));
+        assertEquals(Admission.ADMITTED, catalog.admit(root(1)));
+    }
+
+    @Test
+    void resident_whenKeyNotInFlight_isRejected() {
+        withDiskOf(4);
+        assertThrows(IllegalStateException.class, () -> catalog.resident(root(1), slotsFor(root(1))));
+        assertNull(catalog.state(key(1)));
+    }
+
+    @Test
+    void resident_withDisk_makesRecordDirtyAndNotDroppable() {
+        withDiskOf(4);
+        SlotList s = publish(root(1));
+
+        assertEquals(State.DIRTY, catalog.state(key(1)));
+        assertEquals(s, catalog.slotsOf(key(1)));
+        assertEquals(0, catalog.cleanSlots());
+        assertTrue(catalog.evictClean(ROW_SLOTS).isEmpty(), "a dirty record is never dropped with a disk");
+        Stats stats = catalog.stats();
+        assertAll(() -> assertEquals(1, stats.residentRecords()),
+                () -> assertEquals(ROW_SLOTS, stats.residentSlots()),
+                () -> assertEquals(ROW_SLOTS, stats.dirtySlots()),
+                () -> assertEquals(0, stats.inFlight()),
+                () -> assertEquals(1, catalog.dirtyRecords()));
+    }
+
+    // ---- adopt after a restore -----------------------------------------------------------------------------
+
+    @Test
+    void adoptRestored_whenFileCommitted_isResidentAndClean() {
+        withDiskOf(4);
+        durableOnly(root(1));
+        SlotList s = slotsFor(root(1));
+
+        assertTrue(catalog.adoptRestored(root(1), s));
+
+        assertEquals(State.CLEAN, catalog.state(key(1)));
+        assertEquals(s, catalog.slotsOf(key(1)));
+        assertEquals(ROW_SLOTS, catalog.cleanSlots());
+    }
+
+    @Test
+    void adoptRestored_whenResidentOrInFlight_isRefused() {
+        withDiskOf(4);
+        SlotList resident = publish(root(1));
+        catalog.admit(root(2));
+
+        assertFalse(catalog.adoptRestored(root(1), slotsFor(root(1))));
+        assertFalse(catalog.adoptRestored(root(2), slotsFor(root(2))));
+
+        assertEquals(resident, catalog.slotsOf(key(1)), "the resident copy is kept");
+        assertEquals(State.IN_FLIGHT, catalog.state(key(2)));
+    }
+
+    // ---- match ---------------------------------------------------------------------------------------------
+
+    @Test
+    void match_whenRecordInMemoryAndOnDisk_prefersMemory() {
+        withDiskOf(4);
+        publish(root(1));
+        spillAll();
+        assertEquals(State.CLEAN, catalog.state(key(1)));
+
+        Match m = catalog.match(NS, chain(1));
+
+        assertEquals(List.of(new Located(root(1), Where.MEMORY)), m.records());
+        assertEquals("", m.missReason());
+    }
+
+    @Test
+    void match_whenRootOnlyOnDisk_chainsThroughDiskIntoMemory() {
+        withDiskOf(4);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        durableOnly(a);
+        publish(b);
+
+        Match m = catalog.match(NS, chain(1, 2));
+
+        assertEquals(List.of(new Located(a, Where.DISK), new Located(b, Where.MEMORY)), m.records());
+        assertEquals(2, m.depth());
+    }
+
+    @Test
+    void match_whenDeepestRecordsArePageOnly_endsAtDeepestRecordWithRow() {
+        memoryOnly();
+        RecordSpec a = pageOnly(1, null);
+        RecordSpec b = child(2, a);
+        RecordSpec c = pageOnly(3, b);
+        RecordSpec d = pageOnly(4, c);
+        publishAll(a, b, c, d);
+
+        Match m = catalog.match(NS, chain(1, 2, 3, 4));
+
+        assertEquals(List.of(new Located(a, Where.MEMORY), new Located(b, Where.MEMORY)), m.records(),
+                "page-only records supply pages but never end a match");
+    }
+
+    @Test
+    void match_whenChainIsEmpty_missesSayingSo() {
+        memoryOnly();
+        publish(root(1));
+
+        Match m = catalog.match(NS, chain());
+
+        assertEquals(0, m.depth());
+        assertEquals("the chain is empty", m.missReason());
+    }
+
+    @Test
+    void match_whenFirstKeyAbsent_missesSayingItIsNotCached() {
+        memoryOnly();
+        RecordSpec a = root(1);
+        publishAll(a, child(2, a));
+
+        Match m = catalog.match(NS, chain(9, 1, 2));
+
+        assertEquals(List.of(), m.records());
+        assertEquals("the chain's first record is not cached", m.missReason());
+    }
+
+    @Test
+    void match_whenOneCachedRecordHasNoRow_missesCountingIt() {
+        memoryOnly();
+        publish(pageOnly(1, null));
+
+        Match m = catalog.match(NS, chain(1, 2));
+
+        assertEquals(0, m.depth());
+        assertEquals("1 record of the chain cached, none carries a row", m.missReason());
+    }
+
+    @Test
+    void match_whenSeveralCachedRecordsHaveNoRow_missesCountingThem() {
+        withDiskOf(4);
+        RecordSpec a = pageOnly(1, null);
+        RecordSpec b = pageOnly(2, a);
+        RecordSpec c = pageOnly(3, b);
+        durableOnly(a);
+        publishAll(b, c);
+
+        Match m = catalog.match(NS, chain(1, 2, 3));
+
+        assertEquals(0, m.depth());
+        assertEquals("3 records of the chain cached, none carries a row", m.missReason());
+    }
+
+    @Test
+    void match_stopsAtTheFirstRecordMissingFromEveryTier() {
+        memoryOnly();
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        RecordSpec c = child(3, b);
+        publishAll(a, c); // b never published: c hangs from nothing
+
+        Match m = catalog.match(NS, chain(1, 2, 3));
+
+        assertEquals(List.of(new Located(a, Where.MEMORY)), m.records());
+    }
+
+    @Test
+    void match_whenRecordOnlyInFlight_doesNotMatchIt() {
+        memoryOnly();
+        RecordSpec a = root(1);
+        publish(a);
+        catalog.admit(child(2, a));
+
+        Match m = catalog.match(NS, chain(1, 2));
+
+        assertEquals(1, m.depth());
+        Match inFlight = catalog.match(NS, chain(2));
+        assertEquals("the chain's first record is not cached", inFlight.missReason());
+    }
+
+    @Test
+    void match_inAnotherNamespace_misses() {
+        memoryOnly();
+        publish(root(1));
+
+        assertEquals(0, catalog.match("other", chain(1)).depth());
+    }
+
+    // ---- memory-only ---------------------------------------------------------------------------------------
+
+    @Test
+    void evictClean_memoryOnly_dropsLeavesOnlyColdestFirst() {
+        memoryOnly();
+        RecordSpec a = root(1);
+        RecordSpec c = root(3);
+        RecordSpec b = child(2, a);
+        publish(a);
+        advance(1);
+        publish(c);
+        advance(1);
+        publish(b); // a is the coldest record but has a resident child: c and b are the leaves
+
+        assertEquals(2L * ROW_SLOTS, catalog.cleanSlots(), "dirty leaves are droppable without a disk");
+
+        Removal first = catalog.evictClean(1);
+        assertEquals(List.of(c.key()), first.removed(), "the coldest leaf, not the coldest record");
+        assertEquals(List.of(slotsHandedIn.get(c.key())), first.slots());
+        assertEquals(List.of(), first.files());
+
+        Removal rest = catalog.evictClean(Integer.MAX_VALUE);
+        assertEquals(List.of(b.key(), a.key()), rest.removed(), "a parent goes after its last child");
+        assertEquals(0, catalog.stats().residentRecords());
+    }
+
+    @Test
+    void evictClean_stopsOnceEnoughSlotsAreFreed() {
+        memoryOnly();
+        publishAll(root(1), root(2), root(3));
+
+        Removal r = catalog.evictClean(ROW_SLOTS + 1);
+
+        assertEquals(List.of(key(1), key(2)), r.removed());
+        assertEquals(State.DIRTY, catalog.state(key(3)));
+    }
+
+    @Test
+    void evictClean_memoryOnly_skipsPinnedLeafAndItsAncestors() {
+        memoryOnly();
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        publishAll(a, b, root(3));
+        assertTrue(catalog.pin(b.key()));
+
+        assertEquals(ROW_SLOTS, catalog.cleanSlots(), "only the unpinned leaf is droppable");
+        Removal r = catalog.evictClean(Integer.MAX_VALUE);
+
+        assertEquals(List.of(key(3)), r.removed());
+        catalog.unpin(b.key());
+        assertEquals(List.of(b.key(), a.key()), catalog.evictClean(Integer.MAX_VALUE).removed());
+    }
+
+    @Test
+    void planSpills_memoryOnly_returnsNothing() {
+        memoryOnly();
+        RecordSpec a = root(1);
+        publishAll(a, child(2, a), root(3));
+
+        SpillPlan plan = catalog.planSpills(Long.MAX_VALUE);
+
+        assertEquals(List.of(), plan.start());
+        assertTrue(plan.removal().isEmpty());
+        assertTrue(plan.orphans().isEmpty());
+        assertEquals(0, catalog.writesInFlight());
+    }
+
+    @Test
+    void stats_memoryOnly_countsUndroppableParentsAsDirty() {
+        memoryOnly();
+        RecordSpec a = root(1);
+        publishAll(a, child(2, a));
+
+        Stats s = catalog.stats();
+
+        assertEquals(2L * ROW_SLOTS, s.residentSlots());
+        assertEquals(ROW_SLOTS, s.cleanSlots());
+        assertEquals(ROW_SLOTS, s.dirtySlots());
+        assertEquals(0, s.diskRecords());
+    }
+
+    // ---- spill choice --------------------------------------------------------------------------------------
+
+    @Test
+    void planSpills_whenColdestIsChild_startsRootMostUncommittedAncestorInstead() {
+        withDisk(8 * ROW_FILE, 1);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        RecordSpec c = child(3, b);
+        RecordSpec d = root(4);
+        SlotList aSlots = publish(a);
+        publishAll(b, c, d);
+        catalog.admit(a);
+        catalog.admit(b); // dirty, coldest first: c, d, a, b
+
+        SpillPlan plan = catalog.planSpills(Long.MAX_VALUE);
+
+        assertEquals(List.of(new SpillStart(a, aSlots)), plan.start(), "c's root-most uncommitted ancestor");
+        assertTrue(plan.removal().isEmpty());
+        assertEquals(State.BEING_WRITTEN, catalog.state(a.key()));
+        assertEquals(State.DIRTY, catalog.state(d.key()), "d is colder than a but waits");
+    }
+
+    @Test
+    void planSpills_whileAncestorIsWritten_startsNoDescendant() {
+        withDisk(8 * ROW_FILE, 4);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        RecordSpec c = child(3, b);
+        publishAll(a, b, c);
+
+        assertEquals(List.of(a.key()), startedKeys(catalog.planSpills(Long.MAX_VALUE)));
+        assertEquals(List.of(), startedKeys(catalog.planSpills(Long.MAX_VALUE)), "b and c wait for a's commit");
+        assertEquals(State.DIRTY, catalog.state(b.key()));
+        assertEquals(State.DIRTY, catalog.state(c.key()));
+    }
+
+    @Test
+    void planSpills_writesAChainOneGenerationPerCommit() {
+        withDisk(8 * ROW_FILE, 4);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        RecordSpec c = child(3, b);
+        publishAll(a, b, c);
+
+        assertEquals(List.of(a.key(), b.key(), c.key()), spillAll());
+
+        assertEquals(State.CLEAN, catalog.state(c.key()));
+        assertEquals(0, catalog.dirtyRecords());
+    }
+
+    @Test
+    void planSpills_afterParentCommitted_plansTheWaitingChildFirst() {
+        withDisk(8 * ROW_FILE, 1);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        RecordSpec d = root(4);
+        publishAll(a, b, d);
+        catalog.admit(a); // dirty, coldest first: b, d, a
+        assertEquals(List.of(a.key()), startedKeys(catalog.planSpills(Long.MAX_VALUE)), "for b");
+        catalog.admit(b); // now d is the coldest dirty record
+
+        assertEquals(Commit.COMMITTED, catalog.committed(a.key(), ROW_FILE));
+        SpillPlan next = catalog.planSpills(Long.MAX_VALUE);
+
+        assertEquals(List.of(b.key()), startedKeys(next), "b waited for a, so it goes before the colder d");
+        assertEquals(State.DIRTY, catalog.state(d.key()));
+    }
+
+    @Test
+    void planSpills_afterRootCommitted_startsTheMiddleRecordForTheWaitingLeaf() {
+        withDisk(8 * ROW_FILE, 1);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        RecordSpec c = child(3, b);
+        RecordSpec d = root(4);
+        publishAll(a, b, c, d);
+        catalog.admit(a);
+        catalog.admit(b); // dirty, coldest first: c, d, a, b
+        assertEquals(List.of(a.key()), startedKeys(catalog.planSpills(Long.MAX_VALUE)));
+        catalog.admit(c); // coldest first: d, a (being written), b, c
+
+        catalog.committed(a.key(), ROW_FILE);
+
+        assertEquals(List.of(b.key()), startedKeys(catalog.planSpills(Long.MAX_VALUE)),
+                "c still wants a write: its next uncommitted ancestor goes before the colder d");
+    }
+
+    @Test
+    void planSpills_respectsTheInFlightCap() {
+        withDisk(8 * ROW_FILE, 2);
+        publishAll(root(1), root(2), root(3));
+
+        assertEquals(List.of(key(1), key(2)), startedKeys(catalog.planSpills(Long.MAX_VALUE)), "coldest first");
+        assertEquals(2, catalog.writesInFlight());
+        assertEquals(List.of(), startedKeys(catalog.planSpills(Long.MAX_VALUE)), "the cap is reached");
+
+        catalog.committed(key(1), ROW_FILE);
+
+        assertEquals(List.of(key(3)), startedKeys(catalog.planSpills(Long.MAX_VALUE)));
+    }
+
+    @Test
+    void planSpills_respectsTheTargetCountingSlotsAlreadyBeingWritten() {
+        withDisk(8 * ROW_FILE, 8);
+        publishAll(root(1), root(2), root(3));
+
+        assertEquals(List.of(key(1)), startedKeys(catalog.planSpills(ROW_SLOTS)));
+        assertEquals(ROW_SLOTS, catalog.writingSlots());
+        assertEquals(List.of(), startedKeys(catalog.planSpills(ROW_SLOTS)), "slots being written meet it");
+        assertEquals(List.of(key(2)), startedKeys(catalog.planSpills(ROW_SLOTS + 1)));
+        assertEquals(2L * ROW_SLOTS, catalog.writingSlots());
+        assertEquals(List.of(key(3)), startedKeys(catalog.planSpills(Long.MAX_VALUE)));
+    }
+
+    @Test
+    void planSpills_countsAnAncestorsSlotsTowardTheTarget() {
+        withDisk(8 * ROW_FILE, 8);
+        RecordSpec p = pageOnly(1, null);
+        RecordSpec b = child(2, p);
+        RecordSpec d = root(3);
+        publishAll(p, b, d);
+        catalog.admit(p); // dirty, coldest first: b, d, p
+
+        assertEquals(List.of(p.key()), startedKeys(catalog.planSpills(PAGE_SLOTS)),
+                "p's slots meet the target: d is not started");
+        assertEquals(PAGE_SLOTS, catalog.writingSlots(), "the ancestor's slots, not the child's");
+
+        assertEquals(List.of(d.key()), startedKeys(catalog.planSpills(PAGE_SLOTS + 1)),
+                "b still waits for p; d fits under the target");
+    }
+
+    @Test
+    void planSpills_countsAnAncestorsWriteTowardTheInFlightCap() {
+        withDisk(8 * ROW_FILE, 1);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        publishAll(a, b, root(3));
+        catalog.admit(a); // dirty, coldest first: b, 3, a
+
+        assertEquals(List.of(a.key()), startedKeys(catalog.planSpills(Long.MAX_VALUE)));
+        assertEquals(1, catalog.writesInFlight());
+        assertEquals(State.DIRTY, catalog.state(key(3)));
+    }
+
+    @Test
+    void planSpills_pinsTheStartedRecordAndReservesItsFile() {
+        withDisk(ROW_FILE, 4);
+        SlotList s = publish(root(1));
+        publish(root(2));
+
+        SpillPlan plan = catalog.planSpills(Long.MAX_VALUE);
+
+        assertEquals(List.of(new SpillStart(root(1), s)), plan.start(), "the disk has room for one file only");
+        Info info = catalog.info(key(1));
+        assertEquals(State.BEING_WRITTEN, info.state());
+        assertEquals(1, info.pins());
+        assertFalse(info.onDisk());
+        Stats stats = catalog.stats();
+        assertEquals(1, stats.writing());
+        assertEquals(ROW_SLOTS, stats.writingSlots());
+        assertEquals(0, stats.diskBytes(), "reserved, not committed");
+    }
+
+    @Test
+    void committed_makesTheRecordCleanAndDroppable() {
+        withDiskOf(4);
+        publish(root(1));
+        catalog.planSpills(Long.MAX_VALUE);
+        assertEquals(0, catalog.cleanSlots());
+
+        assertEquals(Commit.COMMITTED, catalog.committed(key(1), ROW_FILE));
+
+        assertEquals(State.CLEAN, catalog.state(key(1)));
+        assertEquals(ROW_SLOTS, catalog.cleanSlots());
+        Info info = catalog.info(key(1));
+        assertEquals(0, info.pins(), "the write's pin is released");
+        assertTrue(info.onDisk());
+        Stats stats = catalog.stats();
+        assertAll(() -> assertEquals(1, stats.diskRecords()),
+                () -> assertEquals(ROW_FILE, stats.diskBytes()),
+                () -> assertEquals(0, stats.writing()),
+                () -> assertEquals(0, stats.writingSlots()),
+                () -> assertEquals(0, stats.dirtySlots()),
+                () -> assertEquals(0, catalog.dirtyRecords()));
+    }
+
+    @Test
+    void committed_whenNotBeingWritten_isRejected() {
+        withDiskOf(4);
+        publish(root(1));
+
+        assertThrows(IllegalStateException.class, () -> catalog.committed(key(1), ROW_FILE));
+        assertEquals(State.DIRTY, catalog.state(key(1)));
+    }
+
+    @Test
+    void evictClean_withDisk_dropsCleanRecordsToDiskOnly() {
+        withDiskOf(4);
+        SlotList s = publish(root(1));
+        spillAll();
+        publish(root(2));
+
+        Removal r = catalog.evictClean(Integer.MAX_VALUE);
+
+        assertEquals(List.of(key(1)), r.removed());
+        assertEquals(List.of(s), r.slots());
+        assertEquals(List.of(), r.files(), "the file stays");
+        assertEquals(State.DURABLE_ONLY, catalog.state(key(1)));
+        assertEquals(State.DIRTY, catalog.state(key(2)));
+    }
+
+    @Test
+    void writeFailed_dropsTheRecordAndItsDirtyDescendants() {
+        withDiskOf(8);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        RecordSpec c = child(3, b);
+        publishAll(a, b, c, root(4));
+        assertEquals(List.of(a.key(), key(4)), startedKeys(catalog.planSpills(Long.MAX_VALUE)));
+
+        Removal r = catalog.writeFailed(a.key());
+
+        assertEquals(List.of(c.key(), b.key(), a.key()), r.removed(), "deepest first");
+        assertEquals(Set.of(slotsHandedIn.get(a.key()), slotsHandedIn.get(b.key()), slotsHandedIn.get(c.key())),
+                new HashSet<>(r.slots()));
+        assertEquals(List.of(), r.files());
+        assertNull(catalog.state(a.key()));
+        assertNull(catalog.state(b.key()));
+        assertNull(catalog.state(c.key()));
+        assertEquals(State.BEING_WRITTEN, catalog.state(key(4)));
+        assertEquals(1, catalog.writesInFlight());
+    }
+
+    @Test
+    void writeFailed_keepsAPinnedDescendantThatTheNextPlanDropsOnceUnpinned() {
+        withDiskOf(8);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        publishAll(a, b);
+        catalog.planSpills(Long.MAX_VALUE);
+        assertTrue(catalog.pin(b.key()));
+
+        Removal r = catalog.writeFailed(a.key());
+
+        assertEquals(List.of(a.key()), r.removed());
+        assertEquals(State.DIRTY, catalog.state(b.key()), "a restore is copying out of it");
+        catalog.unpin(b.key());
+        SpillPlan plan = catalog.planSpills(Long.MAX_VALUE);
+        assertEquals(List.of(), plan.start());
+        assertEquals(List.of(b.key()), plan.orphans().removed(), "its chain can never be written");
+        assertEquals(List.of(slotsHandedIn.get(b.key())), plan.orphans().slots());
+        assertTrue(plan.removal().isEmpty(), "no file was removed for room");
+    }
+
+    @Test
+    void planSpills_whenAncestorIsInNoState_dropsTheOrphanChain() {
+        withDiskOf(8);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        RecordSpec c = child(3, b);
+        catalog.admit(a);
+        publishAll(b, c);
+        catalog.publicationEnded(a.key()); // a never became resident
+
+        SpillPlan plan = catalog.planSpills(Long.MAX_VALUE);
+
+        assertEquals(List.of(), plan.start());
+        assertEquals(List.of(c.key(), b.key()), plan.orphans().removed());
+        assertEquals(Set.of(slotsHandedIn.get(b.key()), slotsHandedIn.get(c.key())),
+                new HashSet<>(plan.orphans().slots()));
+        assertEquals(List.of(), plan.orphans().files());
+        assertTrue(plan.removal().isEmpty());
+        assertNull(catalog.state(b.key()));
+        assertNull(catalog.state(c.key()));
+    }
+
+    @Test
+    void planSpills_whenParentWasNeverPublished_dropsTheOrphan() {
+        withDiskOf(8);
+        publish(child(2, root(1)));
+
+        SpillPlan plan = catalog.planSpills(Long.MAX_VALUE);
+
+        assertEquals(List.of(key(2)), plan.orphans().removed());
+    }
+
+    @Test
+    void planSpills_whenAncestorInFlight_waitsAndStartsOnceItIsResident() {
+        withDiskOf(8);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        catalog.admit(a);
+        publish(b);
+
+        SpillPlan waiting = catalog.planSpills(Long.MAX_VALUE);
+
+        assertEquals(List.of(), waiting.start());
+        assertTrue(waiting.orphans().isEmpty(), "its parent is still coming");
+        assertTrue(waiting.removal().isEmpty());
+        assertEquals(State.DIRTY, catalog.state(b.key()));
+
+        catalog.resident(a, slotsFor(a));
+        assertEquals(List.of(a.key(), b.key()), spillAll());
+    }
+
+    // ---- disk room -----------------------------------------------------------------------------------------
+
+    @Test
+    void planSpills_whenDiskFull_evictsLeastRecentlyUsedFileWithItsDescendants() {
+        withDiskOf(3);
+        RecordSpec r1 = root(1);
+        RecordSpec r2 = child(2, r1);
+        RecordSpec s = root(3);
+        catalog.recovered(List.of(new Recovered(r1, ROW_FILE, 300), new Recovered(r2, ROW_FILE, 100),
+                new Recovered(s, ROW_FILE, 200)));
+        publish(root(4));
+
+        SpillPlan plan = catalog.planSpills(Long.MAX_VALUE);
+
+        assertEquals(List.of(key(4)), startedKeys(plan));
+        assertEquals(List.of(r1.key(), r2.key()), plan.removal().files(), "r1 is the oldest; r2 goes with it");
+        assertEquals(List.of(r1.key(), r2.key()), plan.removal().removed());
+        assertTrue(plan.orphans().isEmpty(), "r1 and r2 were not resident");
+        assertNull(catalog.state(r1.key()));
+        assertNull(catalog.state(r2.key()), "never a file without its parent's");
+        assertEquals(State.DURABLE_ONLY, catalog.state(s.key()));
+    }
+
+    @Test
+    void planSpills_whenResidentRecordsFileIsEvictedForRoom_makesItDirtyAgain() {
+        withDiskOf(1);
+        publish(root(1));
+        spillAll();
+        assertEquals(ROW_SLOTS, catalog.cleanSlots());
+        publish(root(2));
+
+        SpillPlan plan = catalog.planSpills(Long.MAX_VALUE);
+
+        assertEquals(List.of(key(2)), startedKeys(plan));
+        assertEquals(List.of(key(1)), plan.removal().files());
+        assertEquals(List.of(), plan.removal().slots(), "it stays in memory");
+        assertEquals(State.DIRTY, catalog.state(key(1)));
+        assertEquals(0, catalog.cleanSlots());
+    }
+
+    @Test
+    void planSpills_whenRoomIsNeededForAChild_keepsItsAncestorsFiles() {
+        withDiskOf(2);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        durableOnly(a);
+        advance(10);
+        catalog.recovered(List.of(new Recovered(a, ROW_FILE, 10), new Recovered(root(3), ROW_FILE, 0))); // 3 is newer
+        publish(b);
+
+        SpillPlan plan = catalog.planSpills(Long.MAX_VALUE);
+
+        assertEquals(List.of(b.key()), startedKeys(plan));
+        assertEquals(List.of(key(3)), plan.removal().files(), "a is made the most recent first");
+        assertEquals(State.DURABLE_ONLY, catalog.state(a.key()));
+        assertEquals(Commit.COMMITTED, catalog.committed(b.key(), ROW_FILE));
+    }
+
+    @Test
+    void planSpills_whenOnlyAncestorsFilesCouldMakeRoom_startsNothing() {
+        withDiskOf(1);
+        RecordSpec a = root(1);
+        durableOnly(a);
+        publish(child(2, a));
+
+        SpillPlan plan = catalog.planSpills(Long.MAX_VALUE);
+
+        assertEquals(List.of(), plan.start());
+        assertTrue(plan.removal().isEmpty());
+        assertEquals(State.DURABLE_ONLY, catalog.state(a.key()));
+        assertEquals(State.DIRTY, catalog.state(key(2)));
+    }
+
+    @Test
+    void planSpills_whenAFileIsLargerThanTheWholeDisk_startsNothing() {
+        withDisk(ROW_FILE - 1, 4);
+        publish(root(1));
+
+        SpillPlan plan = catalog.planSpills(Long.MAX_VALUE);
+
+        assertEquals(List.of(), plan.start());
+        assertEquals(State.DIRTY, catalog.state(key(1)));
+    }
+
+    @Test
+    void planSpills_countsTheRoomReservedByWritesInFlight() {
+        withDiskOf(2);
+        publishAll(root(1), root(2), root(3));
+
+        assertEquals(List.of(key(1), key(2)), startedKeys(catalog.planSpills(Long.MAX_VALUE)));
+        assertEquals(State.DIRTY, catalog.state(key(3)));
+    }
+
+    @Test
+    void fileLost_removesTheFileAndItsDescendantsFiles_residentOnesBecomeDirty() {
+        withDiskOf(4);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        RecordSpec c = child(3, b);
+        publishAll(a, b, c);
+        spillAll();
+        catalog.evictClean(Integer.MAX_VALUE); // all durable only
+        catalog.adoptRestored(a, slotsFor(a));
+
+        Removal r = catalog.fileLost(b.key());
+
+        assertEquals(List.of(b.key(), c.key()), r.files());
+        assertEquals(List.of(), r.slots());
+        assertNull(catalog.state(b.key()));
+        assertNull(catalog.state(c.key()));
+        assertEquals(State.CLEAN, catalog.state(a.key()));
+
+        Removal root = catalog.fileLost(a.key());
+        assertEquals(List.of(a.key()), root.files());
+        assertEquals(State.DIRTY, catalog.state(a.key()), "resident, so it must be written again");
+    }
+
+    @Test
+    void fileLost_whenThereIsNoFile_changesNothing() {
+        withDiskOf(4);
+        publish(root(1));
+
+        assertTrue(catalog.fileLost(key(1)).isEmpty());
+        assertTrue(catalog.fileLost(key(9)).isEmpty());
+        assertEquals(State.DIRTY, catalog.state(key(1)));
+    }
+
+    // ---- commit outcomes -----------------------------------------------------------------------------------
+
+    @Test
+    void committed_whenParentsFileWasLostMeanwhile_isParentGone() {
+        withDiskOf(4);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        publish(a);
+        spillAll();
+        publish(b);
+        assertEquals(List.of(b.key()), startedKeys(catalog.planSpills(Long.MAX_VALUE)));
+        assertEquals(EvictResult.BUSY, catalog.evict(a.key()).result(), "b is being written under it");
+        assertEquals(List.of(a.key()), catalog.fileLost(a.key()).files());
+
+        assertEquals(Commit.PARENT_GONE, catalog.committed(b.key(), ROW_FILE));
+
+        Info info = catalog.info(b.key());
+        assertEquals(State.DIRTY, info.state());
+        assertFalse(info.onDisk());
+        assertEquals(0, info.pins());
+        assertEquals(0, catalog.writesInFlight());
+        assertEquals(List.of(a.key(), b.key()), spillAll(), "written again, parent first");
+    }
+
+    @Test
+    void planSpills_neverEvictsTheFileOfAnAncestorOfAWriteInFlight() {
+        withDiskOf(2);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        durableOnly(a);
+        publishAll(b, root(3)); // dirty, coldest first: b, 3
+
+        SpillPlan plan = catalog.planSpills(Long.MAX_VALUE);
+
+        assertEquals(b.key(), startedKeys(plan).getFirst());
+        assertFalse(plan.removal().files().contains(a.key()), "a's file was deleted under b's write");
+        assertEquals(Commit.COMMITTED, catalog.committed(b.key(), ROW_FILE));
+    }
+
+    // ---- recovery ------------------------------------------------------------------------------------------
+
+    @Test
+    void recovered_addsDurableOnlyRecordsWithTheirAges() {
+        withDiskOf(4);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+
+        Removal r = catalog.recovered(List.of(new Recovered(b, ROW_FILE, 50), new Recovered(a, ROW_FILE, 70)));
+
+        assertTrue(r.isEmpty());
+        Info info = catalog.info(b.key());
+        assertEquals(State.DURABLE_ONLY, info.state());
+        assertEquals(Where.DISK, info.where());
+        assertEquals(50, info.idleNanos());
+        assertEquals(70, catalog.info(a.key()).idleNanos());
+        assertEquals(2, catalog.match(NS, chain(1, 2)).depth());
+        assertEquals(2L * ROW_FILE, catalog.stats().diskBytes());
+    }
+
+    @Test
+    void recovered_whenOverCapacity_evictsTheOldestWithDescendants() {
+        withDiskOf(2);
+        RecordSpec q = root(2);
+        List<Recovered> found = List.of(new Recovered(root(1), ROW_FILE, 50), new Recovered(q, ROW_FILE, 300),
+                new Recovered(root(3), ROW_FILE, 100), new Recovered(child(4, q), ROW_FILE, 10));
+
+        Removal r = catalog.recovered(found);
+
+        assertEquals(List.of(key(2), key(4)), r.files(), "the oldest and its (newest) child");
+        assertEquals(State.DURABLE_ONLY, catalog.state(key(1)));
+        assertEquals(State.DURABLE_ONLY, catalog.state(key(3)));
+        assertEquals(2L * ROW_FILE, catalog.stats().diskBytes());
+    }
+
+    @Test
+    void recovered_whenRecordIsResidentAndDirty_makesItClean() {
+        withDiskOf(4);
+        publish(root(1));
+
+        catalog.recovered(List.of(new Recovered(root(1), ROW_FILE, 0)));
+
+        catalog.checkInvariants();
+        assertEquals(State.CLEAN, catalog.state(key(1)));
+    }
+
+    @Test
+    void recovered_afterARestartOfTheStore_forgetsFilesThatAreGone_withTheirDescendants() {
+        withDiskOf(8);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        durableOnly(a);
+        durableOnly(b);
+        durableOnly(root(3));
+
+        Removal r = catalog.recovered(List.of(new Recovered(b, ROW_FILE, 0), new Recovered(root(3), ROW_FILE, 0)));
+
+        assertNull(catalog.state(a.key()), "its file is gone");
+        assertNull(catalog.state(b.key()), "a file never outlives its parent's");
+        assertEquals(State.DURABLE_ONLY, catalog.state(key(3)));
+        assertEquals(List.of(a.key(), b.key()), r.files());
+    }
+
+    @Test
+    void recovered_whileAWriteIsInFlight_keepsRoomForIt() {
+        withDiskOf(2);
+        publish(root(1));
+        assertEquals(List.of(key(1)), startedKeys(catalog.planSpills(Long.MAX_VALUE)));
+
+        catalog.recovered(List.of(new Recovered(root(2), ROW_FILE, 20), new Recovered(root(3), ROW_FILE, 10)));
+
+        catalog.checkInvariants();
+        assertNull(catalog.state(key(2)), "the oldest file makes room for the reserved write");
+    }
+
+    // ---- expiry --------------------------------------------------------------------------------------------
+
+    @Test
+    void expire_removesRecordsOlderThanMaxAgeDescendantsFirst() {
+        withDiskOf(8);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        RecordSpec c = child(3, b);
+        publishAll(a, b, c);
+        spillAll();
+        catalog.evictClean(Integer.MAX_VALUE);
+        catalog.adoptRestored(a, slotsFor(a)); // a resident and on disk; b, c on disk only
+        advance(60);
+        publish(root(4));
+        advance(60);
+
+        Removal r = catalog.expire(MAX_AGE_NANOS);
+
+        assertEquals(List.of(c.key(), b.key(), a.key()), List.copyOf(new LinkedHashSet<>(r.removed())));
+        assertEquals(List.of(c.key(), b.key(), a.key()), r.files());
+        assertEquals(1, r.slots().size(), "a's slots");
+        assertNull(catalog.state(a.key()));
+        assertEquals(State.DIRTY, catalog.state(key(4)), "only 60 old");
+    }
+
+    @Test
+    void expire_whenRecordIsExactlyMaxAge_keepsIt() {
+        memoryOnly();
+        publish(root(1));
+        advance(MAX_AGE_NANOS);
+
+        assertTrue(catalog.expire(MAX_AGE_NANOS).isEmpty());
+        advance(1);
+        assertEquals(List.of(key(1)), catalog.expire(MAX_AGE_NANOS).removed());
+    }
+
+    @Test
+    void expire_removesAtMost64RecordsPerSweep() {
+        memoryOnly();
+        int records = ExpirySweep.MAX_RECORDS_PER_SWEEP + 6;
+        for (int i = 1; i <= records; i++) {
+            publish(root(i));
+        }
+        advance(MAX_AGE_NANOS + 1);
+
+        assertEquals(64, catalog.expire(MAX_AGE_NANOS).removed().size());
+        assertEquals(6, catalog.expire(MAX_AGE_NANOS).removed().size());
+        assertTrue(catalog.expire(MAX_AGE_NANOS).isEmpty());
+        assertEquals(0, catalog.stats().residentRecords());
+    }
+
+    @Test
+    void expire_skipsASubtreeHoldingAPinnedRecord() {
+        memoryOnly();
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        publishAll(a, b, root(3));
+        assertTrue(catalog.pin(b.key()));
+        advance(MAX_AGE_NANOS + 1);
+
+        assertEquals(List.of(key(3)), catalog.expire(MAX_AGE_NANOS).removed());
+        assertEquals(State.DIRTY, catalog.state(a.key()), "its child is pinned");
+
+        catalog.unpin(b.key());
+        assertEquals(List.of(b.key(), a.key()), catalog.expire(MAX_AGE_NANOS).removed());
+    }
+
+    @Test
+    void expire_skipsASubtreeHoldingARecordBeingWritten() {
+        withDiskOf(8);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        publish(a);
+        spillAll();
+        publish(b);
+        assertEquals(List.of(b.key()), startedKeys(catalog.planSpills(Long.MAX_VALUE)));
+        advance(MAX_AGE_NANOS + 1);
+
+        assertTrue(catalog.expire(MAX_AGE_NANOS).isEmpty());
+        assertEquals(State.CLEAN, catalog.state(a.key()), "its child is being written");
+        assertEquals(State.BEING_WRITTEN, catalog.state(b.key()));
+    }
+
+    @Test
+    void expire_whenMaxAgeIsNotPositive_isRejected() {
+        memoryOnly();
+        assertThrows(IllegalArgumentException.class, () -> catalog.expire(0));
+    }
+
+    @Test
+    void used_refreshesTheLastUseOfResidentAncestorsSoExpirySparesThem() {
+        memoryOnly();
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        RecordSpec c = child(3, b);
+        publishAll(a, b, c, root(4));
+        advance(80);
+
+        catalog.used(c.key(), List.of());
+        advance(40);
+
+        assertEquals(40, catalog.info(a.key()).idleNanos());
+        assertEquals(List.of(key(4)), catalog.expire(MAX_AGE_NANOS).removed());
+        assertEquals(State.DIRTY, catalog.state(a.key()));
+    }
+
+    @Test
+    void used_refreshesTheDiskRecordsReadForTheRestore() {
+        withDiskOf(4);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        catalog.recovered(List.of(new Recovered(a, ROW_FILE, 0), new Recovered(root(3), ROW_FILE, 0)));
+        publish(b);
+        advance(80);
+
+        catalog.used(b.key(), List.of(a.key()));
+        advance(40);
+
+        assertEquals(List.of(key(3)), catalog.expire(MAX_AGE_NANOS).removed());
+        assertEquals(State.DURABLE_ONLY, catalog.state(a.key()));
+    }
+
+    @Test
+    void used_makesTheDeepestRecordTheHottestInMemory() {
+        withDiskOf(4);
+        publishAll(root(1), root(2));
+        spillAll();
+
+        catalog.used(key(1), List.of());
+
+        assertEquals(List.of(key(2)), catalog.evictClean(1).removed());
+    }
+
+    // ---- pins ----------------------------------------------------------------------------------------------
+
+    @Test
+    void pin_whenNotResident_isRefused() {
+        withDiskOf(4);
+        durableOnly(root(1));
+        catalog.admit(root(2));
+
+        assertFalse(catalog.pin(key(1)));
+        assertFalse(catalog.pin(key(2)));
+        assertFalse(catalog.pin(key(3)));
+        catalog.unpin(key(3)); // nothing to release: no error
+    }
+
+    @Test
+    void pin_keepsACleanRecordFromBeingDropped() {
+        withDiskOf(4);
+        publish(root(1));
+        spillAll();
+
+        assertTrue(catalog.pin(key(1)));
+
+        assertEquals(0, catalog.cleanSlots());
+        assertTrue(catalog.evictClean(Integer.MAX_VALUE).isEmpty());
+        assertEquals(1, catalog.info(key(1)).pins());
+        catalog.unpin(key(1));
+        assertEquals(ROW_SLOTS, catalog.cleanSlots());
+    }
+
+    // ---- operator eviction ---------------------------------------------------------------------------------
+
+    @Test
+    void evict_whenKeyUnknown_isNotFound() {
+        withDiskOf(4);
+        Eviction e = catalog.evict(key(1));
+
+        assertEquals(EvictResult.NOT_FOUND, e.result());
+        assertTrue(e.removal().isEmpty());
+    }
+
+    @Test
+    void evict_whenKeyInFlight_isBusy() {
+        withDiskOf(4);
+        catalog.admit(root(1));
+
+        assertEquals(EvictResult.BUSY, catalog.evict(key(1)).result());
+        assertEquals(State.IN_FLIGHT, catalog.state(key(1)));
+    }
+
+    @Test
+    void evict_whenRecordOrADescendantIsPinned_isBusy() {
+        memoryOnly();
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        publishAll(a, b);
+        catalog.pin(b.key());
+
+        Eviction e = catalog.evict(a.key());
+
+        assertEquals(EvictResult.BUSY, e.result());
+        assertTrue(e.removal().isEmpty());
+        assertEquals(EvictResult.BUSY, catalog.evict(b.key()).result());
+        assertEquals(State.DIRTY, catalog.state(a.key()));
+    }
+
+    @Test
+    void evict_whenRecordBeingWritten_isBusy() {
+        withDiskOf(4);
+        publish(root(1));
+        catalog.planSpills(Long.MAX_VALUE);
+
+        assertEquals(EvictResult.BUSY, catalog.evict(key(1)).result());
+        assertEquals(State.BEING_WRITTEN, catalog.state(key(1)));
+    }
+
+    @Test
+    void evict_removesTheRecordAndItsDescendantsFromMemoryAndDisk() {
+        withDiskOf(4);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        RecordSpec c = child(3, b);
+        SlotList aSlots = publish(a);
+        publish(b);
+        spillAll();
+        catalog.admit(a); // b is now the coldest clean record
+        assertEquals(List.of(b.key()), catalog.evictClean(1).removed());
+        SlotList cSlots = publish(c); // a clean, b on disk only, c dirty
+        publish(root(4));
+
+        Eviction e = catalog.evict(a.key());
+
+        assertEquals(EvictResult.EVICTED, e.result());
+        assertEquals(Set.of(a.key(), b.key(), c.key()), keySet(e.removal().removed()));
+        assertEquals(Set.of(aSlots, cSlots), new HashSet<>(e.removal().slots()));
+        assertEquals(Set.of(a.key(), b.key()), keySet(e.removal().files()));
+        for (RecordKey k : keys(a, b, c)) {
+            assertNull(catalog.state(k), k + " gone");
+        }
+        assertEquals(State.DIRTY, catalog.state(key(4)));
+        assertEquals(0, catalog.stats().diskRecords());
+    }
+
+    @Test
+    void evict_ofADescendant_keepsItsAncestors() {
+        memoryOnly();
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        publishAll(a, b, child(3, b));
+
+        Eviction e = catalog.evict(b.key());
+
+        assertEquals(EvictResult.EVICTED, e.result());
+        assertEquals(List.of(key(3), b.key()), e.removal().removed());
+        assertEquals(State.DIRTY, catalog.state(a.key()));
+    }
+
+    // ---- views ---------------------------------------------------------------------------------------------
+
+    @Test
+    void state_followsTheRecordsLifecycle() {
+        withDiskOf(4);
+        RecordSpec a = root(1);
+        assertNull(catalog.state(a.key()));
+        catalog.admit(a);
+        assertEquals(State.IN_FLIGHT, catalog.state(a.key()));
+        catalog.resident(a, slotsFor(a));
+        assertEquals(State.DIRTY, catalog.state(a.key()));
+        catalog.planSpills(Long.MAX_VALUE);
+        assertEquals(State.BEING_WRITTEN, catalog.state(a.key()));
+        catalog.committed(a.key(), ROW_FILE);
+        assertEquals(State.CLEAN, catalog.state(a.key()));
+        catalog.evictClean(1);
+        assertEquals(State.DURABLE_ONLY, catalog.state(a.key()));
+        catalog.evict(a.key());
+        assertNull(catalog.state(a.key()));
+    }
+
+    @Test
+    void stateLabels_areShortLowercaseWords() {
+        assertEquals(List.of("in_flight", "dirty", "being_written", "clean", "durable_only"),
+                Arrays.stream(State.values()).map(State::label).toList());
+    }
+
+    @Test
+    void info_ofACleanRecord_isInMemoryAndOnDisk() {
+        withDiskOf(4);
+        SlotList s = publish(root(1));
+        spillAll();
+        catalog.pin(key(1));
+        advance(25);
+
+        Info info = catalog.info(key(1));
+
+        assertEquals(new Info(root(1), State.CLEAN, Where.MEMORY, s.count(), 1, true, 25), info);
+        assertEquals(key(1), info.key());
+    }
+
+    @Test
+    void info_ofADiskOnlyRecord_holdsNoSlots() {
+        withDiskOf(4);
+        catalog.recovered(List.of(new Recovered(pageOnly(1, null), PAGE_FILE, 7)));
+
+        assertEquals(new Info(pageOnly(1, null), State.DURABLE_ONLY, Where.DISK, 0, 0, true, 7),
+                catalog.info(key(1)));
+    }
+
+    @Test
+    void info_ofAnInFlightRecord_holdsNothingYet() {
+        withDiskOf(4);
+        catalog.admit(root(1));
+        advance(5);
+
+        assertEquals(new Info(root(1), State.IN_FLIGHT, Where.MEMORY, 0, 0, false, 0), catalog.info(key(1)));
+    }
+
+    @Test
+    void info_whenUnknown_isNull() {
+        withDiskOf(4);
+        assertNull(catalog.info(key(1)));
+        assertNull(catalog.describe(key(1)));
+    }
+
+    @Test
+    void list_ordersByNamespaceThenUnsignedHash() {
+        memoryOnly();
+        RecordSpec high = new RecordSpec(new RecordKey("a", -1L), null, true);
+        RecordSpec low = new RecordSpec(new RecordKey("a", 1L), null, true);
+        RecordSpec other = new RecordSpec(new RecordKey("B", 5L), null, true);
+        publishAll(high, other, low);
+
+        List<RecordKey> listed = catalog.list(null, null).stream().map(Info::key).toList();
+
+        assertEquals(List.of(other.key(), low.key(), high.key()), listed, "'B' < 'a'; 0xff..ff is the largest");
+    }
+
+    @Test
+    void list_filtersByNamespaceAndTier() {
+        withDiskOf(4);
+        durableOnly(root(2));
+        publish(root(1));
+        spillAll(); // 1 clean
+        publish(root(3)); // dirty
+        catalog.admit(root(4)); // in flight: in no tier yet
+        RecordSpec elsewhere = new RecordSpec(new RecordKey("other", 1), null, true);
+        publish(elsewhere);
+
+        assertEquals(List.of(key(1), key(3)), listKeys(NS, Where.MEMORY));
+        assertEquals(List.of(key(1), key(2)), listKeys(NS, Where.DISK));
+        assertEquals(List.of(key(1), key(2), key(3)), listKeys(NS, null));
+        assertEquals(List.of(elsewhere.key()), listKeys("other", null));
+        assertEquals(4, catalog.list(null, null).size());
+    }
+
+    private List<RecordKey> listKeys(String namespace, Where where) {
+        return catalog.list(namespace, where).stream().map(Info::key).toList();
+    }
+
+    @Test
+    void describe_givesTheChainRootFirstAcrossTiers() {
+        withDiskOf(4);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        durableOnly(a);
+        publish(b);
+
+        Description d = catalog.describe(b.key());
+
+        assertEquals(catalog.info(b.key()), d.record());
+        assertEquals(List.of(catalog.info(a.key()), catalog.info(b.key())), d.chain());
+        assertTrue(d.complete());
+    }
+
+    @Test
+    void describe_whenParentIsMissing_isIncomplete() {
+        memoryOnly();
+        RecordSpec b = child(2, root(1));
+        RecordSpec c = child(3, b);
+        publishAll(b, c);
+
+        Description d = catalog.describe(c.key());
+
+        assertEquals(List.of(b.key(), c.key()), d.chain().stream().map(Info::key).toList());
+        assertFalse(d.complete());
+    }
+
+    @Test
+    void describe_ofAnInFlightRecord_isIncomplete() {
+        memoryOnly();
+        catalog.admit(root(1));
+
+        Description d = catalog.describe(key(1));
+
+        assertEquals(State.IN_FLIGHT, d.record().state());
+        assertFalse(d.complete());
+    }
+
+    @Test
+    void describe_whenAnAncestorIsOnlyInFlight_isIncomplete() {
+        memoryOnly();
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        catalog.admit(a);
+        publish(b);
+        assertEquals(0, catalog.match(NS, chain(1, 2)).depth());
+
+        assertFalse(catalog.describe(b.key()).complete());
+    }
+
+    @Test
+    void stats_countEveryState() {
+        withDisk(8 * ROW_FILE, 1);
+        durableOnly(root(2));
+        publish(root(1));
+        spillAll(); // clean
+        publishAll(root(3), root(4)); // 3 is written, 4 stays dirty
+        assertEquals(List.of(key(3)), startedKeys(catalog.planSpills(Long.MAX_VALUE)));
+        catalog.admit(root(5));
+
+        Stats s = catalog.stats();
+
+        assertAll(() -> assertEquals(3, s.residentRecords()),
+                () -> assertEquals(3L * ROW_SLOTS, s.residentSlots()),
+                () -> assertEquals(ROW_SLOTS, s.cleanSlots()),
+                () -> assertEquals(2L * ROW_SLOTS, s.dirtySlots(), "the record being written is still dirty"),
+                () -> assertEquals(1, s.inFlight()),
+                () -> assertEquals(2, s.diskRecords()),
+                () -> assertEquals(2 * ROW_FILE, s.diskBytes()),
+                () -> assertEquals(1, s.writing()),
+                () -> assertEquals(ROW_SLOTS, s.writingSlots()),
+                () -> assertEquals(2, catalog.dirtyRecords()));
+    }
+}
