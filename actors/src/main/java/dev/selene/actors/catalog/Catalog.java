@@ -163,6 +163,9 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
     private record ReleaseAfterCopy(SlotList slots) implements Command {
     }
 
+    private record LeaseGranted(SlotPool.Granted grant) implements Command {
+    }
+
     private enum SweepTick implements Command {
         INSTANCE
     }
@@ -177,8 +180,8 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
     public static final long ESTIMATE_HALF_LIFE_NANOS = TimeUnit.SECONDS.toNanos(30);
 
     /** A live record actor and, while it publishes, who waits for it and the slots it leases. */
-    private record Live(ActorRef<RecordActor.Command> actor, ActorRef<PublishResult> replyTo, SlotList lease,
-                        CompletableFuture<Void> copy, boolean resident) {
+    private record Live(ActorRef<RecordActor.Command> actor, long ticket, ActorRef<PublishResult> replyTo,
+                        SlotList lease, CompletableFuture<Void> copy) {
     }
 
     /** What the catalog is started with. */
@@ -194,6 +197,8 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
     private final Settings settings;
     private final TimerScheduler<Command> timers;
     private final Map<RecordKey, Live> live = new HashMap<>();
+    private final ActorRef<SlotPool.Granted> grants;
+    private long tickets;
     private long reportedClean;
     private long targetSlots;
     private boolean recovered;
@@ -225,6 +230,7 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
         this.catalog = new RecordCatalog(records.layout(), disk == null ? 0 : settings.diskCapacityBytes(),
                 settings.spillInFlightCap(), settings.clock());
         this.readEstimate = new BandwidthEstimator("disk", PRIOR_READ_BYTES_PER_SECOND, ESTIMATE_HALF_LIFE_NANOS);
+        this.grants = ctx.messageAdapter(SlotPool.Granted.class, LeaseGranted::new);
         slotPool.tell(new SlotPool.Attach(ctx.messageAdapter(SlotPool.Evict.class, EvictRequested::new),
                 disk == null ? null : ctx.messageAdapter(SlotPool.Pressure.class, PressureReported::new)));
         this.recovered = disk == null;
@@ -274,6 +280,7 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
             case RecordTerminated t -> onTerminated(t);
             case WriteSettled w -> onSettled(w);
             case ReleaseAfterCopy r -> slotPool.tell(new SlotPool.Release(r.slots(), false));
+            case LeaseGranted g -> onGranted(g.grant());
             case DrainTimeout t -> finishDrain(true);
         }
         reportClean();
@@ -294,18 +301,31 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
                 records.reply(p.replyTo(), new PublishResult.Present());
             }
             case ADMITTED -> {
+                long ticket = ++tickets;
                 ActorRef<RecordActor.Command> actor = getContext().spawnAnonymous(RecordActor.publish(records,
-                        p.spec(), p.snapshot(), p.patience(), p.replyTo(), getContext().getSelf(), disk));
+                        p.spec(), p.snapshot(), p.patience(), new SlotPool.LeaseNotice(ticket, grants), p.replyTo(),
+                        getContext().getSelf(), disk));
                 getContext().watchWith(actor, new RecordTerminated(key, actor));
-                live.put(key, new Live(actor, p.replyTo(), null, null, false));
+                live.put(key, new Live(actor, ticket, p.replyTo(), null, null));
             }
+        }
+    }
+
+    private void onGranted(SlotPool.Granted g) {
+        Live f = live.get(g.key());
+        if (f != null && f.ticket() == g.ticket()) {
+            live.put(g.key(), new Live(f.actor(), f.ticket(), f.replyTo(), g.slots(), null));
+        } else {
+            // Granted to a publication whose actor has failed meanwhile: it never copied into them.
+            records.traces().append(g.key(), "Catalog", "Slots granted to a failed publication; released");
+            slotPool.tell(new SlotPool.Release(g.slots(), false));
         }
     }
 
     private void onLeased(Leased l) {
         Live f = live.get(l.key());
         if (f != null) {
-            live.put(l.key(), new Live(f.actor(), f.replyTo(), l.slots(), l.copy(), false));
+            live.put(l.key(), new Live(f.actor(), f.ticket(), f.replyTo(), l.slots(), l.copy()));
         }
     }
 
@@ -315,7 +335,7 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
         if (disk == null) {
             live.remove(key);
         } else {
-            live.put(key, new Live(r.actor(), null, null, null, true));
+            live.put(key, new Live(r.actor(), 0, null, null, null));
         }
         records.traces().append(key, "Catalog", "Resident (dirty) in " + r.slots().count() + " slots");
         records.counters().add("publish.bytes", r.bytes());
@@ -404,7 +424,7 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
                 actor = getContext().spawnAnonymous(RecordActor.resident(records, s.spec(), getContext().getSelf(),
                         disk));
                 getContext().watchWith(actor, new RecordTerminated(key, actor));
-                live.put(key, new Live(actor, null, null, null, true));
+                live.put(key, new Live(actor, 0, null, null, null));
             } else {
                 actor = f.actor();
             }

@@ -68,23 +68,25 @@ public final class RecordActor {
      * {@code Retry(no_space)} at once when no slots are free.
      */
     public static Behavior<Command> publish(RecordContext records, RecordSpec spec, DevicePlacement snapshot,
-                                            Duration patience, ActorRef<PublishResult> replyTo,
-                                            ActorRef<Catalog.Command> catalog, ActorRef<DiskStore.Command> disk) {
+                                            Duration patience, SlotPool.LeaseNotice notice,
+                                            ActorRef<PublishResult> replyTo, ActorRef<Catalog.Command> catalog,
+                                            ActorRef<DiskStore.Command> disk) {
         return records.faults().around("RecordActor", Command.class, Behaviors.setup(ctx -> Behaviors.withTimers(
-                timers -> start(ctx, timers, records, spec, snapshot, patience, replyTo, catalog, disk))));
+                timers -> start(ctx, timers, records, spec, snapshot, patience, notice, replyTo, catalog, disk))));
     }
 
     private static Behavior<Command> start(ActorContext<Command> ctx, TimerScheduler<Command> timers,
                                            RecordContext records, RecordSpec spec, DevicePlacement snapshot,
-                                           Duration patience, ActorRef<PublishResult> replyTo,
-                                           ActorRef<Catalog.Command> catalog, ActorRef<DiskStore.Command> disk) {
+                                           Duration patience, SlotPool.LeaseNotice notice,
+                                           ActorRef<PublishResult> replyTo, ActorRef<Catalog.Command> catalog,
+                                           ActorRef<DiskStore.Command> disk) {
         RecordKey key = spec.key();
         int slots = spec.slots(records.layout());
         boolean waits = patience.isPositive();
         records.traces().append(key, "RecordActor", "Publish: allocate " + slots + " slots"
                 + (waits ? " (waiting up to " + patience.toMillis() + " ms)" : ""));
         ActorRef<SlotPool.AllocateReply> adapter = ctx.messageAdapter(SlotPool.AllocateReply.class, SlotsReply::new);
-        records.slotPool().tell(new SlotPool.Allocate(key, slots, Purpose.PUBLISH, waits, adapter));
+        records.slotPool().tell(new SlotPool.Allocate(key, slots, Purpose.PUBLISH, waits, adapter, notice));
         if (waits) {
             timers.startSingleTimer(LeaseEnded.INSTANCE, patience);
         }
@@ -143,8 +145,8 @@ public final class RecordActor {
         }
 
         private Behavior<Command> startCopy(DevicePlacement snapshot, SlotList slots) {
-            // The lease is known to the catalog before anything can fail, so that a crash frees the slots.
-            catalog.tell(new Catalog.Leased(key(), slots, null));
+            // The slot pool told the catalog of the grant before this actor heard of it, so that a crash frees
+            // the slots; the catalog learns the copy's completion below, before anything else can fail.
             CompletableFuture<Void> copy;
             long bytes;
             try {

@@ -36,8 +36,24 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
      * Asks for {@code slots} slots for {@code key}; with {@code waits} the request queues until granted or
      * cancelled, otherwise it is told {@code Short} when it cannot be granted now.
      */
-    public record Allocate(RecordKey key, int slots, Purpose purpose, boolean waits, ActorRef<AllocateReply> replyTo)
-            implements Command {
+    public record Allocate(RecordKey key, int slots, Purpose purpose, boolean waits, ActorRef<AllocateReply> replyTo,
+                           LeaseNotice notice) implements Command {
+        /** A request whose grant is told to its requester only. */
+        public Allocate(RecordKey key, int slots, Purpose purpose, boolean waits, ActorRef<AllocateReply> replyTo) {
+            this(key, slots, purpose, waits, replyTo, null);
+        }
+    }
+
+    /**
+     * Who else is told of a grant, before the requester is: the owner of the requester, so that slots granted to a
+     * requester that failed (or fails before it reports them) are released, never lost. {@code ticket} tells
+     * requests of the same key apart.
+     */
+    public record LeaseNotice(long ticket, ActorRef<Granted> to) {
+    }
+
+    /** Sent to a {@link LeaseNotice}'s owner: {@code slots} were granted to the request {@code ticket}. */
+    public record Granted(RecordKey key, long ticket, SlotList slots) {
     }
 
     /** The requester of a waiting {@link Allocate} for {@code key} gives up; it is told {@code Cancelled}. */
@@ -201,6 +217,9 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
                 queue(a.purpose()).pollFirst();
                 SlotList slots = accounting.allocate(a.slots());
                 traces.append(a.key(), "SlotPool", "Allocated " + slots);
+                if (a.notice() != null) {
+                    a.notice().to().tell(new Granted(a.key(), a.notice().ticket(), slots));
+                }
                 a.replyTo().tell(new Allocated(slots));
                 continue;
             }

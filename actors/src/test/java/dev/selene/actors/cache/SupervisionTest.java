@@ -195,6 +195,30 @@ class SupervisionTest {
             restored += restore(cache, c);
         }
         assertTrue(restored >= (CHAINS - 1) * CHAIN_LENGTH, "every chain but the failed one restores: " + restored);
+        assertNoSlotLost(cache);
+    }
+
+    /** Evicts every record; then every slot must be free again: none was lost to a failed actor. */
+    private void assertNoSlotLost(SeleneCache cache) throws Exception {
+        for (int c = 0; c < CHAINS; c++) {
+            await(cache.evict(spec(c, 0).key()));
+        }
+        await(cache.evict(spec(90, 0).key()));
+        CacheStatus s = await(cache.status());
+        assertEquals(s.totalSlots(), s.freeSlots(), "every slot is back in the pool");
+    }
+
+    @Test
+    void recordActorFailingAsItsSlotsAreGranted_failsThatPublication_andTheGrantIsReleasedNotLost() throws Exception {
+        FailOnce fault = new FailOnce("RecordActor", "SlotsReply");
+        SeleneCache cache = node(fault);
+        fault.arm();
+        List<PublishOutcome> outcomes = burst(cache);
+        assertEquals(1, fault.fired.get());
+        assertEquals(1, outcomes.stream().filter(o -> o.result() instanceof PublishResult.Failed).count(),
+                outcomes.toString());
+        assertServesAndIsConsistent(cache);
+        assertNoSlotLost(cache);
     }
 
     @Test

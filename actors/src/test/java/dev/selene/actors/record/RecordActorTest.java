@@ -50,6 +50,7 @@ class RecordActorTest {
     private final TestProbe<Catalog.Command> catalog = kit.createTestProbe();
     private final TestProbe<DiskStore.Command> disk = kit.createTestProbe();
     private final TestProbe<PublishResult> publisher = kit.createTestProbe();
+    private final TestProbe<SlotPool.Granted> grants = kit.createTestProbe();
     private ActorRef<SlotPool.Command> slotPool;
     private RecordContext records;
 
@@ -66,6 +67,10 @@ class RecordActorTest {
         TraceBook traces = new TraceBook(64);
         slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, intake, traces));
         records = new RecordContext(LAYOUT, host, device, slotPool, counters, traces);
+    }
+
+    private SlotPool.LeaseNotice notice() {
+        return new SlotPool.LeaseNotice(7, grants.ref());
     }
 
     private static RecordSpec spec(long k) {
@@ -89,14 +94,15 @@ class RecordActorTest {
     }
 
     @Test
-    void publication_copiesIntoItsSlots_reportsTheLeaseFirst_thenResident_withTheSnapshotsBytes() {
+    void publication_copiesIntoItsSlots_theGrantIsToldToItsOwnerFirst_thenResident_withTheSnapshotsBytes() {
         start(8);
         RecordSpec s = spec(1);
-        kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ofSeconds(1), publisher.ref(),
+        kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ofSeconds(1), notice(), publisher.ref(),
                 catalog.ref(), disk.ref()));
-        Catalog.Leased first = (Catalog.Leased) catalog.receiveMessage();
-        assertEquals(null, first.copy(), "the lease is known before the copy starts");
+        SlotPool.Granted granted = grants.receiveMessage();
+        assertEquals(7, granted.ticket(), "the owner knows the grant before the actor copies into it");
         Catalog.Leased withCopy = (Catalog.Leased) catalog.receiveMessage();
+        assertEquals(granted.slots(), withCopy.slots());
         assertTrue(withCopy.copy() != null);
         Catalog.Resident resident = (Catalog.Resident) catalog.receiveMessage();
         assertEquals(s, resident.spec());
@@ -108,11 +114,12 @@ class RecordActorTest {
         start(8);
         SlotList all = fillPool();
         RecordSpec s = spec(2);
-        kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ofSeconds(2), publisher.ref(),
+        kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ofSeconds(2), notice(), publisher.ref(),
                 catalog.ref(), disk.ref()));
         manualTime.timePasses(Duration.ofSeconds(1));
         catalog.expectNoMessage(Duration.ofMillis(50));
         slotPool.tell(new SlotPool.Release(all, false));
+        assertEquals(s.key(), grants.receiveMessage().key());
         assertInstanceOf(Catalog.Leased.class, catalog.receiveMessage());
     }
 
@@ -121,7 +128,7 @@ class RecordActorTest {
         start(8);
         fillPool();
         RecordSpec s = spec(3);
-        kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ofSeconds(2), publisher.ref(),
+        kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ofSeconds(2), notice(), publisher.ref(),
                 catalog.ref(), disk.ref()));
         manualTime.expectNoMessageFor(Duration.ofMillis(1900), publisher);
         manualTime.timePasses(Duration.ofMillis(200));
@@ -139,9 +146,8 @@ class RecordActorTest {
         start(8);
         RecordSpec s = spec(4);
         ActorRef<RecordActor.Command> actor = kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ZERO,
-                publisher.ref(), catalog.ref(), disk.ref()));
-        catalog.receiveMessage();
-        catalog.receiveMessage();
+                notice(), publisher.ref(), catalog.ref(), disk.ref()));
+        assertInstanceOf(Catalog.Leased.class, catalog.receiveMessage());
         SlotList slots = ((Catalog.Resident) catalog.receiveMessage()).slots();
         actor.tell(new RecordActor.Spill(slots));
         DiskStore.Write w1 = (DiskStore.Write) disk.receiveMessage();
