@@ -98,6 +98,23 @@ class HostCacheTest {
     }
 
     @Test
+    void aMiss_saysWhy_whetherNothingOrOnlyPageOnlyRecordsAreCached() throws Exception {
+        SeleneCache cache = node(64);
+        assertEquals("the chain's first record is not cached", await(cache.lookup(NS, new long[] {80, 81}))
+                .missReason());
+        RecordSpec root = spec(80, null, false);
+        RecordSpec mid = spec(81, 80L, false);
+        await(cache.publish(root, snapshot(root)));
+        await(cache.publish(mid, snapshot(mid)));
+        LookupResult miss = await(cache.lookup(NS, new long[] {80, 81, 82}));
+        assertEquals(0, miss.depth());
+        assertEquals("2 records of the chain cached, none carries a row", miss.missReason());
+        RestoreResult r = await(cache.restore(NS, new long[] {80, 81}, List.of(), Duration.ofSeconds(1)));
+        assertEquals(RestoreResult.Outcome.MISS, r.outcome());
+        assertEquals(miss.missReason(), r.detail());
+    }
+
+    @Test
     void republish_whileFirstIsInFlight_isRetryInflight() throws Exception {
         SeleneCache cache = node(64);
         RecordSpec s = spec(2, null, true);
