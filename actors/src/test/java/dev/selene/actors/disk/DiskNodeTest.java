@@ -16,6 +16,7 @@ import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
+import dev.selene.transport.disk.CommitOrderRecorder;
 import dev.selene.transport.disk.RecordFileNames;
 import dev.selene.transport.gpu.DevicePlacement;
 import dev.selene.transport.gpu.KeyedContent;

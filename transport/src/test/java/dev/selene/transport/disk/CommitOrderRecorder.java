@@ -1,23 +1,21 @@
-package dev.selene.actors.disk;
+package dev.selene.transport.disk;
 
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
 import dev.selene.engine.codec.RecordHeader;
-import dev.selene.transport.disk.RecordIo;
-import dev.selene.transport.disk.ShareMemory;
 
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 
 /** The real record I/O, noting the order in which record files commit (an observer: it changes nothing). */
-final class CommitOrderRecorder implements RecordIo {
+public final class CommitOrderRecorder implements RecordIo {
 
     private final RecordIo real;
     private final List<RecordKey> commitOrder;
 
-    CommitOrderRecorder(RecordIo real, List<RecordKey> commitOrder) {
+    public CommitOrderRecorder(RecordIo real, List<RecordKey> commitOrder) {
         this.real = real;
         this.commitOrder = commitOrder;
     }
