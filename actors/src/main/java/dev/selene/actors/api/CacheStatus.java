@@ -14,9 +14,11 @@ import java.util.Map;
  * @param inFlight       publications in flight
  * @param counters       named counters (publications by result, evictions, failures)
  * @param disk           the disk tier's view, or null without a disk tier
+ * @param metricsNode    the value of the {@code node} tag on the node's metrics
  */
 public record CacheStatus(boolean enabled, int totalSlots, int intakeSlots, int freeSlots, int cleanSlots,
-                          int residentRecords, int inFlight, Map<String, Long> counters, DiskStatus disk) {
+                          int residentRecords, int inFlight, Map<String, Long> counters, DiskStatus disk,
+                          String metricsNode) {
 
     public int usedSlots() {
         return totalSlots - freeSlots;

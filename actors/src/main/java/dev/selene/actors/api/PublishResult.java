@@ -27,25 +27,15 @@ public sealed interface PublishResult {
 
     /**
      * The node gave the publication up: the caller's snapshot lease ended while it waited for slots. Counted as
-     * abandoned with {@code reason}.
+     * abandoned with {@code reason}, an {@link AbandonReason} label.
      */
     record Abandoned(String reason) implements PublishResult {
     }
 
-    /** The copy or the record's actor failed; its slots were released. {@code reason} is a bounded label. */
+    /**
+     * The copy or the record's actor failed; its slots were released. {@code reason} is an {@link AbandonReason}
+     * label.
+     */
     record Failed(String reason, String detail) implements PublishResult {
-    }
-
-    /** A short bounded label for metrics: stored, present, retry_inflight, retry_no_space, oversize, ... */
-    default String label() {
-        return switch (this) {
-            case Stored s -> "stored";
-            case Present p -> "present";
-            case Retry r -> "retry_" + r.reason().label();
-            case Oversize o -> "oversize";
-            case Disabled d -> "disabled";
-            case Failed f -> "failed";
-            case Abandoned a -> "abandoned";
-        };
     }
 }

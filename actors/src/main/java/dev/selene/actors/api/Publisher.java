@@ -52,9 +52,8 @@ public final class Publisher {
                 return;
             }
             if (!lease.alive()) {
-                String reason = retry.reason().label();
-                cache.reportAbandoned(spec.key(), reason);
-                outcome.complete(new PublishOutcome(result, reason, attempts, latency));
+                cache.reportAbandoned(spec.key(), retry.reason());
+                outcome.complete(new PublishOutcome(result, retry.reason().label(), attempts, latency));
                 return;
             }
             Executor later = CompletableFuture.delayedExecutor(backoffNanos, TimeUnit.NANOSECONDS);

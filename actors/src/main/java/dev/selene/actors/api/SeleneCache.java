@@ -172,8 +172,8 @@ public final class SeleneCache implements AutoCloseable {
                 ASK_TIMEOUT);
     }
 
-    /** Counts a publication the caller gave up while it was told to retry, with its bounded reason. */
-    public void reportAbandoned(RecordKey key, String reason) {
+    /** Counts a publication the caller gave up while it was told {@code Retry(reason)}. */
+    public void reportAbandoned(RecordKey key, RetryReason reason) {
         node.tell(new HostCache.ReportAbandoned(key, reason));
     }
 

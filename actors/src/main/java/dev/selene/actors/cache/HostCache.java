@@ -1,5 +1,6 @@
 package dev.selene.actors.cache;
 
+import dev.selene.actors.api.AbandonReason;
 import dev.selene.actors.api.CacheStatus;
 import dev.selene.actors.api.DrainReport;
 import dev.selene.actors.api.EvictOutcome;
@@ -9,10 +10,12 @@ import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.RecordDescription;
 import dev.selene.actors.api.RecordPage;
 import dev.selene.actors.api.RestoreResult;
+import dev.selene.actors.api.RetryReason;
 import dev.selene.actors.api.Tier;
 import dev.selene.actors.catalog.Catalog;
 import dev.selene.actors.disk.DiskStore;
 import dev.selene.actors.metrics.CacheCounters;
+import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.record.RecordContext;
 import dev.selene.actors.slots.SlotPool;
 import dev.selene.actors.trace.TraceBook;
@@ -28,9 +31,13 @@ import dev.selene.transport.gpu.DevicePlacement;
 import dev.selene.transport.host.HostMemory;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.BehaviorInterceptor;
 import org.apache.pekko.actor.typed.DispatcherSelector;
 import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.PreRestart;
+import org.apache.pekko.actor.typed.Signal;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
+import org.apache.pekko.actor.typed.TypedActorContext;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.StashBuffer;
@@ -80,7 +87,7 @@ public final class HostCache {
     }
 
     /** The caller gave up a publication's GPU snapshot while it was still being told to retry (B17). */
-    public record ReportAbandoned(RecordKey key, String reason) implements Command {
+    public record ReportAbandoned(RecordKey key, RetryReason reason) implements Command {
     }
 
     /** Asks for the node's status. */
@@ -149,8 +156,8 @@ public final class HostCache {
 
     /**
      * What a node is built from besides its configuration: the device copier (the caller keeps and closes it), the
-     * record I/O of a disk tier (the seam for disk faults in tests), counters, traces and the one clock every actor
-     * reads.
+     * record I/O of a disk tier (the seam for disk faults in tests), the in-process counters its metrics also
+     * count into, traces and the one clock every actor reads.
      */
     public record Parts(DeviceCopier copier, Function<Executor, RecordIo> recordIo, CacheCounters counters,
                         TraceBook traces, LongSupplier clock, FaultInjection faults, Duration writeCheck) {
@@ -199,32 +206,79 @@ public final class HostCache {
     /** The guardian of a node configured by {@code config} over {@code parts}. */
     public static Behavior<Command> create(CacheConfig config, Parts parts) {
         return Behaviors.withStash(STASH_CAPACITY, stash -> Behaviors.setup(ctx -> {
-            if (!config.enabled()) {
-                ctx.getLog().info("no tier configured (warm size 0, no disk, no pool): the cache is disabled");
-                return disabled(parts.counters());
-            }
-            if (config.poolEnabled()) {
-                String why = config.warmBytes() > 0
-                        ? "a shared pool with a warm tier is refused: set selene.warm = 0 for pool mode"
-                        : "the shared pool tier is not available in this build; configure a warm tier or a disk";
-                return refused(why);
-            }
-            IntakeSizing sizing = IntakeSizing.compute(config.layout(), config.concurrency(),
-                    config.effectiveWindowSlots(), config.warmBytes(), config.hostBudgetBytes());
-            if (sizing.warning() != null) {
-                ctx.getLog().warn(sizing.warning());
-            }
-            Executor blocking = ctx.getSystem().dispatchers()
-                    .lookup(DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
-            ctx.pipeToSelf(CompletableFuture.supplyAsync(() -> HostMemory.allocate(config.layout(),
-                    sizing.totalSlots()), blocking), Mapped::new);
-            return new Starting(ctx, stash, config, parts, sizing, blocking).mapping();
+            CacheMetrics metrics = CacheMetrics.forNode(nodeName(ctx), parts.counters());
+            metrics.enabled(config.enabled());
+            return Behaviors.intercept(() -> new ClosingMetrics(metrics), start(ctx, stash, config, parts, metrics));
         }));
+    }
+
+    /** Checks the configuration and starts mapping the slots; without a tier the node is disabled. */
+    private static Behavior<Command> start(ActorContext<Command> ctx, StashBuffer<Command> stash,
+                                           CacheConfig config, Parts parts, CacheMetrics metrics) {
+        if (!config.enabled()) {
+            ctx.getLog().info("no tier configured (warm size 0, no disk, no pool): the cache is disabled");
+            return disabled(metrics);
+        }
+        if (config.poolEnabled()) {
+            String why = config.warmBytes() > 0
+                    ? "a shared pool with a warm tier is refused: set selene.warm = 0 for pool mode"
+                    : "the shared pool tier is not available in this build; configure a warm tier or a disk";
+            return refused(why);
+        }
+        IntakeSizing sizing = IntakeSizing.compute(config.layout(), config.concurrency(),
+                config.effectiveWindowSlots(), config.warmBytes(), config.hostBudgetBytes());
+        if (sizing.warning() != null) {
+            ctx.getLog().warn(sizing.warning());
+        }
+        Executor blocking = ctx.getSystem().dispatchers()
+                .lookup(DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
+        ctx.pipeToSelf(CompletableFuture.supplyAsync(() -> HostMemory.allocate(config.layout(),
+                sizing.totalSlots()), blocking), Mapped::new);
+        return new Starting(ctx, stash, config, parts, metrics, sizing, blocking).mapping();
+    }
+
+    /**
+     * The node's tag in its metrics: the actor system's name, and the node actor's name too when the node is not
+     * the system's guardian.
+     */
+    private static String nodeName(ActorContext<Command> ctx) {
+        String system = ctx.getSystem().name();
+        String path = ctx.getSelf().path().toStringWithoutAddress();
+        return path.equals("/user") ? system : system + "_" + ctx.getSelf().path().name();
+    }
+
+    /**
+     * Closes the node's metrics when the node stops (or is restarted by a parent's supervision, which sets it up
+     * afresh), in whatever state it stops.
+     */
+    private static final class ClosingMetrics extends BehaviorInterceptor<Command, Command> {
+        private final CacheMetrics metrics;
+
+        ClosingMetrics(CacheMetrics metrics) {
+            super(Command.class);
+            this.metrics = metrics;
+        }
+
+        @Override
+        public Behavior<Command> aroundReceive(TypedActorContext<Command> ctx, Command msg,
+                                               ReceiveTarget<Command> target) {
+            return target.apply(ctx, msg);
+        }
+
+        @Override
+        public Behavior<Command> aroundSignal(TypedActorContext<Command> ctx, Signal signal,
+                                              SignalTarget<Command> target) {
+            Behavior<Command> next = target.apply(ctx, signal);
+            if (signal instanceof PostStop || signal instanceof PreRestart) {
+                metrics.close();
+            }
+            return next;
+        }
     }
 
     /** The node while it maps its slots and its disk store recovers: everything else is stashed. */
     private record Starting(ActorContext<Command> ctx, StashBuffer<Command> stash, CacheConfig config, Parts parts,
-                            IntakeSizing sizing, Executor blocking) {
+                            CacheMetrics metrics, IntakeSizing sizing, Executor blocking) {
 
         Behavior<Command> mapping() {
             return Behaviors.receive(Command.class)
@@ -253,15 +307,15 @@ public final class HostCache {
             HostMemory host = m.host();
             parts.copier().register(host);
             ActorRef<SlotPool.Command> slotPool = ctx.spawn(SlotPool.create(sizing.totalSlots(), sizing.slots(),
-                    parts.traces(), parts.faults()), "slot-pool");
-            RecordContext records = new RecordContext(config.layout(), host, parts.copier(), slotPool,
-                    parts.counters(), parts.traces(), parts.faults(), parts.writeCheck());
+                    metrics, parts.traces(), parts.faults()), "slot-pool");
+            RecordContext records = new RecordContext(config.layout(), host, parts.copier(), slotPool, metrics,
+                    parts.traces(), parts.faults(), parts.writeCheck(), parts.clock());
             ActorRef<Command> self = ctx.getSelf();
             ActorRef<DiskStore.Command> disk = null;
             if (config.diskDir() != null) {
                 RecordIo recordIo = parts.recordIo().apply(blocking);
                 disk = ctx.spawn(Behaviors.supervise(DiskStore.create(Path.of(config.diskDir()), config.layout(),
-                                host, recordIo, blocking, parts.counters(), parts.traces(), parts.faults(), outcome -> {
+                                host, recordIo, blocking, metrics, parts.traces(), parts.faults(), outcome -> {
                                     if (outcome instanceof Throwable t) {
                                         self.tell(new StartFailed(t.getMessage()));
                                     } else {
@@ -284,7 +338,7 @@ public final class HostCache {
             ctx.getLog().info("host cache up: layout {}, {} slots of {} bytes ({} warm + {} intake), device {}",
                     config.layout().name(), sizing.totalSlots(), config.layout().slotBytes(), sizing.warmSlots(),
                     sizing.slots(), parts.copier().name());
-            Running running = new Running(ctx, config, parts, sizing, host, slotPool, catalog, disk);
+            Running running = new Running(ctx, config, parts, metrics, sizing, host, slotPool, catalog, disk);
             return waitingForDisk(running);
         }
 
@@ -310,8 +364,8 @@ public final class HostCache {
     }
 
     /** The node serving: the protocol goes to the catalog. */
-    private record Running(ActorContext<Command> ctx, CacheConfig config, Parts parts, IntakeSizing sizing,
-                           HostMemory host, ActorRef<SlotPool.Command> slotPool, ActorRef<Catalog.Command> catalog,
+    private record Running(ActorContext<Command> ctx, CacheConfig config, Parts parts, CacheMetrics metrics,
+                           IntakeSizing sizing, HostMemory host, ActorRef<SlotPool.Command> slotPool, ActorRef<Catalog.Command> catalog,
                            ActorRef<DiskStore.Command> disk) {
 
         Behavior<Command> behavior() {
@@ -331,7 +385,7 @@ public final class HostCache {
                 case Restore r -> catalog.tell(new Catalog.Restore(r.namespace(), r.chain(), r.targets(),
                         r.recompute(), r.replyTo()));
                 case Drain d -> catalog.tell(new Catalog.Drain(d.timeout(), d.replyTo()));
-                case ReportAbandoned a -> onAbandoned(parts.counters(), parts.traces(), a);
+                case ReportAbandoned a -> onAbandoned(metrics, parts.traces(), a);
                 case GetStatus g -> slotPool.tell(new SlotPool.GetStats(ctx.messageAdapter(SlotPool.Stats.class,
                         s -> new SlotStats(s, g.replyTo()))));
                 case SlotStats s -> catalog.tell(new Catalog.GetStatus(s.stats(), s.replyTo()));
@@ -366,19 +420,20 @@ public final class HostCache {
                 int max = SlotAccounting.maxGrant(sizing.totalSlots(), sizing.slots(),
                         SlotAccounting.Purpose.PUBLISH);
                 parts.traces().append(p.spec().key(), "HostCache", "Publish -> Oversize " + slots + " > " + max);
-                parts.counters().increment("publish.oversize");
-                parts.counters().increment("abandoned.oversize");
-                p.replyTo().tell(new PublishResult.Oversize(slots, max));
+                PublishResult oversize = new PublishResult.Oversize(slots, max);
+                metrics.publication(oversize);
+                metrics.abandoned(AbandonReason.OVERSIZE);
+                p.replyTo().tell(oversize);
                 return;
             }
             catalog.tell(new Catalog.Publish(p.spec(), p.snapshot(), p.patience(), p.replyTo()));
         }
     }
 
-    private static void onAbandoned(CacheCounters counters, TraceBook traces, ReportAbandoned a) {
-        counters.increment("abandoned." + a.reason());
+    private static void onAbandoned(CacheMetrics metrics, TraceBook traces, ReportAbandoned a) {
+        metrics.abandoned(AbandonReason.of(a.reason()));
         if (traces != null) {
-            traces.append(a.key(), "HostCache", "Abandoned by the caller (" + a.reason() + ")");
+            traces.append(a.key(), "HostCache", "Abandoned by the caller (" + a.reason().label() + ")");
         }
     }
 
@@ -394,32 +449,36 @@ public final class HostCache {
                 .build();
     }
 
-    private static Behavior<Command> disabled(CacheCounters counters) {
+    private static Behavior<Command> disabled(CacheMetrics metrics) {
         return Behaviors.receive(Command.class)
                 .onMessage(Stop.class, s -> Behaviors.stopped())
                 .onMessage(Command.class, c -> {
-                    onDisabled(counters, c);
+                    onDisabled(metrics, c);
                     return Behaviors.same();
                 })
                 .build();
     }
 
-    private static void onDisabled(CacheCounters counters, Command c) {
+    private static void onDisabled(CacheMetrics metrics, Command c) {
         switch (c) {
             case Publish p -> {
-                counters.increment("publish.disabled");
-                p.replyTo().tell(new PublishResult.Disabled());
+                PublishResult disabled = new PublishResult.Disabled();
+                metrics.publication(disabled);
+                p.replyTo().tell(disabled);
             }
             case Lookup l -> l.replyTo().tell(LookupResult.miss("the cache is disabled"));
-            case Restore r -> r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.DISABLED,
-                    "no tier is configured"));
-            case ReportAbandoned a -> onAbandoned(counters, null, a);
+            case Restore r -> {
+                metrics.restoreDisabled();
+                r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.DISABLED, "no tier is configured"));
+            }
+            case ReportAbandoned a -> onAbandoned(metrics, null, a);
             case ListRecords l -> l.replyTo().tell(RecordPage.empty(l.offset()));
             case DescribeRecord d -> d.replyTo().tell(RecordDescription.absent(d.key()));
             case EvictRecord e -> e.replyTo().tell(new EvictOutcome(EvictOutcome.Result.NOT_FOUND, 0));
             case ExpireNow x -> x.replyTo().tell(new ExpiryReport(Tier.MEMORY, false, List.of()));
             case Drain d -> d.replyTo().tell(new DrainReport(0, 0, false));
-            case GetStatus g -> g.replyTo().tell(new CacheStatus(false, 0, 0, 0, 0, 0, 0, counters.snapshot(), null));
+            case GetStatus g -> g.replyTo().tell(new CacheStatus(false, 0, 0, 0, 0, 0, 0,
+                    metrics.counters().snapshot(), null, metrics.node()));
             case WhenReady w -> w.replyTo().tell(new Readiness(null));
             case CheckInvariants check -> check.replyTo().tell("");
             case Stop s -> { }

@@ -1,5 +1,6 @@
 package dev.selene.actors.catalog;
 
+import dev.selene.actors.api.AbandonReason;
 import dev.selene.actors.api.CacheStatus;
 import dev.selene.actors.api.DiskStatus;
 import dev.selene.actors.api.DrainReport;
@@ -234,6 +235,11 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
         slotPool.tell(new SlotPool.Attach(ctx.messageAdapter(SlotPool.Evict.class, EvictRequested::new),
                 disk == null ? null : ctx.messageAdapter(SlotPool.Pressure.class, PressureReported::new)));
         this.recovered = disk == null;
+        if (disk != null) {
+            records.metrics().diskCapacity(settings.diskCapacityBytes());
+            records.metrics().readEstimate(PRIOR_READ_BYTES_PER_SECOND);
+        }
+        records.metrics().catalog(catalog.stats());
         if (recovered) {
             settings.onReady().run();
         }
@@ -284,6 +290,7 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
             case DrainTimeout t -> finishDrain(true);
         }
         reportClean();
+        records.metrics().catalog(catalog.stats());
         return this;
     }
 
@@ -338,7 +345,6 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
             live.put(key, new Live(r.actor(), 0, null, null, null));
         }
         records.traces().append(key, "Catalog", "Resident (dirty) in " + r.slots().count() + " slots");
-        records.counters().add("publish.bytes", r.bytes());
         records.reply(r.replyTo(), new PublishResult.Stored(r.bytes()));
         plan();
     }
@@ -349,7 +355,7 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
             return; // ended normally; the key may have a new actor already
         }
         live.remove(t.key());
-        records.counters().increment("record.failures");
+        records.metrics().recordActorFailed();
         getContext().getLog().warn("record actor for {} failed; its record is released", t.key());
         RecordCatalog.State state = catalog.state(t.key());
         if (state == RecordCatalog.State.IN_FLIGHT) {
@@ -365,8 +371,8 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
                 }
             }
             catalog.publicationEnded(t.key());
-            records.counters().increment("abandoned.record_actor_failed");
-            records.reply(f.replyTo(), new PublishResult.Failed("record_actor_failed",
+            records.metrics().abandoned(AbandonReason.RECORD_ACTOR_FAILED);
+            records.reply(f.replyTo(), new PublishResult.Failed(AbandonReason.RECORD_ACTOR_FAILED.label(),
                     "the record's actor stopped unexpectedly"));
         } else if (state == RecordCatalog.State.BEING_WRITTEN) {
             // Its write may still be reading the slots: wait for the store to say how it ended.
@@ -406,10 +412,10 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
             return;
         }
         RecordCatalog.SpillPlan plan = catalog.planSpills(target);
-        records.counters().add("evicted.disk", plan.removal().files().size());
+        records.metrics().evicted(Tier.DISK, plan.removal().files().size());
         apply(plan.removal(), "File evicted from the disk for room");
         if (!plan.orphans().removed().isEmpty()) {
-            records.counters().add("spill.orphans", plan.orphans().removed().size());
+            records.metrics().droppedOrphans(plan.orphans().removed().size());
             if (drainReplyTo != null) {
                 drainSkipped += plan.orphans().removed().size();
             }
@@ -429,7 +435,7 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
                 actor = f.actor();
             }
             records.traces().append(key, "Catalog", "Spill planned (" + catalog.writesInFlight() + " in flight)");
-            records.counters().max("disk.write.max_in_flight", catalog.writesInFlight());
+            records.metrics().spillStarted(catalog.writesInFlight());
             actor.tell(new RecordActor.Spill(s.slots()));
         }
         if (drainReplyTo != null && catalog.writesInFlight() == 0) {
@@ -444,7 +450,7 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
                 if (drainReplyTo != null) {
                     drainWritten++;
                 }
-                records.counters().increment("spill.written");
+                records.metrics().spillCommitted();
                 records.traces().append(key, "Catalog", "Clean (file committed)");
             }
             case PARENT_GONE -> {
@@ -462,10 +468,10 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
 
     private void onGivenUp(RecordKey key, String reason) {
         live.remove(key);
-        records.counters().increment("spill.given_up");
+        records.metrics().spillGivenUp();
         records.traces().append(key, "Catalog", "Spill given up (" + reason + ")");
         RecordCatalog.Removal dropped = catalog.writeFailed(key);
-        records.counters().add("spill.dropped", dropped.removed().size());
+        records.metrics().droppedUnwritable(dropped.removed().size());
         apply(dropped, "Dropped: its file (or an ancestor's) can never be written");
         plan();
     }
@@ -509,8 +515,8 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
         for (SlotList s : r.slots()) {
             freed += s.count();
         }
+        records.metrics().evicted(Tier.MEMORY, r.removed().size());
         for (RecordKey k : r.removed()) {
-            records.counters().increment("evicted.memory");
             records.traces().append(k, "Catalog", "Evicted from memory (coldest clean) for an allocation");
         }
         // Dropping a leaf can make its parent droppable, and the parent may go in the same pass: first bring the
@@ -561,13 +567,11 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
 
     private LookupResult lookup(String namespace, long[] chain) {
         RecordCatalog.Match m = catalog.match(namespace, chain);
-        records.counters().increment("lookup.total");
+        long tokens = (long) m.depth() * records.layout().tokensPerRecord();
+        records.metrics().lookup(m.depth() > 0, tokens);
         if (m.depth() == 0) {
             return LookupResult.miss(m.missReason());
         }
-        long tokens = (long) m.depth() * records.layout().tokensPerRecord();
-        records.counters().increment("lookup.hits");
-        records.counters().add("lookup.hit_tokens", tokens);
         List<LookupResult.Located> located = new ArrayList<>(m.depth());
         for (RecordCatalog.Located l : m.records()) {
             located.add(new LookupResult.Located(l.spec().key(), l.spec().hasRow(), tier(l.where())));
@@ -578,12 +582,12 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
     private void onRestore(Restore r) {
         RecordCatalog.Match m = catalog.match(r.namespace(), r.chain());
         if (m.depth() == 0) {
-            records.counters().increment("restore.miss");
+            records.metrics().restoreMissed();
             r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.MISS, m.missReason()));
             return;
         }
         if (r.targets().size() < m.depth()) {
-            records.counters().increment("restore.failed");
+            records.metrics().restoreFailed();
             r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.FAILED, "restore of " + m.depth()
                     + " records got only " + r.targets().size() + " device placements"));
             return;
@@ -596,9 +600,10 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
         }
         if (diskBytes > 0) {
             double bytesPerSecond = readEstimate.bytesPerSecond(settings.clock().getAsLong());
+            records.metrics().readEstimate(bytesPerSecond);
             long estimate = (long) (diskBytes / bytesPerSecond * 1e9);
             if (RestoreCost.refuse(estimate, r.recompute().toNanos())) {
-                records.counters().increment("restore.refused");
+                records.metrics().restoreRefused();
                 r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.REFUSED, String.format(Locale.ROOT,
                         "reading %d bytes from disk is estimated at %.1f ms (%.2f GB/s) > recompute %.1f ms",
                         diskBytes, estimate / 1e6, bytesPerSecond / 1e9, r.recompute().toNanos() / 1e6)));
@@ -621,7 +626,7 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
 
     private void onAdopt(AdoptRestored a) {
         if (catalog.adoptRestored(a.spec(), a.slots())) {
-            records.counters().increment("restore.promoted");
+            records.metrics().promoted();
             records.traces().append(a.spec().key(), "Catalog", "Resident again after a restore from disk");
             plan();
         } else {
@@ -634,8 +639,8 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
             return; // a wave that moved nothing tells nothing about bandwidth
         }
         readEstimate.sample(s.bytes(), s.nanos(), settings.clock().getAsLong());
-        records.counters().add("disk.read.bytes", s.bytes());
-        records.counters().add("disk.read.nanos", s.nanos());
+        records.metrics().readSample(s.bytes(), s.nanos());
+        records.metrics().readEstimate(readEstimate.bytesPerSecond(settings.clock().getAsLong()));
     }
 
     private void onRecovered(DiskStore.Recovery recovery) {
@@ -664,8 +669,8 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
         RecordCatalog.Removal r = catalog.expire(settings.maxAge().toNanos());
         List<RecordKey> removed = List.copyOf(new java.util.LinkedHashSet<>(r.removed()));
         if (!removed.isEmpty()) {
-            records.counters().add("expired.memory", r.slots().size());
-            records.counters().add("expired.disk", r.files().size());
+            records.metrics().expired(Tier.MEMORY, r.slots().size());
+            records.metrics().expired(Tier.DISK, r.files().size());
             apply(r, "Expired: unused for longer than max age " + human(settings.maxAge()));
         }
         return new ExpiryReport(Tier.MEMORY, true, removed);
@@ -679,7 +684,7 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
             case EVICTED -> {
                 int n = new java.util.HashSet<>(e.removal().removed()).size();
                 apply(e.removal(), "Evicted by an operator (with its descendants)");
-                records.counters().add("admin.evicted", n);
+                records.metrics().evictedByOperator(n);
                 yield new EvictOutcome(EvictOutcome.Result.EVICTED, n);
             }
         };
@@ -744,7 +749,7 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
                 settings.diskCapacityBytes(), c.writing(), readEstimate.bytesPerSecond(settings.clock().getAsLong()),
                 readEstimate.samples());
         return new CacheStatus(true, s.total(), s.intake(), s.free(), s.clean(), c.residentRecords(), c.inFlight(),
-                records.counters().snapshot(), diskStatus);
+                records.metrics().counters().snapshot(), diskStatus, records.metrics().node());
     }
 
     private static String human(Duration d) {

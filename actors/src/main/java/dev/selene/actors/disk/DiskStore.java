@@ -1,7 +1,7 @@
 package dev.selene.actors.disk;
 
 import dev.selene.actors.cache.FaultInjection;
-import dev.selene.actors.metrics.CacheCounters;
+import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.codec.ChainCompleteness;
 import dev.selene.engine.codec.RecordFormatException;
@@ -80,7 +80,11 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
     private record WriteFinished(Write write, long bytes, long nanos, Throwable failure) implements Command {
     }
 
-    private record ReadFinished(Read read, long bytes, Throwable failure) implements Command {
+    private record ReadFinished(Read read, ReadIo io, Throwable failure) implements Command {
+    }
+
+    /** A read as the I/O thread saw it: the file's size and how long reading and verifying it took. */
+    private record ReadIo(long bytes, long nanos) {
     }
 
     /** Replies to {@link Write} and {@link Settle}. */
@@ -156,7 +160,7 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
     private final RecordIo io;
     private final Executor ioExecutor;
     private final DirectoryLock lock;
-    private final CacheCounters counters;
+    private final CacheMetrics metrics;
     private final TraceBook traces;
     private final InFlight inFlight;
     private final FaultInjection faults;
@@ -170,7 +174,7 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
      * {@code onStart} the {@link Recovery}, or the one-line reason it could not start (then it stops).
      */
     public static Behavior<Command> create(Path dir, Layout layout, HostMemory host, RecordIo io,
-                                           Executor ioExecutor, CacheCounters counters, TraceBook traces,
+                                           Executor ioExecutor, CacheMetrics metrics, TraceBook traces,
                                            FaultInjection faults, Consumer<Object> onStart) {
         InFlight inFlight = new InFlight();
         return Behaviors.setup(ctx -> {
@@ -189,7 +193,7 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
                 onStart.accept(new IllegalStateException(e.getMessage(), e));
                 return Behaviors.stopped();
             }
-            DiskStore store = new DiskStore(ctx, dir, layout, host, io, ioExecutor, lock, counters, traces, inFlight,
+            DiskStore store = new DiskStore(ctx, dir, layout, host, io, ioExecutor, lock, metrics, traces, inFlight,
                     faults);
             Recovery recovery;
             try {
@@ -206,7 +210,7 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
     }
 
     private DiskStore(ActorContext<Command> ctx, Path dir, Layout layout, HostMemory host, RecordIo io,
-                      Executor ioExecutor, DirectoryLock lock, CacheCounters counters, TraceBook traces,
+                      Executor ioExecutor, DirectoryLock lock, CacheMetrics metrics, TraceBook traces,
                       InFlight inFlight, FaultInjection faults) {
         super(ctx);
         this.faults = faults;
@@ -216,7 +220,7 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
         this.io = io;
         this.ioExecutor = ioExecutor;
         this.lock = lock;
-        this.counters = counters;
+        this.metrics = metrics;
         this.traces = traces;
         this.inFlight = inFlight;
     }
@@ -236,8 +240,7 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
             kept.add(new Found(r.spec(), r.fileBytes(), r.lastUse()));
             bytes += r.fileBytes();
         }
-        counters.add("disk.quarantined", scan.rejected());
-        counters.add("disk.recovered", kept.size());
+        metrics.diskScanned(kept.size(), scan.rejected());
         getContext().getLog().info("disk tier {}: recovered {} records ({} bytes) in {} ms; {} temporaries deleted, "
                         + "{} quarantined, {} with incomplete chains deleted", dir, kept.size(), bytes,
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), scan.temporariesDeleted(), scan.rejected(),
@@ -314,18 +317,16 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
                     : new Written(key, f.bytes(), f.nanos()));
         }
         if (writesInFlight > 0 && --writesInFlight == 0) {
-            counters.add("disk.write.busy_nanos", System.nanoTime() - writeBusySince);
+            metrics.diskBusy(CacheMetrics.Direction.WRITE, System.nanoTime() - writeBusySince);
         }
         if (f.failure() != null) {
-            counters.increment("disk.write.failures");
+            metrics.diskWriteFailed();
             traces.append(key, "DiskStore", "WriteFailed: " + f.failure().getMessage());
             getContext().getLog().warn("write of {} failed: {}", key, f.failure().getMessage());
             f.write().replyTo().tell(failure(key, f.failure()));
             return;
         }
-        counters.increment("disk.writes");
-        counters.add("disk.write.bytes", f.bytes());
-        counters.add("disk.write.nanos", f.nanos());
+        metrics.diskWritten(f.bytes(), f.nanos());
         traces.append(key, "DiskStore", "Written: committed " + f.bytes() + " bytes");
         f.write().replyTo().tell(new Written(key, f.bytes(), f.nanos()));
     }
@@ -350,25 +351,26 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
         if (readsInFlight++ == 0) {
             readBusySince = System.nanoTime();
         }
-        CompletableFuture<Long> done = CompletableFuture.supplyAsync(() -> {
+        CompletableFuture<ReadIo> done = CompletableFuture.supplyAsync(() -> {
+            long start = System.nanoTime();
             try {
                 io.read(file, layout, target);
-                return Files.size(file);
+                return new ReadIo(Files.size(file), System.nanoTime() - start);
             } catch (IOException ex) {
                 throw new CompletionException(ex);
             }
         }, ioExecutor);
         inFlight.track(done);
-        getContext().pipeToSelf(done, (bytes, ex) -> new ReadFinished(r, bytes == null ? 0 : bytes, unwrap(ex)));
+        getContext().pipeToSelf(done, (read, ex) -> new ReadFinished(r, read, unwrap(ex)));
     }
 
     private void onReadFinished(ReadFinished f) {
         RecordKey key = f.read().key();
         if (readsInFlight > 0 && --readsInFlight == 0) {
-            counters.add("disk.read.busy_nanos", System.nanoTime() - readBusySince);
+            metrics.diskBusy(CacheMetrics.Direction.READ, System.nanoTime() - readBusySince);
         }
         if (f.failure() != null) {
-            counters.increment("disk.read.failures");
+            metrics.diskReadFailed();
             traces.append(key, "DiskStore", "ReadFailed: " + f.failure().getMessage());
             boolean lost = false;
             if (f.failure() instanceof RecordFormatException) {
@@ -385,9 +387,9 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
             f.read().replyTo().tell(new ReadFailed(key, lost, String.valueOf(f.failure().getMessage())));
             return;
         }
-        traces.append(key, "DiskStore", "Read for restore: " + f.bytes() + " bytes");
-        counters.add("disk.read.record_bytes", f.bytes());
-        f.read().replyTo().tell(new ReadDone(key, f.bytes()));
+        traces.append(key, "DiskStore", "Read for restore: " + f.io().bytes() + " bytes");
+        metrics.diskRead(f.io().bytes(), f.io().nanos());
+        f.read().replyTo().tell(new ReadDone(key, f.io().bytes()));
     }
 
     /** Moves an unreadable file aside: it is never served again. */
@@ -397,7 +399,7 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
         try {
             Files.createDirectories(q);
             Files.move(file, q.resolve(file.getFileName()), StandardCopyOption.REPLACE_EXISTING);
-            counters.increment("disk.quarantined");
+            metrics.quarantined();
         } catch (IOException e) {
             getContext().getLog().warn("could not quarantine {}: {}", file, e.getMessage());
         }

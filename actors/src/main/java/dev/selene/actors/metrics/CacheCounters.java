@@ -7,25 +7,25 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The node's monotonic counters, by name with bounded label values baked in (e.g. {@code publish.stored},
- * {@code abandoned.no_space}). Thread-safe; actors increment from their own threads and the status and metrics
- * views read them.
+ * {@code abandoned.no_space}): the in-process snapshot that {@code /status}, the status page and the reports read.
+ * Only {@link CacheMetrics} counts into them, so every name is written in that one class. Thread-safe.
  */
 public final class CacheCounters {
 
     private final ConcurrentHashMap<String, LongAdder> counters = new ConcurrentHashMap<>();
 
     /** Adds one to {@code name}. */
-    public void increment(String name) {
+    void increment(String name) {
         add(name, 1);
     }
 
     /** Adds {@code n} to {@code name}. */
-    public void add(String name, long n) {
+    void add(String name, long n) {
         counters.computeIfAbsent(name, k -> new LongAdder()).add(n);
     }
 
     /** Raises {@code name} to {@code value} if that is higher: a high-water mark. */
-    public void max(String name, long value) {
+    void max(String name, long value) {
         LongAdder a = counters.computeIfAbsent(name, k -> new LongAdder());
         synchronized (a) {
             long now = a.sum();

@@ -1,5 +1,6 @@
 package dev.selene.actors.record;
 
+import dev.selene.actors.api.AbandonReason;
 import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.RetryReason;
 import dev.selene.actors.catalog.Catalog;
@@ -80,6 +81,7 @@ public final class RecordActor {
                                            Duration patience, SlotPool.LeaseNotice notice,
                                            ActorRef<PublishResult> replyTo, ActorRef<Catalog.Command> catalog,
                                            ActorRef<DiskStore.Command> disk) {
+        long startNanos = records.clock().getAsLong();
         RecordKey key = spec.key();
         int slots = spec.slots(records.layout());
         boolean waits = patience.isPositive();
@@ -90,7 +92,7 @@ public final class RecordActor {
         if (waits) {
             timers.startSingleTimer(LeaseEnded.INSTANCE, patience);
         }
-        return new Phase(ctx, records, spec, replyTo, catalog, disk).allocating(snapshot, false);
+        return new Phase(ctx, records, spec, replyTo, catalog, disk).allocating(snapshot, startNanos, false);
     }
 
     /** The behaviour of a resident dirty record that has no actor yet (restored, or its file went): spill only. */
@@ -109,14 +111,14 @@ public final class RecordActor {
             return spec.key();
         }
 
-        Behavior<Command> allocating(DevicePlacement snapshot, boolean leaseEnded) {
+        Behavior<Command> allocating(DevicePlacement snapshot, long startNanos, boolean leaseEnded) {
             return Behaviors.receive(Command.class)
                     .onMessage(SlotsReply.class, r -> switch (r.reply()) {
                         case SlotPool.Allocated a when leaseEnded -> {
                             records.slotPool().tell(new SlotPool.Release(a.slots(), false));
                             yield abandoned();
                         }
-                        case SlotPool.Allocated a -> startCopy(snapshot, a.slots());
+                        case SlotPool.Allocated a -> startCopy(snapshot, startNanos, a.slots());
                         case SlotPool.Cancelled c -> abandoned();
                         case SlotPool.Short s -> ended(new PublishResult.Retry(RetryReason.NO_SPACE));
                         case SlotPool.Oversize o -> ended(new PublishResult.Oversize(o.slots(), o.maxSlots()));
@@ -126,7 +128,7 @@ public final class RecordActor {
                             return Behaviors.same();
                         }
                         records.slotPool().tell(new SlotPool.Cancel(key(), Purpose.PUBLISH));
-                        return allocating(snapshot, true);
+                        return allocating(snapshot, startNanos, true);
                     })
                     .build();
         }
@@ -134,8 +136,8 @@ public final class RecordActor {
         private Behavior<Command> abandoned() {
             records.traces().append(key(), "RecordActor", "Abandoned: the snapshot lease ended while waiting "
                     + "for slots (no_space)");
-            records.counters().increment("abandoned." + RetryReason.NO_SPACE.label());
-            return ended(new PublishResult.Abandoned(RetryReason.NO_SPACE.label()));
+            records.metrics().abandoned(AbandonReason.NO_SPACE);
+            return ended(new PublishResult.Abandoned(AbandonReason.NO_SPACE.label()));
         }
 
         private Behavior<Command> ended(PublishResult result) {
@@ -144,7 +146,7 @@ public final class RecordActor {
             return Behaviors.stopped();
         }
 
-        private Behavior<Command> startCopy(DevicePlacement snapshot, SlotList slots) {
+        private Behavior<Command> startCopy(DevicePlacement snapshot, long startNanos, SlotList slots) {
             // The slot pool told the catalog of the grant before this actor heard of it, so that a crash frees
             // the slots; the catalog learns the copy's completion below, before anything else can fail.
             CompletableFuture<Void> copy;
@@ -154,7 +156,7 @@ public final class RecordActor {
                 bytes = plan.totalBytes();
                 copy = records.copier().copyToHost(plan);
             } catch (RuntimeException e) {
-                return failCopy(slots, "bad_snapshot", e);
+                return failCopy(slots, AbandonReason.BAD_SNAPSHOT, e);
             }
             records.traces().append(key(), "RecordActor", "Copy D2H started: " + bytes + " bytes");
             catalog.tell(new Catalog.Leased(key(), slots, copy));
@@ -162,9 +164,10 @@ public final class RecordActor {
             return Behaviors.receive(Command.class)
                     .onMessage(CopyFinished.class, f -> {
                         if (f.failure() != null) {
-                            return failCopy(slots, "copy_failed", f.failure());
+                            return failCopy(slots, AbandonReason.COPY_FAILED, f.failure());
                         }
                         records.traces().append(key(), "RecordActor", "Copy D2H done");
+                        records.metrics().publishLatency(records.clock().getAsLong() - startNanos);
                         catalog.tell(new Catalog.Resident(spec, slots, bytes, replyTo, ctx.getSelf()));
                         return disk == null ? Behaviors.stopped() : parked();
                     })
@@ -172,12 +175,12 @@ public final class RecordActor {
                     .build();
         }
 
-        private Behavior<Command> failCopy(SlotList slots, String reason, Throwable cause) {
+        private Behavior<Command> failCopy(SlotList slots, AbandonReason reason, Throwable cause) {
             records.slotPool().tell(new SlotPool.Release(slots, false));
-            records.traces().append(key(), "RecordActor", "Failed (" + reason + "): " + cause.getMessage());
-            records.counters().increment("abandoned." + reason);
+            records.traces().append(key(), "RecordActor", "Failed (" + reason.label() + "): " + cause.getMessage());
+            records.metrics().abandoned(reason);
             catalog.tell(new Catalog.PublicationEnded(key()));
-            records.reply(replyTo, new PublishResult.Failed(reason, String.valueOf(cause.getMessage())));
+            records.reply(replyTo, new PublishResult.Failed(reason.label(), String.valueOf(cause.getMessage())));
             return Behaviors.stopped();
         }
 

@@ -87,6 +87,7 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     private final ActorRef<RestoreResult> replyTo;
     private final SlotList[] staging;
     private final boolean[] readOk;
+    private final long startNanos;
     private final ArrayList<Integer> pending = new ArrayList<>();
     private final List<Integer> wave = new ArrayList<>();
     private final List<CompletableFuture<Void>> copies = new ArrayList<>();
@@ -126,6 +127,7 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         this.depth = parts.size();
         this.staging = new SlotList[parts.size()];
         this.readOk = new boolean[parts.size()];
+        this.startNanos = records.clock().getAsLong();
     }
 
     @Override
@@ -136,7 +138,7 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
                     if (!finished) {
                         // The task failed: free its pins and staging, and answer rather than leave the caller waiting.
                         releaseAll();
-                        records.counters().increment("restore.failed");
+                        records.metrics().restoreFailed();
                         replyTo.tell(RestoreResult.of(RestoreResult.Outcome.FAILED, "the restore's actor failed"));
                     }
                     return this;
@@ -352,11 +354,10 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
 
     private Behavior<Command> onCopied(Throwable failure) {
         if (failure != null) {
-            return finish(RestoreResult.of(RestoreResult.Outcome.FAILED, String.valueOf(failure.getMessage())),
-                    "restore.failed");
+            return failed(String.valueOf(failure.getMessage()));
         }
         if (depth == 0) {
-            return finish(RestoreResult.of(RestoreResult.Outcome.FAILED, NOTHING_RESTORED), "restore.failed");
+            return failed(NOTHING_RESTORED);
         }
         int memoryInMatch = 0;
         for (int i = 0; i < depth; i++) {
@@ -365,22 +366,21 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
                 memoryInMatch++;
             }
         }
-        records.counters().add("restore.bytes", copiedBytes);
-        records.counters().add("restore.records.memory", memoryInMatch);
-        records.counters().add("restore.records.disk", depth - memoryInMatch);
         long tokens = (long) depth * records.layout().tokensPerRecord();
-        return finish(new RestoreResult(RestoreResult.Outcome.RESTORED, depth, tokens, memoryInMatch,
-                depth - memoryInMatch, 0, copiedBytes, ""), depth > memoryInMatch ? "restore.disk" : "restore.memory");
+        releaseAll();
+        catalog.tell(new Catalog.Used(spec(depth - 1).key(), List.copyOf(readFromDisk)));
+        records.metrics().restored(memoryInMatch, depth - memoryInMatch, copiedBytes,
+                records.clock().getAsLong() - startNanos);
+        replyTo.tell(new RestoreResult(RestoreResult.Outcome.RESTORED, depth, tokens, memoryInMatch,
+                depth - memoryInMatch, 0, copiedBytes, ""));
+        return Behaviors.stopped();
     }
 
-    /** Unpins, releases staging slots, counts, reports the use and answers. */
-    private Behavior<Command> finish(RestoreResult result, String counter) {
+    /** Unpins, releases staging slots, counts and answers that nothing was restored. */
+    private Behavior<Command> failed(String detail) {
         releaseAll();
-        if (result.outcome() == RestoreResult.Outcome.RESTORED) {
-            catalog.tell(new Catalog.Used(spec(depth - 1).key(), List.copyOf(readFromDisk)));
-        }
-        records.counters().increment(counter);
-        replyTo.tell(result);
+        records.metrics().restoreFailed();
+        replyTo.tell(RestoreResult.of(RestoreResult.Outcome.FAILED, detail));
         return Behaviors.stopped();
     }
 

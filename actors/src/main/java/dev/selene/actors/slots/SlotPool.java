@@ -1,6 +1,7 @@
 package dev.selene.actors.slots;
 
 import dev.selene.actors.cache.FaultInjection;
+import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.slots.SlotAccounting;
@@ -116,6 +117,7 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     static final int EVICTION_BATCH_DIVISOR = 8;
 
     private final SlotAccounting accounting;
+    private final CacheMetrics metrics;
     private final TraceBook traces;
     private final FaultInjection faults;
     private final ArrayDeque<Allocate> publications = new ArrayDeque<>();
@@ -126,20 +128,24 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     private int lastPressureDeficit;
 
     /** A pool of {@code total} slots keeping {@code intake} free when it can. */
-    public static Behavior<Command> create(int total, int intake, TraceBook traces) {
-        return create(total, intake, traces, FaultInjection.NONE);
+    public static Behavior<Command> create(int total, int intake, CacheMetrics metrics, TraceBook traces) {
+        return create(total, intake, metrics, traces, FaultInjection.NONE);
     }
 
     /** A pool whose messages are first shown to {@code faults} (tests inject failures through it). */
-    public static Behavior<Command> create(int total, int intake, TraceBook traces, FaultInjection faults) {
-        return Behaviors.setup(ctx -> new SlotPool(ctx, new SlotAccounting(total, intake), traces, faults));
+    public static Behavior<Command> create(int total, int intake, CacheMetrics metrics, TraceBook traces,
+                                           FaultInjection faults) {
+        return Behaviors.setup(ctx -> new SlotPool(ctx, new SlotAccounting(total, intake), metrics, traces, faults));
     }
 
-    private SlotPool(ActorContext<Command> ctx, SlotAccounting accounting, TraceBook traces, FaultInjection faults) {
+    private SlotPool(ActorContext<Command> ctx, SlotAccounting accounting, CacheMetrics metrics, TraceBook traces,
+                     FaultInjection faults) {
         super(ctx);
         this.accounting = accounting;
+        this.metrics = metrics;
         this.traces = traces;
         this.faults = faults;
+        updateGauges();
     }
 
     @Override
@@ -160,7 +166,12 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
             case Attach a -> onAttach(a);
             case GetStats g -> g.replyTo().tell(stats());
         }
+        updateGauges();
         return this;
+    }
+
+    private void updateGauges() {
+        metrics.slots(accounting.total(), accounting.intake(), accounting.free(), accounting.clean());
     }
 
     private void onAllocate(Allocate a) {

@@ -8,6 +8,7 @@ import dev.selene.actors.api.RecordDescription;
 import dev.selene.actors.api.RecordPage;
 import dev.selene.actors.api.RecordView;
 import dev.selene.actors.metrics.CacheCounters;
+import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.record.RecordContext;
 import dev.selene.actors.slots.SlotPool;
 import dev.selene.actors.trace.TraceBook;
@@ -52,6 +53,7 @@ class CatalogExpiryTest {
     private final SimulatedDevice device = SimulatedDevice.create();
     private final HostMemory host = HostMemory.allocate(LAYOUT, TOTAL_SLOTS);
     private final CacheCounters counters = new CacheCounters();
+    private final CacheMetrics metrics = CacheMetrics.forNode("catalog_expiry_test", counters);
     private final TraceBook traces = new TraceBook(1024);
     private final List<Long> deviceAllocations = new ArrayList<>();
     private ActorRef<SlotPool.Command> slotPool;
@@ -62,6 +64,7 @@ class CatalogExpiryTest {
     void stop() {
         invariantsHold();
         kit.shutdownTestKit();
+        metrics.close();
         deviceAllocations.forEach(device::freeDevice);
         device.close();
         host.close();
@@ -69,8 +72,8 @@ class CatalogExpiryTest {
 
     private void start(Duration maxAge) {
         device.register(host);
-        slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, 64, traces));
-        RecordContext ctx = new RecordContext(LAYOUT, host, device, slotPool, counters, traces);
+        slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, 64, metrics, traces));
+        RecordContext ctx = new RecordContext(LAYOUT, host, device, slotPool, metrics, traces);
         tier = kit.spawn(Catalog.create(ctx, null, new Catalog.Settings(0, 4, maxAge, clock::get, t -> { }, () -> { })));
     }
 

@@ -3,6 +3,7 @@ package dev.selene.actors.disk;
 import dev.selene.actors.cache.FaultInjection;
 import dev.selene.actors.cache.HostCache;
 import dev.selene.actors.metrics.CacheCounters;
+import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -45,6 +46,7 @@ class DiskStoreTest {
     private final HostMemory host = HostMemory.allocate(LAYOUT, 64);
     private final ExecutorService io = Executors.newFixedThreadPool(4);
     private final TestProbe<Object> started = KIT.createTestProbe();
+    private final CacheMetrics metrics = CacheMetrics.forNode("disk_store_test", new CacheCounters());
     private Path dir;
 
     @BeforeEach
@@ -58,6 +60,7 @@ class DiskStoreTest {
     void stop() {
         io.shutdownNow();
         host.close();
+        metrics.close();
     }
 
     @org.junit.jupiter.api.AfterAll
@@ -67,7 +70,7 @@ class DiskStoreTest {
 
     private Behavior<DiskStore.Command> store(FaultInjection faults) {
         RecordIo recordIo = HostCache.DEFAULT_RECORD_IO.apply(io);
-        return DiskStore.create(dir, LAYOUT, host, recordIo, io, new CacheCounters(), new TraceBook(64), faults,
+        return DiskStore.create(dir, LAYOUT, host, recordIo, io, metrics, new TraceBook(64), faults,
                 started.ref()::tell);
     }
 

@@ -5,6 +5,7 @@ import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.catalog.Catalog;
 import dev.selene.actors.disk.DiskStore;
 import dev.selene.actors.metrics.CacheCounters;
+import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.slots.SlotPool;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.key.RecordKey;
@@ -46,6 +47,7 @@ class RecordActorTest {
     private final SimulatedDevice device = SimulatedDevice.create();
     private final HostMemory host = HostMemory.allocate(LAYOUT, TOTAL_SLOTS);
     private final CacheCounters counters = new CacheCounters();
+    private final CacheMetrics metrics = CacheMetrics.forNode("record_actor_test", counters);
     private final List<Long> deviceAllocations = new ArrayList<>();
     private final TestProbe<Catalog.Command> catalog = kit.createTestProbe();
     private final TestProbe<DiskStore.Command> disk = kit.createTestProbe();
@@ -60,13 +62,14 @@ class RecordActorTest {
         deviceAllocations.forEach(device::freeDevice);
         device.close();
         host.close();
+        metrics.close();
     }
 
     private void start(int intake) {
         device.register(host);
         TraceBook traces = new TraceBook(64);
-        slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, intake, traces));
-        records = new RecordContext(LAYOUT, host, device, slotPool, counters, traces);
+        slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, intake, metrics, traces));
+        records = new RecordContext(LAYOUT, host, device, slotPool, metrics, traces);
     }
 
     private SlotPool.LeaseNotice notice() {
@@ -174,9 +177,9 @@ class RecordActorTest {
     @Test
     void writeWithoutAnAnswer_asksTheStoreHowItEnded_afterTheWriteCheck() {
         device.register(host);
-        slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, 8, new TraceBook(64)));
-        records = new RecordContext(LAYOUT, host, device, slotPool, counters, new TraceBook(64),
-                dev.selene.actors.cache.FaultInjection.NONE, Duration.ofSeconds(30));
+        slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, 8, metrics, new TraceBook(64)));
+        records = new RecordContext(LAYOUT, host, device, slotPool, metrics, new TraceBook(64),
+                dev.selene.actors.cache.FaultInjection.NONE, Duration.ofSeconds(30), System::nanoTime);
         RecordSpec s = spec(6);
         ActorRef<RecordActor.Command> actor = kit.spawn(RecordActor.resident(records, s, catalog.ref(), disk.ref()));
         actor.tell(new RecordActor.Spill(SlotList.of(0)));

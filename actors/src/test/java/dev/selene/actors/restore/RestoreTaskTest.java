@@ -5,6 +5,7 @@ import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.catalog.Catalog;
 import dev.selene.actors.disk.DiskStore;
 import dev.selene.actors.metrics.CacheCounters;
+import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.record.RecordContext;
 import dev.selene.actors.slots.SlotPool;
 import dev.selene.actors.trace.TraceBook;
@@ -45,6 +46,7 @@ class RestoreTaskTest {
     private final SimulatedDevice device = SimulatedDevice.create();
     private final HostMemory host = HostMemory.allocate(LAYOUT, TOTAL_SLOTS);
     private final CacheCounters counters = new CacheCounters();
+    private final CacheMetrics metrics = CacheMetrics.forNode("restore_task_test", counters);
     private final List<Long> deviceAllocations = new ArrayList<>();
     private final TestProbe<Catalog.Command> catalog = kit.createTestProbe();
     private final TestProbe<DiskStore.Command> disk = kit.createTestProbe();
@@ -58,13 +60,14 @@ class RestoreTaskTest {
         deviceAllocations.forEach(device::freeDevice);
         device.close();
         host.close();
+        metrics.close();
     }
 
     private void start() {
         device.register(host);
         TraceBook traces = new TraceBook(64);
-        slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, 16, traces));
-        records = new RecordContext(LAYOUT, host, device, slotPool, counters, traces);
+        slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, 16, metrics, traces));
+        records = new RecordContext(LAYOUT, host, device, slotPool, metrics, traces);
     }
 
     private static RecordSpec spec(long k, Long parent) {

@@ -1,5 +1,7 @@
 package dev.selene.actors.slots;
 
+import dev.selene.actors.metrics.CacheCounters;
+import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.slots.SlotAccounting.Purpose;
@@ -20,10 +22,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class SlotPoolTest {
 
     private static final ActorTestKit KIT = ActorTestKit.create();
+    private static final CacheMetrics METRICS = CacheMetrics.forNode("slot_pool_test", new CacheCounters());
 
     @AfterAll
     static void stop() {
         KIT.shutdownTestKit();
+        METRICS.close();
     }
 
     private static RecordKey key(long k) {
@@ -32,7 +36,7 @@ class SlotPoolTest {
 
     @Test
     void allocationEatingIntoTheIntake_evictsColdestCleanFirst_inBatchesOfAnEighthOfTheIntake() {
-        ActorRef<SlotPool.Command> pool = KIT.spawn(SlotPool.create(100, 64, new TraceBook(100)));
+        ActorRef<SlotPool.Command> pool = KIT.spawn(SlotPool.create(100, 64, METRICS, new TraceBook(100)));
         TestProbe<SlotPool.Evict> evictor = KIT.createTestProbe();
         pool.tell(new SlotPool.Attach(evictor.ref(), null));
         TestProbe<SlotPool.AllocateReply> publisher = KIT.createTestProbe();
@@ -50,7 +54,7 @@ class SlotPoolTest {
 
     @Test
     void waitingPublications_areGrantedByMessageInArrivalOrder_asSlotsFreeUp() {
-        ActorRef<SlotPool.Command> pool = KIT.spawn(SlotPool.create(10, 4, new TraceBook(100)));
+        ActorRef<SlotPool.Command> pool = KIT.spawn(SlotPool.create(10, 4, METRICS, new TraceBook(100)));
         TestProbe<SlotPool.AllocateReply> first = KIT.createTestProbe();
         TestProbe<SlotPool.AllocateReply> second = KIT.createTestProbe();
         pool.tell(new SlotPool.Allocate(key(1), 10, Purpose.PUBLISH, false, first.ref()));
@@ -68,7 +72,7 @@ class SlotPoolTest {
 
     @Test
     void aRequestThatMayNotWait_isToldShortAtOnce() {
-        ActorRef<SlotPool.Command> pool = KIT.spawn(SlotPool.create(10, 4, new TraceBook(100)));
+        ActorRef<SlotPool.Command> pool = KIT.spawn(SlotPool.create(10, 4, METRICS, new TraceBook(100)));
         TestProbe<SlotPool.AllocateReply> probe = KIT.createTestProbe();
         pool.tell(new SlotPool.Allocate(key(1), 10, Purpose.PUBLISH, false, probe.ref()));
         assertInstanceOf(SlotPool.Allocated.class, probe.receiveMessage());

@@ -12,9 +12,8 @@ import dev.selene.node.config.NodeSettings;
  * @param history            status-page samples and recent events
  * @param drain              spills parked records (B8) for {@code POST /drain}
  * @param readiness          the answer of {@code GET /ready}
- * @param metrics            the node's Kamon bridge, for the unmapped-counter note in {@code /status}
  * @param startedEpochMillis when the node started
  */
 public record AdminContext(SeleneCache cache, NodeSettings settings, StatusHistory history, DrainHook drain,
-                           Readiness readiness, MetricsBridge metrics, long startedEpochMillis) {
+                           Readiness readiness, long startedEpochMillis) {
 }

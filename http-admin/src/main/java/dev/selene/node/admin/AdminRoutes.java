@@ -125,7 +125,7 @@ final class AdminRoutes extends AllDirectives {
         }
         CacheStatus live = new CacheStatus(sampled.enabled(), sampled.totalSlots(), sampled.intakeSlots(),
                 sampled.freeSlots(), sampled.cleanSlots(), sampled.residentRecords(), sampled.inFlight(),
-                cache.counters().snapshot(), sampled.disk());
+                cache.counters().snapshot(), sampled.disk(), sampled.metricsNode());
         return complete(Json.ok(status(live, ctx.history().latestEpochMillis())));
     }
 
@@ -141,6 +141,7 @@ final class AdminRoutes extends AllDirectives {
         node.put("startedAt", Instant.ofEpochMilli(ctx.startedEpochMillis()).toString());
         node.put("uptimeSeconds", (System.currentTimeMillis() - ctx.startedEpochMillis()) / 1000);
         node.put("ready", ctx.readiness().isReady());
+        node.put("metricsNode", s.metricsNode());
         out.put("node", node);
         out.put("sampledAt", Instant.ofEpochMilli(sampledEpochMillis).toString());
 
@@ -182,9 +183,6 @@ final class AdminRoutes extends AllDirectives {
 
         out.put("config", config(c));
         out.put("counters", s.counters());
-        if (!ctx.metrics().unmapped().isEmpty()) {
-            out.put("countersNotExported", ctx.metrics().unmapped());
-        }
         out.put("traces", Map.of("records", cache.traces().records()));
         return out;
     }

@@ -6,8 +6,8 @@ import org.apache.pekko.actor.Cancellable;
 import java.time.Duration;
 
 /**
- * Samples one node's status every interval: the sample feeds the status page's history and Kamon's gauges and
- * counters. Runs on the node's scheduler; a sample that fails (the node stopping) is skipped.
+ * Samples one node's status every interval for the status page's history. Runs on the node's scheduler; a sample
+ * that fails (the node stopping) is skipped.
  */
 public final class NodeSampler implements AutoCloseable {
 
@@ -18,14 +18,12 @@ public final class NodeSampler implements AutoCloseable {
     }
 
     /** Starts sampling {@code cache} every {@code interval}, the first sample at once. */
-    public static NodeSampler start(SeleneCache cache, Duration interval, StatusHistory history,
-                                    MetricsBridge metrics) {
+    public static NodeSampler start(SeleneCache cache, Duration interval, StatusHistory history) {
         Object lock = new Object();
         Runnable sample = () -> cache.status().whenComplete((s, failure) -> {
             if (s != null) {
                 synchronized (lock) {
                     history.add(s, System.currentTimeMillis());
-                    metrics.update(s);
                 }
             }
         });

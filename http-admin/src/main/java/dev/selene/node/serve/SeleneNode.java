@@ -9,8 +9,8 @@ import dev.selene.engine.config.CacheConfig;
 import dev.selene.node.admin.AdminContext;
 import dev.selene.node.admin.AdminServer;
 import dev.selene.node.admin.DrainHook;
-import dev.selene.node.admin.MetricsBridge;
 import dev.selene.node.admin.NodeSampler;
+import dev.selene.node.admin.PrometheusMetrics;
 import dev.selene.node.admin.Readiness;
 import dev.selene.node.admin.StatusHistory;
 import dev.selene.node.config.NodeSettings;
@@ -27,8 +27,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * A running node: the cache, its admin HTTP server, the status sampler and the metrics bridge, stopped in
- * order by Pekko's coordinated shutdown (on {@link #close()}, or on SIGTERM through the JVM shutdown hook):
+ * A running node: the cache (which records its own metrics), its admin HTTP server serving them, and the status
+ * sampler, stopped in order by Pekko's coordinated shutdown (on {@link #close()}, or on SIGTERM through the JVM shutdown hook):
  * not ready → unbind the admin server → drain when {@code drain-on-shutdown} is set (B8) → stop the actors.
  */
 public final class SeleneNode implements AutoCloseable {
@@ -53,15 +53,14 @@ public final class SeleneNode implements AutoCloseable {
         this.copier = copier;
         this.ownsCopier = ownsCopier;
         CacheConfig c = settings.cache();
+        PrometheusMetrics.start();
         this.cache = SeleneCache.start(c, copier, pekkoConfig(c), "selene");
         this.drain = DrainHooks.forNode(cache);
         try {
             StatusHistory history = new StatusHistory(settings.admin().historySamples());
-            MetricsBridge metrics = new MetricsBridge(c.layout().slotBytes());
-            this.sampler = NodeSampler.start(cache, settings.admin().sampleInterval(), history, metrics);
+            this.sampler = NodeSampler.start(cache, settings.admin().sampleInterval(), history);
             long started = System.currentTimeMillis();
-            this.admin = AdminServer.start(new AdminContext(cache, settings, history, drain, readiness, metrics,
-                    started));
+            this.admin = AdminServer.start(new AdminContext(cache, settings, history, drain, readiness, started));
         } catch (RuntimeException e) {
             cache.close();
             throw e;

@@ -35,15 +35,18 @@ class AdminDiskStatusTest {
             assertEquals(3, disk.path("records").asInt(), String.valueOf(disk));
             assertTrue(disk.path("readEstimateBytesPerSecond").asLong() > 0, String.valueOf(disk));
             // Kamon hands a snapshot to the Prometheus reporter once per tick: poll until one holds the sample.
-            String metrics = "";
-            for (int i = 0; i < 200 && !metrics.contains("host_cache_records{tier=\"disk\"} 3.0"); i++) {
+            Map<String, String> node = Map.of("node", t.metricsNode());
+            Map<String, String> diskTier = Map.of("node", t.metricsNode(), "tier", "disk");
+            Scrape metrics = Scrape.parse("");
+            for (int i = 0; i < 200 && metrics.value("selene_records", diskTier) != 3; i++) {
                 Thread.sleep(50);
-                metrics = t.get("/metrics").body();
+                metrics = Scrape.parse(t.get("/metrics").body());
             }
-            assertTrue(metrics.contains("host_cache_records{tier=\"disk\"} 3.0"), metrics);
-            assertTrue(metrics.contains("host_cache_disk_queue_depth"), "queue depth exported");
-            assertTrue(metrics.contains("host_cache_restore_estimate_bytes_per_second{tier=\"disk\"}"),
+            assertEquals(3, metrics.value("selene_records", diskTier), String.valueOf(metrics));
+            assertEquals(0, metrics.value("selene_disk_queue_depth", node), "queue depth exported, drained");
+            assertTrue(metrics.value("selene_disk_read_estimate_bytes_per_second", node) > 0,
                     "estimator state exported");
+            assertTrue(metrics.value("selene_disk_used_bytes", node) > 0, "disk bytes exported");
         }
     }
 }

@@ -30,8 +30,8 @@ class AdminExpiryTest {
             assertEquals(keys.getLast().toString(), r.get("keys").get(0).asText(), "descendants go first");
             assertEquals(404, node.get("/records/old/" + keys.getFirst().hashHex()).statusCode());
             await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> {
-                boolean metric = node.get("/metrics").body().lines()
-                        .anyMatch(l -> l.startsWith("host_cache_expired_total{tier=\"memory\"}") && !l.endsWith(" 0.0"));
+                boolean metric = Scrape.parse(node.get("/metrics").body())
+                        .value("selene_expired_total", Map.of("node", node.metricsNode(), "tier", "memory")) >= 3;
                 JsonNode events = JSON.readTree(node.get("/status/history").body()).get("events");
                 boolean event = false;
                 for (JsonNode e : events) {

@@ -96,18 +96,19 @@ class AdminServerTest {
     void metrics_arePrometheusText_withSlotGaugesAndTheExpiryAndAbandonCounters() {
         node.publishChain("metrics", 1, 2, 3);
         await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> {
-            String m = node.get("/metrics").body();
-            return m.contains("host_cache_slots_total ") && m.contains("host_cache_slots_in_use ")
-                    && m.contains("host_cache_intake_slots ")
-                    && m.contains("host_cache_expired_total{tier=\"memory\"}")
-                    && m.contains("host_cache_retry_abandoned_total{reason=\"no_space\"}")
-                    && m.contains("host_cache_publications_total{result=\"stored\"}")
-                    && !m.contains("host_cache_publications_total{result=\"stored\"} 0.0");
+            Scrape m = Scrape.parse(node.get("/metrics").body());
+            String n = node.metricsNode();
+            return m.value("selene_slots_capacity", Map.of("node", n)) > 0
+                    && m.value("selene_slots_in_use", Map.of("node", n)) > 0
+                    && m.value("selene_intake_slots", Map.of("node", n)) > 0
+                    && m.value("selene_expired_total", Map.of("node", n, "tier", "memory")) >= 0
+                    && m.value("selene_retry_abandoned_total", Map.of("node", n, "reason", "no_space")) >= 0
+                    && m.value("selene_publications_total", Map.of("node", n, "result", "stored")) >= 3;
         });
         HttpResponse<String> r = node.get("/metrics");
         assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("text/plain"));
         for (String line : r.body().lines().toList()) {
-            assertTrue(line.startsWith("#") || line.startsWith("host_cache_"), "only Selene's metrics: " + line);
+            assertTrue(line.startsWith("#") || line.startsWith("selene_"), "only Selene's metrics: " + line);
         }
     }
 

@@ -11,7 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class StatusHistoryTest {
 
     private static CacheStatus status(int free, Map<String, Long> counters) {
-        return new CacheStatus(true, 100, 10, free, 0, 0, 0, counters, null);
+        return new CacheStatus(true, 100, 10, free, 0, 0, 0, counters, null, "test");
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.selene.node.admin;
 
 import dev.selene.actors.api.PublishResult;
+import dev.selene.actors.api.RestoreResult;
 import dev.selene.engine.key.ChainHash;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -76,6 +77,27 @@ final class TestNode implements AutoCloseable {
             keys.add(key);
         }
         return keys;
+    }
+
+    /**
+     * Restores the chain of {@code blocks} (published by {@link #publishChain}: a row at the last one) into fresh
+     * device placements, unless recomputing is estimated faster than an hour.
+     */
+    RestoreResult restore(String ns, long... blocks) {
+        long[] chain = ChainHash.chain(blocks);
+        List<DevicePlacement> targets = new ArrayList<>();
+        for (int i = 0; i < chain.length; i++) {
+            boolean hasRow = i == chain.length - 1;
+            long base = device.allocateDevice(DevicePlacement.bytesNeeded(layout(), hasRow));
+            deviceAllocations.add(base);
+            targets.add(DevicePlacement.contiguous(layout(), base, hasRow));
+        }
+        return node.cache().restore(ns, chain, targets, Duration.ofHours(1)).toCompletableFuture().join();
+    }
+
+    /** The value of the {@code node} label on this node's metrics. */
+    String metricsNode() {
+        return node.cache().status().toCompletableFuture().join().metricsNode();
     }
 
     HttpResponse<String> get(String path) {

@@ -109,10 +109,13 @@ class ServeProcessTest {
         var status = new ObjectMapper().readTree(send("GET", base + "/status", null).body());
         assertEquals("memory-only", status.at("/node/shape").asText());
         await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200)).until(() -> {
-            String metrics = send("GET", base + "/metrics", null).body();
-            return metrics.contains("host_cache_slots_total") && metrics.contains("host_cache_slots_in_use")
-                    && metrics.contains("host_cache_expired_total{tier=\"memory\"}")
-                    && metrics.contains("host_cache_retry_abandoned_total{reason=\"no_space\"}");
+            List<String> metrics = send("GET", base + "/metrics", null).body().lines().toList();
+            return metrics.stream().anyMatch(l -> l.startsWith("selene_slots_capacity{"))
+                    && metrics.stream().anyMatch(l -> l.startsWith("selene_slots_in_use{"))
+                    && metrics.stream().anyMatch(l -> l.startsWith("selene_expired_total{")
+                            && l.contains("tier=\"memory\""))
+                    && metrics.stream().anyMatch(l -> l.startsWith("selene_retry_abandoned_total{")
+                            && l.contains("reason=\"no_space\""));
         });
         HttpResponse<String> wrong = send("POST", base + "/drain", "not-the-token");
         assertEquals(403, wrong.statusCode());

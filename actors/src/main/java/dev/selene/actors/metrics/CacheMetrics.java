@@ -1,0 +1,611 @@
+package dev.selene.actors.metrics;
+
+import dev.selene.actors.api.AbandonReason;
+import dev.selene.actors.api.PublishResult;
+import dev.selene.actors.api.RetryReason;
+import dev.selene.actors.api.Tier;
+import dev.selene.engine.catalog.RecordCatalog;
+import kamon.Kamon;
+import kamon.metric.Counter;
+import kamon.metric.Gauge;
+import kamon.metric.Histogram;
+import kamon.metric.MeasurementUnit;
+import kamon.metric.Metric;
+import kamon.tag.TagSet;
+
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+
+/**
+ * One node's instruments: every metric the node records, declared once with its type, unit and bounded tags, and a
+ * typed method per event that the actors call where the event happens. Each method records into Kamon and into the
+ * node's {@link CacheCounters} (the in-process snapshot that {@code /status}, the status page and the reports read),
+ * so the counter names live here and nowhere else. Thread-safe: the actors record from their own threads.
+ *
+ * <p>The library records into Kamon's registry only; exporting is the application's choice (the node serves
+ * Kamon's Prometheus reporter at {@code /metrics}). With no reporter started nothing leaves the process. The
+ * catalogue of names, types, units and tags is {@code docs/metrics.md}; a test scrapes a node and holds the two
+ * together.
+ */
+public final class CacheMetrics implements AutoCloseable {
+
+    /*
+     * Names. Kamon's Prometheus reporter appends the base unit of a time or information instrument (seconds,
+     * bytes: it converts the nanoseconds recorded here) and "_total" to counters, so the names below carry neither.
+     *
+     * Tags. Every instrument carries "node": a JVM may run several nodes (an application with two systems, and
+     * every test run), and a gauge shared by two nodes would show whichever wrote last. The tag is the actor
+     * system's name (plus the node actor's name when the node is not the system's guardian), and a node that
+     * starts while another of the same name lives gets "_2", "_3", ...; the name is freed when the node stops, so a
+     * node restarted in the same JVM continues its series. Every other tag takes its values from an enum here, and
+     * every series exists, at zero, from the node's start, so an alert on a rate works on a fresh node.
+     */
+
+    private static final MeasurementUnit NANOS = MeasurementUnit.time().nanoseconds();
+    private static final MeasurementUnit BYTES = MeasurementUnit.information().bytes();
+
+    private static final Metric.Gauge ENABLED = Kamon.gauge("selene_enabled",
+            "1 when a tier is configured, 0 when the cache is disabled");
+    private static final Metric.Gauge SLOTS_CAPACITY = Kamon.gauge("selene_slots_capacity",
+            "Host slots in the pool, warm and intake");
+    private static final Metric.Gauge SLOTS_IN_USE = Kamon.gauge("selene_slots_in_use",
+            "Host slots holding records, copies in flight or restores being staged");
+    private static final Metric.Gauge SLOTS_FREE = Kamon.gauge("selene_slots_free", "Free host slots");
+    private static final Metric.Gauge SLOTS_CLEAN = Kamon.gauge("selene_slots_clean",
+            "Host slots of records that can be dropped at once because their file is on disk");
+    private static final Metric.Gauge INTAKE_SLOTS = Kamon.gauge("selene_intake_slots",
+            "Host slots the intake keeps free for publications");
+    private static final Metric.Gauge IN_FLIGHT = Kamon.gauge("selene_publications_in_flight",
+            "Publications admitted and not yet resident");
+    private static final Metric.Gauge RECORDS = Kamon.gauge("selene_records", "Records held, by tier");
+    private static final Metric.Gauge DISK_USED = Kamon.gauge("selene_disk_used",
+            "Size of the committed record files on the disk tier", BYTES);
+    private static final Metric.Gauge DISK_CAPACITY = Kamon.gauge("selene_disk_capacity",
+            "Size the disk tier may fill; 0 without a disk tier", BYTES);
+    private static final Metric.Gauge DISK_QUEUE = Kamon.gauge("selene_disk_queue_depth",
+            "Record writes in flight on the disk tier");
+    private static final Metric.Gauge DISK_QUEUE_MAX = Kamon.gauge("selene_disk_writes_in_flight_max",
+            "The most record writes in flight at once since the node started");
+    private static final Metric.Gauge READ_ESTIMATE = Kamon.gauge("selene_disk_read_estimate_bytes_per_second",
+            "Disk read bandwidth the restore cost estimate assumes, as of the last disk read or restore decision");
+
+    private static final Metric.Counter PUBLICATIONS = Kamon.counter("selene_publications",
+            "Publications answered, by result");
+    private static final Metric.Counter ABANDONED = Kamon.counter("selene_retry_abandoned",
+            "Publications lost between the GPU and host memory, by reason");
+    private static final Metric.Counter RECORD_FAILURES = Kamon.counter("selene_record_actor_failures",
+            "Record actors that failed; their slots were released");
+    private static final Metric.Counter EVICTIONS = Kamon.counter("selene_evictions",
+            "Records evicted to make room, by tier");
+    private static final Metric.Counter EXPIRED = Kamon.counter("selene_expired",
+            "Records removed because they were unused for longer than the max age, by tier");
+    private static final Metric.Counter OPERATOR_EVICTIONS = Kamon.counter("selene_operator_evictions",
+            "Records removed by an operator, descendants included");
+    private static final Metric.Counter LOOKUPS = Kamon.counter("selene_lookups", "Lookups answered");
+    private static final Metric.Counter LOOKUP_HITS = Kamon.counter("selene_lookup_hits",
+            "Lookups that matched a cached prefix");
+    private static final Metric.Counter LOOKUP_HIT_TOKENS = Kamon.counter("selene_lookup_hit_tokens",
+            "Tokens covered by the prefixes lookups matched");
+    private static final Metric.Counter RESTORES = Kamon.counter("selene_restores",
+            "Restores answered, by where the records came from and outcome");
+    private static final Metric.Counter RESTORED_RECORDS = Kamon.counter("selene_restored_records",
+            "Records copied back to the device, by the tier they came from");
+    private static final Metric.Counter PROMOTIONS = Kamon.counter("selene_restore_promotions",
+            "Records read from disk for a restore that stay resident in memory afterwards");
+    private static final Metric.Counter TRANSFER = Kamon.counter("selene_transfer",
+            "Bytes moved, by tier and direction", BYTES);
+    private static final Metric.Counter SPILLS = Kamon.counter("selene_spills",
+            "Spills to disk that ended, by outcome");
+    private static final Metric.Counter SPILL_DROPPED = Kamon.counter("selene_spill_dropped_records",
+            "Records dropped from memory because they can never be written to disk, by reason");
+    private static final Metric.Counter DISK_WRITES = Kamon.counter("selene_disk_writes",
+            "Record files written and committed");
+    private static final Metric.Counter DISK_WRITE_FAILURES = Kamon.counter("selene_disk_write_failures",
+            "Record file writes that failed");
+    private static final Metric.Counter DISK_READ_FAILURES = Kamon.counter("selene_disk_read_failures",
+            "Record file reads that failed");
+    private static final Metric.Counter DISK_QUARANTINED = Kamon.counter("selene_disk_quarantined",
+            "Record files moved aside because they failed validation");
+    private static final Metric.Counter DISK_RECOVERED = Kamon.counter("selene_disk_recovered",
+            "Records found on disk when the disk tier started");
+    private static final Metric.Counter DISK_BUSY = Kamon.counter("selene_disk_busy",
+            "Time the disk had at least one transfer in flight, by direction", NANOS);
+
+    private static final Metric.Histogram PUBLISH_LATENCY = Kamon.histogram("selene_publish_latency",
+            "Time from a publication's admission to its record resident in host memory", NANOS);
+    private static final Metric.Histogram DISK_WRITE_LATENCY = Kamon.histogram("selene_disk_write_latency",
+            "Time to write and commit one record file", NANOS);
+    private static final Metric.Histogram DISK_READ_LATENCY = Kamon.histogram("selene_disk_read_latency",
+            "Time to read and verify one record file", NANOS);
+    private static final Metric.Histogram RESTORE_LATENCY = Kamon.histogram("selene_restore_latency",
+            "Time from a restore's start to its records on the device, by where they came from", NANOS);
+
+    /** Tiers with series: the pool tier is not built. */
+    private static final List<Tier> TIERS = List.of(Tier.MEMORY, Tier.DISK);
+
+    /** The node tags of the nodes alive in this JVM. */
+    private static final Set<String> NODES_IN_USE = new HashSet<>();
+
+    /** The answers a publication can get: the result tag. */
+    private enum Result {
+        STORED, PRESENT, RETRY_INFLIGHT, RETRY_NO_SPACE, OVERSIZE, DISABLED, ABANDONED, FAILED;
+
+        static Result of(PublishResult r) {
+            return switch (r) {
+                case PublishResult.Stored s -> STORED;
+                case PublishResult.Present p -> PRESENT;
+                case PublishResult.Retry t -> t.reason() == RetryReason.INFLIGHT ? RETRY_INFLIGHT : RETRY_NO_SPACE;
+                case PublishResult.Oversize o -> OVERSIZE;
+                case PublishResult.Disabled d -> DISABLED;
+                case PublishResult.Abandoned a -> ABANDONED;
+                case PublishResult.Failed f -> FAILED;
+            };
+        }
+
+        String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /** How a restore ended: the source and outcome tags, and its counter. */
+    private enum RestoreEnd {
+        MEMORY("memory", "restored", "restore.memory"),
+        DISK("disk", "restored", "restore.disk"),
+        REFUSED("disk", "refused", "restore.refused"),
+        MISS("none", "miss", "restore.miss"),
+        FAILED("none", "failed", "restore.failed"),
+        DISABLED("none", "disabled", "restore.disabled");
+
+        final String source;
+        final String outcome;
+        final String counter;
+
+        RestoreEnd(String source, String outcome, String counter) {
+            this.source = source;
+            this.outcome = outcome;
+            this.counter = counter;
+        }
+    }
+
+    /** Which way a disk transfer goes: the direction tag. */
+    public enum Direction {
+        WRITE, READ;
+
+        String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /** Why records were dropped because they can never be written: the reason tag. */
+    private enum Unwritable {
+        /** Its file, or an ancestor's, failed to be written. */
+        WRITE_FAILED("spill.dropped"),
+        /** Its chain hangs from an ancestor that is in no tier. */
+        ORPHANED("spill.orphans");
+
+        final String counter;
+
+        Unwritable(String counter) {
+            this.counter = counter;
+        }
+
+        String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    private final String node;
+    private final CacheCounters counters;
+    private final List<Gauge> gauges = new ArrayList<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private final Gauge enabled;
+    private final Gauge slotsCapacity;
+    private final Gauge slotsInUse;
+    private final Gauge slotsFree;
+    private final Gauge slotsClean;
+    private final Gauge intakeSlots;
+    private final Gauge inFlight;
+    private final Map<Tier, Gauge> records;
+    private final Gauge diskUsed;
+    private final Gauge diskCapacity;
+    private final Gauge diskQueue;
+    private final Gauge diskQueueMax;
+    private final Gauge readEstimate;
+    private final Map<Result, Counter> publications;
+    private final Map<AbandonReason, Counter> abandoned;
+    private final Counter recordFailures;
+    private final Map<Tier, Counter> evictions;
+    private final Map<Tier, Counter> expired;
+    private final Counter operatorEvictions;
+    private final Counter lookups;
+    private final Counter lookupHits;
+    private final Counter lookupHitTokens;
+    private final Map<RestoreEnd, Counter> restores;
+    private final Map<Tier, Counter> restoredRecords;
+    private final Counter promotions;
+    private final Counter publishedBytes;
+    private final Counter restoredBytes;
+    private final Counter writtenBytes;
+    private final Counter readBytes;
+    private final Counter spillsWritten;
+    private final Counter spillsGivenUp;
+    private final Map<Unwritable, Counter> unwritable;
+    private final Counter diskWrites;
+    private final Counter diskWriteFailures;
+    private final Counter diskReadFailures;
+    private final Counter diskQuarantined;
+    private final Counter diskRecovered;
+    private final Map<Direction, Counter> diskBusy;
+    private final Histogram publishLatency;
+    private final Histogram diskWriteLatency;
+    private final Histogram diskReadLatency;
+    private final Map<Tier, Histogram> restoreLatency;
+
+    private CacheMetrics(String node, CacheCounters counters) {
+        this.node = node;
+        this.counters = counters;
+        TagSet tags = TagSet.of("node", node);
+        enabled = gauge(ENABLED.withTags(tags));
+        slotsCapacity = gauge(SLOTS_CAPACITY.withTags(tags));
+        slotsInUse = gauge(SLOTS_IN_USE.withTags(tags));
+        slotsFree = gauge(SLOTS_FREE.withTags(tags));
+        slotsClean = gauge(SLOTS_CLEAN.withTags(tags));
+        intakeSlots = gauge(INTAKE_SLOTS.withTags(tags));
+        inFlight = gauge(IN_FLIGHT.withTags(tags));
+        records = byTier(t -> gauge(RECORDS.withTags(tags.withTag("tier", t.label()))));
+        diskUsed = gauge(DISK_USED.withTags(tags));
+        diskCapacity = gauge(DISK_CAPACITY.withTags(tags));
+        diskQueue = gauge(DISK_QUEUE.withTags(tags));
+        diskQueueMax = gauge(DISK_QUEUE_MAX.withTags(tags));
+        readEstimate = gauge(READ_ESTIMATE.withTags(tags));
+        publications = byEnum(Result.class, r -> PUBLICATIONS.withTags(tags.withTag("result", r.label())));
+        abandoned = byEnum(AbandonReason.class, r -> ABANDONED.withTags(tags.withTag("reason", r.label())));
+        recordFailures = RECORD_FAILURES.withTags(tags);
+        evictions = byTier(t -> EVICTIONS.withTags(tags.withTag("tier", t.label())));
+        expired = byTier(t -> EXPIRED.withTags(tags.withTag("tier", t.label())));
+        operatorEvictions = OPERATOR_EVICTIONS.withTags(tags);
+        lookups = LOOKUPS.withTags(tags);
+        lookupHits = LOOKUP_HITS.withTags(tags);
+        lookupHitTokens = LOOKUP_HIT_TOKENS.withTags(tags);
+        restores = byEnum(RestoreEnd.class, e -> RESTORES.withTags(tags.withTag("source", e.source)
+                .withTag("outcome", e.outcome)));
+        restoredRecords = byTier(t -> RESTORED_RECORDS.withTags(tags.withTag("tier", t.label())));
+        promotions = PROMOTIONS.withTags(tags);
+        publishedBytes = TRANSFER.withTags(tags.withTag("tier", "memory").withTag("direction", "publish"));
+        restoredBytes = TRANSFER.withTags(tags.withTag("tier", "memory").withTag("direction", "restore"));
+        writtenBytes = TRANSFER.withTags(tags.withTag("tier", "disk").withTag("direction", "write"));
+        readBytes = TRANSFER.withTags(tags.withTag("tier", "disk").withTag("direction", "read"));
+        spillsWritten = SPILLS.withTags(tags.withTag("outcome", "written"));
+        spillsGivenUp = SPILLS.withTags(tags.withTag("outcome", "given_up"));
+        unwritable = byEnum(Unwritable.class, u -> SPILL_DROPPED.withTags(tags.withTag("reason", u.label())));
+        diskWrites = DISK_WRITES.withTags(tags);
+        diskWriteFailures = DISK_WRITE_FAILURES.withTags(tags);
+        diskReadFailures = DISK_READ_FAILURES.withTags(tags);
+        diskQuarantined = DISK_QUARANTINED.withTags(tags);
+        diskRecovered = DISK_RECOVERED.withTags(tags);
+        diskBusy = byEnum(Direction.class, d -> DISK_BUSY.withTags(tags.withTag("direction", d.label())));
+        publishLatency = PUBLISH_LATENCY.withTags(tags);
+        diskWriteLatency = DISK_WRITE_LATENCY.withTags(tags);
+        diskReadLatency = DISK_READ_LATENCY.withTags(tags);
+        restoreLatency = byTier(t -> RESTORE_LATENCY.withTags(tags.withTag("source", t.label())));
+    }
+
+    /**
+     * The instruments of a node named {@code name} (reduced to {@code [a-z0-9_]}), counting into {@code counters};
+     * {@link #close()} them when the node stops.
+     */
+    public static CacheMetrics forNode(String name, CacheCounters counters) {
+        String base = tagValue(name);
+        synchronized (NODES_IN_USE) {
+            String tag = base;
+            for (int n = 2; !NODES_IN_USE.add(tag); n++) {
+                tag = base + "_" + n;
+            }
+            return new CacheMetrics(tag, counters);
+        }
+    }
+
+    /** {@code name} lower-cased with every character outside {@code [a-z0-9_]} replaced by '_'. */
+    static String tagValue(String name) {
+        String v = name.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9_]", "_");
+        return v.isEmpty() ? "node" : v;
+    }
+
+    /** The value of this node's {@code node} tag. */
+    public String node() {
+        return node;
+    }
+
+    /** The in-process counters these instruments also count into. */
+    public CacheCounters counters() {
+        return counters;
+    }
+
+    // ---- publications ----
+
+    /** A publication was answered {@code result}. */
+    public void publication(PublishResult result) {
+        Result r = Result.of(result);
+        counters.increment("publish." + r.label());
+        publications.get(r).increment();
+        if (result instanceof PublishResult.Stored s) {
+            counters.add("publish.bytes", s.bytes());
+            publishedBytes.increment(s.bytes());
+        }
+    }
+
+    /** A publication's record became resident {@code nanos} after its record actor started. */
+    public void publishLatency(long nanos) {
+        publishLatency.record(Math.max(0, nanos));
+    }
+
+    /** A publication was lost for {@code reason}. */
+    public void abandoned(AbandonReason reason) {
+        counters.increment("abandoned." + reason.label());
+        abandoned.get(reason).increment();
+    }
+
+    /** A record actor failed. */
+    public void recordActorFailed() {
+        counters.increment("record.failures");
+        recordFailures.increment();
+    }
+
+    // ---- memory ----
+
+    /** The cache is on (a tier is configured) or off. */
+    public void enabled(boolean on) {
+        enabled.update(on ? 1 : 0);
+    }
+
+    /** The slot pool's figures now. */
+    public void slots(int total, int intake, int free, int clean) {
+        slotsCapacity.update(total);
+        intakeSlots.update(intake);
+        slotsFree.update(free);
+        slotsInUse.update(total - free);
+        slotsClean.update(clean);
+    }
+
+    /** The catalog's figures now. */
+    public void catalog(RecordCatalog.Stats s) {
+        inFlight.update(s.inFlight());
+        records.get(Tier.MEMORY).update(s.residentRecords());
+        records.get(Tier.DISK).update(s.diskRecords());
+        diskUsed.update(s.diskBytes());
+        diskQueue.update(s.writing());
+    }
+
+    /** {@code n} records were evicted from {@code tier} to make room. */
+    public void evicted(Tier tier, int n) {
+        Counter c = evictions.get(known(tier));
+        counters.add("evicted." + tier.label(), n);
+        c.increment(n);
+    }
+
+    /** {@code n} records of {@code tier} expired. */
+    public void expired(Tier tier, int n) {
+        Counter c = expired.get(known(tier));
+        counters.add("expired." + tier.label(), n);
+        c.increment(n);
+    }
+
+    /** An operator removed {@code n} records. */
+    public void evictedByOperator(int n) {
+        counters.add("admin.evicted", n);
+        operatorEvictions.increment(n);
+    }
+
+    // ---- lookups and restores ----
+
+    /** A lookup was answered: a hit covering {@code tokens}, or a miss. */
+    public void lookup(boolean hit, long tokens) {
+        counters.increment("lookup.total");
+        lookups.increment();
+        if (hit) {
+            counters.increment("lookup.hits");
+            counters.add("lookup.hit_tokens", tokens);
+            lookupHits.increment();
+            lookupHitTokens.increment(tokens);
+        }
+    }
+
+    /** A restore found nothing cached. */
+    public void restoreMissed() {
+        restoreEnded(RestoreEnd.MISS);
+    }
+
+    /** A restore was refused: reading from disk was estimated slower than recomputing. */
+    public void restoreRefused() {
+        restoreEnded(RestoreEnd.REFUSED);
+    }
+
+    /** A restore failed and restored nothing. */
+    public void restoreFailed() {
+        restoreEnded(RestoreEnd.FAILED);
+    }
+
+    /** A restore was asked of a disabled cache. */
+    public void restoreDisabled() {
+        restoreEnded(RestoreEnd.DISABLED);
+    }
+
+    /**
+     * A restore copied {@code fromMemory} records from memory and {@code fromDisk} from disk to the device,
+     * {@code bytes} in all, {@code nanos} after it started.
+     */
+    public void restored(int fromMemory, int fromDisk, long bytes, long nanos) {
+        RestoreEnd end = fromDisk > 0 ? RestoreEnd.DISK : RestoreEnd.MEMORY;
+        restoreEnded(end);
+        counters.add("restore.bytes", bytes);
+        counters.add("restore.records.memory", fromMemory);
+        counters.add("restore.records.disk", fromDisk);
+        restoredBytes.increment(bytes);
+        restoredRecords.get(Tier.MEMORY).increment(fromMemory);
+        restoredRecords.get(Tier.DISK).increment(fromDisk);
+        restoreLatency.get(end == RestoreEnd.DISK ? Tier.DISK : Tier.MEMORY).record(Math.max(0, nanos));
+    }
+
+    /** A record read from disk for a restore stays resident. */
+    public void promoted() {
+        counters.increment("restore.promoted");
+        promotions.increment();
+    }
+
+    /** One wave of a restore's disk reads moved {@code bytes} in {@code nanos}. */
+    public void readSample(long bytes, long nanos) {
+        counters.add("disk.read.bytes", bytes);
+        counters.add("disk.read.nanos", nanos);
+    }
+
+    /** The restore cost estimator's read bandwidth now. */
+    public void readEstimate(double bytesPerSecond) {
+        readEstimate.update(bytesPerSecond);
+    }
+
+    // ---- spills ----
+
+    /** A spill was started; {@code writesInFlight} are in flight now, this one included. */
+    public void spillStarted(int writesInFlight) {
+        counters.max("disk.write.max_in_flight", writesInFlight);
+        diskQueueMax.update(counters.get("disk.write.max_in_flight"));
+    }
+
+    /** A spilled record's file committed. */
+    public void spillCommitted() {
+        counters.increment("spill.written");
+        spillsWritten.increment();
+    }
+
+    /** A spill was given up. */
+    public void spillGivenUp() {
+        counters.increment("spill.given_up");
+        spillsGivenUp.increment();
+    }
+
+    /** {@code n} records were dropped because their file, or an ancestor's, could not be written. */
+    public void droppedUnwritable(int n) {
+        unwritable(Unwritable.WRITE_FAILED, n);
+    }
+
+    /** {@code n} records were dropped because their chain hangs from an ancestor in no tier. */
+    public void droppedOrphans(int n) {
+        unwritable(Unwritable.ORPHANED, n);
+    }
+
+    // ---- disk ----
+
+    /** The disk tier's size. */
+    public void diskCapacity(long bytes) {
+        diskCapacity.update(bytes);
+    }
+
+    /** A record file of {@code bytes} was written and committed in {@code nanos}. */
+    public void diskWritten(long bytes, long nanos) {
+        counters.increment("disk.writes");
+        counters.add("disk.write.bytes", bytes);
+        counters.add("disk.write.nanos", nanos);
+        diskWrites.increment();
+        writtenBytes.increment(bytes);
+        diskWriteLatency.record(Math.max(0, nanos));
+    }
+
+    /** A record file write failed. */
+    public void diskWriteFailed() {
+        counters.increment("disk.write.failures");
+        diskWriteFailures.increment();
+    }
+
+    /** A record file of {@code bytes} was read and verified in {@code nanos}. */
+    public void diskRead(long bytes, long nanos) {
+        counters.add("disk.read.record_bytes", bytes);
+        readBytes.increment(bytes);
+        diskReadLatency.record(Math.max(0, nanos));
+    }
+
+    /** A record file read failed. */
+    public void diskReadFailed() {
+        counters.increment("disk.read.failures");
+        diskReadFailures.increment();
+    }
+
+    /** The disk had transfers in {@code direction} in flight for {@code nanos} without a break. */
+    public void diskBusy(Direction direction, long nanos) {
+        counters.add("disk." + direction.label() + ".busy_nanos", nanos);
+        diskBusy.get(direction).increment(Math.max(0, nanos));
+    }
+
+    /** The disk tier's scan found {@code recovered} records and quarantined {@code quarantined} files. */
+    public void diskScanned(int recovered, int quarantined) {
+        counters.add("disk.recovered", recovered);
+        counters.add("disk.quarantined", quarantined);
+        diskRecovered.increment(recovered);
+        diskQuarantined.increment(quarantined);
+    }
+
+    /** A record file that failed validation was moved aside. */
+    public void quarantined() {
+        counters.increment("disk.quarantined");
+        diskQuarantined.increment();
+    }
+
+    /**
+     * Sets this node's gauges to zero (a stopped node holds nothing) and frees its node name; idempotent. The
+     * instruments stay registered: what was recorded since Kamon's last snapshot is still exported, and the next
+     * node of this name continues the series.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        gauges.forEach(g -> g.update(0));
+        synchronized (NODES_IN_USE) {
+            NODES_IN_USE.remove(node);
+        }
+    }
+
+    private void restoreEnded(RestoreEnd end) {
+        counters.increment(end.counter);
+        restores.get(end).increment();
+    }
+
+    private void unwritable(Unwritable why, int n) {
+        counters.add(why.counter, n);
+        unwritable.get(why).increment(n);
+    }
+
+    private static Tier known(Tier tier) {
+        if (!TIERS.contains(tier)) {
+            throw new IllegalArgumentException("no series for tier " + tier.label());
+        }
+        return tier;
+    }
+
+    private Gauge gauge(Gauge g) {
+        gauges.add(g);
+        return g;
+    }
+
+    private static <V> Map<Tier, V> byTier(Function<Tier, V> make) {
+        Map<Tier, V> m = new EnumMap<>(Tier.class);
+        TIERS.forEach(t -> m.put(t, make.apply(t)));
+        return m;
+    }
+
+    private static <E extends Enum<E>, V> Map<E, V> byEnum(Class<E> type, Function<E, V> make) {
+        Map<E, V> m = new EnumMap<>(type);
+        for (E e : type.getEnumConstants()) {
+            m.put(e, make.apply(e));
+        }
+        return m;
+    }
+}
