@@ -1,12 +1,9 @@
-package dev.selene.actors.record;
+package dev.selene.actors.cache;
 
 import com.typesafe.config.ConfigFactory;
 import dev.selene.actors.api.PublishResult;
-import dev.selene.actors.catalog.Catalog;
-import dev.selene.actors.disk.DiskStore;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.metrics.CacheMetrics;
-import dev.selene.actors.slots.SlotPool;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;

@@ -1,6 +1,5 @@
-package dev.selene.actors.slots;
+package dev.selene.actors.cache;
 
-import dev.selene.actors.cache.FaultInjection;
 import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.key.RecordKey;
@@ -27,20 +26,20 @@ import java.util.List;
  * the pressure listener (the catalog) is told how many slots are missing (B4). A waiting requester that gives up
  * sends {@link Cancel}; the pool never reads a clock.
  */
-public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
+final class SlotPool extends AbstractBehavior<SlotPool.Command> {
 
     /** The protocol. */
-    public sealed interface Command {
+    sealed interface Command {
     }
 
     /**
      * Asks for {@code slots} slots for {@code key}; with {@code waits} the request queues until granted or
      * cancelled, otherwise it is told {@code Short} when it cannot be granted now.
      */
-    public record Allocate(RecordKey key, int slots, Purpose purpose, boolean waits, ActorRef<AllocateReply> replyTo,
-                           LeaseNotice notice) implements Command {
+    record Allocate(RecordKey key, int slots, Purpose purpose, boolean waits, ActorRef<AllocateReply> replyTo,
+                    LeaseNotice notice) implements Command {
         /** A request whose grant is told to its requester only. */
-        public Allocate(RecordKey key, int slots, Purpose purpose, boolean waits, ActorRef<AllocateReply> replyTo) {
+        Allocate(RecordKey key, int slots, Purpose purpose, boolean waits, ActorRef<AllocateReply> replyTo) {
             this(key, slots, purpose, waits, replyTo, null);
         }
     }
@@ -50,67 +49,67 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
      * requester that failed (or fails before it reports them) are released, never lost. {@code ticket} tells
      * requests of the same key apart.
      */
-    public record LeaseNotice(long ticket, ActorRef<Granted> to) {
+    record LeaseNotice(long ticket, ActorRef<Granted> to) {
     }
 
     /** Sent to a {@link LeaseNotice}'s owner: {@code slots} were granted to the request {@code ticket}. */
-    public record Granted(RecordKey key, long ticket, SlotList slots) {
+    record Granted(RecordKey key, long ticket, SlotList slots) {
     }
 
     /** The requester of a waiting {@link Allocate} for {@code key} gives up; it is told {@code Cancelled}. */
-    public record Cancel(RecordKey key, Purpose purpose) implements Command {
+    record Cancel(RecordKey key, Purpose purpose) implements Command {
     }
 
     /** Returns a record's slots; {@code clean} when they were counted clean. */
-    public record Release(SlotList slots, boolean clean) implements Command {
+    record Release(SlotList slots, boolean clean) implements Command {
     }
 
     /** The clean count changed by {@code delta} slots (records became droppable or stopped being so). */
-    public record CleanChanged(int delta) implements Command {
+    record CleanChanged(int delta) implements Command {
     }
 
     /** The evictor's answer to {@link Evict}: the slots of the clean records it dropped. */
-    public record Evicted(List<SlotList> dropped) implements Command {
+    record Evicted(List<SlotList> dropped) implements Command {
     }
 
     /** Sets who drops clean records on demand and who is told about pressure. */
-    public record Attach(ActorRef<Evict> evictor, ActorRef<Pressure> pressureListener) implements Command {
+    record Attach(ActorRef<Evict> evictor, ActorRef<Pressure> pressureListener) implements Command {
     }
 
     /** Asks for the accounting figures. */
-    public record GetStats(ActorRef<Stats> replyTo) implements Command {
+    record GetStats(ActorRef<Stats> replyTo) implements Command {
     }
 
     /** Sent to the evictor: drop clean records worth at least {@code slots} slots, coldest first. */
-    public record Evict(int slots, ActorRef<Command> replyTo) {
+    record Evict(int slots, ActorRef<Command> replyTo) {
     }
 
     /** Sent to the pressure listener: free plus clean is {@code deficitSlots} below two intakes plus what waits. */
-    public record Pressure(int deficitSlots, int freeSlots, int cleanSlots, int intakeSlots) {
+    record Pressure(int deficitSlots, int freeSlots, int cleanSlots, int intakeSlots) {
     }
 
     /** Replies to {@link Allocate}. */
-    public sealed interface AllocateReply {
+    sealed interface AllocateReply {
     }
 
     /** The slots granted, in record order. */
-    public record Allocated(SlotList slots) implements AllocateReply {
+    record Allocated(SlotList slots) implements AllocateReply {
     }
 
     /** Not enough free slots even after dropping clean records (only to requests that may not wait). */
-    public record Short(int missingSlots) implements AllocateReply {
+    record Short(int missingSlots) implements AllocateReply {
     }
 
     /** The request can never be granted (B5). */
-    public record Oversize(int slots, int maxSlots) implements AllocateReply {
+    record Oversize(int slots, int maxSlots) implements AllocateReply {
     }
 
     /** The waiting request was cancelled by its requester; nothing was granted. */
-    public record Cancelled() implements AllocateReply {
+    record Cancelled() implements AllocateReply {
     }
 
     /** The accounting figures. */
-    public record Stats(int total, int intake, int free, int clean, int waiting) {
+    record Stats(int total, int intake, int free, int clean, int waiting) {
     }
 
     /** On-demand eviction drops at least {@code intake / EVICTION_BATCH_DIVISOR} clean slots at a time. */
@@ -128,13 +127,13 @@ public final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     private int lastPressureDeficit;
 
     /** A pool of {@code total} slots keeping {@code intake} free when it can. */
-    public static Behavior<Command> create(int total, int intake, CacheMetrics metrics, TraceBook traces) {
+    static Behavior<Command> create(int total, int intake, CacheMetrics metrics, TraceBook traces) {
         return create(total, intake, metrics, traces, FaultInjection.NONE);
     }
 
     /** A pool whose messages are first shown to {@code faults} (tests inject failures through it). */
-    public static Behavior<Command> create(int total, int intake, CacheMetrics metrics, TraceBook traces,
-                                           FaultInjection faults) {
+    static Behavior<Command> create(int total, int intake, CacheMetrics metrics, TraceBook traces,
+                                    FaultInjection faults) {
         return Behaviors.setup(ctx -> new SlotPool(ctx, new SlotAccounting(total, intake), metrics, traces, faults));
     }
 

@@ -1,7 +1,5 @@
-package dev.selene.actors.disk;
+package dev.selene.actors.cache;
 
-import dev.selene.actors.cache.FaultInjection;
-import dev.selene.actors.cache.HostCache;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.trace.TraceBook;

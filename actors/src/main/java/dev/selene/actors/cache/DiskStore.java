@@ -1,6 +1,5 @@
-package dev.selene.actors.disk;
+package dev.selene.actors.cache;
 
-import dev.selene.actors.cache.FaultInjection;
 import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.codec.ChainCompleteness;
@@ -55,26 +54,26 @@ import java.util.function.Consumer;
  * dispatcher because the scan at start blocks it. Transfers in flight are kept outside the behaviour, so that a
  * restarted store (its supervisor restarts it with back-off, and it scans again) still answers them.
  */
-public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
+final class DiskStore extends AbstractBehavior<DiskStore.Command> {
 
     /** The protocol. */
-    public sealed interface Command {
+    sealed interface Command {
     }
 
     /** Writes a record's slots (pinned by the catalog until the reply) to its record file. */
-    public record Write(RecordSpec spec, SlotList slots, ActorRef<WriteReply> replyTo) implements Command {
+    record Write(RecordSpec spec, SlotList slots, ActorRef<WriteReply> replyTo) implements Command {
     }
 
     /** Reads a committed record into staging slots. */
-    public record Read(RecordKey key, SlotList slots, ActorRef<ReadReply> replyTo) implements Command {
+    record Read(RecordKey key, SlotList slots, ActorRef<ReadReply> replyTo) implements Command {
     }
 
     /** Deletes record files (the catalog removed them). */
-    public record Delete(List<RecordKey> keys) implements Command {
+    record Delete(List<RecordKey> keys) implements Command {
     }
 
     /** Replies with the outcome of the write of {@code key} once it has ended (at once when none is running). */
-    public record Settle(RecordKey key, ActorRef<WriteReply> replyTo) implements Command {
+    record Settle(RecordKey key, ActorRef<WriteReply> replyTo) implements Command {
     }
 
     private record WriteFinished(Write write, long bytes, long nanos, Throwable failure) implements Command {
@@ -88,38 +87,38 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
     }
 
     /** Replies to {@link Write} and {@link Settle}. */
-    public sealed interface WriteReply {
+    sealed interface WriteReply {
     }
 
     /** The record file committed. */
-    public record Written(RecordKey key, long bytes, long nanos) implements WriteReply {
+    record Written(RecordKey key, long bytes, long nanos) implements WriteReply {
     }
 
     /** The write failed; nothing of it is visible. {@code diskFull} for ENOSPC. */
-    public record WriteFailed(RecordKey key, boolean diskFull, String reason) implements WriteReply {
+    record WriteFailed(RecordKey key, boolean diskFull, String reason) implements WriteReply {
     }
 
     /** Replies to {@link Read}. */
-    public sealed interface ReadReply {
+    sealed interface ReadReply {
     }
 
     /** The record's bytes are in the staging slots, checksums verified. */
-    public record ReadDone(RecordKey key, long bytes) implements ReadReply {
+    record ReadDone(RecordKey key, long bytes) implements ReadReply {
     }
 
     /**
      * The read failed; nothing in the slots may be used. {@code fileLost} when the file is gone or was quarantined
      * (it failed validation), so the catalog forgets it.
      */
-    public record ReadFailed(RecordKey key, boolean fileLost, String reason) implements ReadReply {
+    record ReadFailed(RecordKey key, boolean fileLost, String reason) implements ReadReply {
     }
 
     /** What the store found at start (or after a restart): valid records of complete chains. */
-    public record Recovery(List<Found> records, int temporariesDeleted, int quarantined, int incompleteDeleted) {
+    record Recovery(List<Found> records, int temporariesDeleted, int quarantined, int incompleteDeleted) {
     }
 
     /** One valid record file: its record, size and last use (file modification time). */
-    public record Found(RecordSpec spec, long fileBytes, Instant lastUse) {
+    record Found(RecordSpec spec, long fileBytes, Instant lastUse) {
     }
 
     /** Outcomes of finished writes remembered for late {@link Settle}s. */
@@ -173,9 +172,9 @@ public final class DiskStore extends AbstractBehavior<DiskStore.Command> {
      * The store over {@code dir}: it takes the directory lock and scans before it answers anything, and gives
      * {@code onStart} the {@link Recovery}, or the one-line reason it could not start (then it stops).
      */
-    public static Behavior<Command> create(Path dir, Layout layout, HostMemory host, RecordIo io,
-                                           Executor ioExecutor, CacheMetrics metrics, TraceBook traces,
-                                           FaultInjection faults, Consumer<Object> onStart) {
+    static Behavior<Command> create(Path dir, Layout layout, HostMemory host, RecordIo io,
+                                    Executor ioExecutor, CacheMetrics metrics, TraceBook traces,
+                                    FaultInjection faults, Consumer<Object> onStart) {
         InFlight inFlight = new InFlight();
         return Behaviors.setup(ctx -> {
             try {

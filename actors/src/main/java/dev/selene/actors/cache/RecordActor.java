@@ -1,11 +1,8 @@
-package dev.selene.actors.record;
+package dev.selene.actors.cache;
 
 import dev.selene.actors.api.AbandonReason;
 import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.RetryReason;
-import dev.selene.actors.catalog.Catalog;
-import dev.selene.actors.disk.DiskStore;
-import dev.selene.actors.slots.SlotPool;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.slots.SlotAccounting.Purpose;
@@ -32,18 +29,18 @@ import java.util.concurrent.CompletableFuture;
  * <p>The slots stay leased until the copy has completed, whatever happens to the actor: the catalog learns the
  * lease and the copy's completion before anything can fail. Once resident, the slots are the catalog's.
  */
-public final class RecordActor {
+final class RecordActor {
 
     /** The protocol. */
-    public sealed interface Command {
+    sealed interface Command {
     }
 
     /** From the catalog: write the record from {@code slots} (pinned until the commit is reported). */
-    public record Spill(SlotList slots) implements Command {
+    record Spill(SlotList slots) implements Command {
     }
 
     /** From the catalog: the record left memory while parked (dropped, expired, evicted); stop. */
-    public enum Dropped implements Command {
+    enum Dropped implements Command {
         INSTANCE
     }
 
@@ -68,10 +65,10 @@ public final class RecordActor {
      * waits in line for slots that long (the caller's snapshot lease) and is then abandoned; with zero it is told
      * {@code Retry(no_space)} at once when no slots are free.
      */
-    public static Behavior<Command> publish(RecordContext records, RecordSpec spec, DevicePlacement snapshot,
-                                            Duration patience, SlotPool.LeaseNotice notice,
-                                            ActorRef<PublishResult> replyTo, ActorRef<Catalog.Command> catalog,
-                                            ActorRef<DiskStore.Command> disk) {
+    static Behavior<Command> publish(RecordContext records, RecordSpec spec, DevicePlacement snapshot,
+                                     Duration patience, SlotPool.LeaseNotice notice,
+                                     ActorRef<PublishResult> replyTo, ActorRef<Catalog.Command> catalog,
+                                     ActorRef<DiskStore.Command> disk) {
         return records.faults().around("RecordActor", Command.class, Behaviors.setup(ctx -> Behaviors.withTimers(
                 timers -> start(ctx, timers, records, spec, snapshot, patience, notice, replyTo, catalog, disk))));
     }
@@ -96,8 +93,8 @@ public final class RecordActor {
     }
 
     /** The behaviour of a resident dirty record that has no actor yet (restored, or its file went): spill only. */
-    public static Behavior<Command> resident(RecordContext records, RecordSpec spec,
-                                             ActorRef<Catalog.Command> catalog, ActorRef<DiskStore.Command> disk) {
+    static Behavior<Command> resident(RecordContext records, RecordSpec spec,
+                                      ActorRef<Catalog.Command> catalog, ActorRef<DiskStore.Command> disk) {
         return records.faults().around("RecordActor", Command.class,
                 Behaviors.setup(ctx -> new Phase(ctx, records, spec, null, catalog, disk).parked()));
     }

@@ -1,9 +1,7 @@
-package dev.selene.actors.record;
+package dev.selene.actors.cache;
 
 import dev.selene.actors.api.PublishResult;
-import dev.selene.actors.cache.FaultInjection;
 import dev.selene.actors.metrics.CacheMetrics;
-import dev.selene.actors.slots.SlotPool;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.layout.Layout;
 import dev.selene.transport.gpu.DeviceCopier;
@@ -17,22 +15,22 @@ import java.util.function.LongSupplier;
  * What every record-handling actor of one node shares: the layout, the host mapping, the device copier, the
  * slot pool, metrics, traces and the node's clock.
  */
-public record RecordContext(Layout layout, HostMemory host, DeviceCopier copier, ActorRef<SlotPool.Command> slotPool,
-                            CacheMetrics metrics, TraceBook traces, FaultInjection faults, Duration writeCheck,
-                            LongSupplier clock) {
+record RecordContext(Layout layout, HostMemory host, DeviceCopier copier, ActorRef<SlotPool.Command> slotPool,
+                     CacheMetrics metrics, TraceBook traces, FaultInjection faults, Duration writeCheck,
+                     LongSupplier clock) {
 
     /** How long a record actor waits for its write's answer before it asks the disk store how the write ended. */
-    public static final Duration DEFAULT_WRITE_CHECK = Duration.ofMinutes(2);
+    static final Duration DEFAULT_WRITE_CHECK = Duration.ofMinutes(2);
 
     /** A context that injects no faults, on the system nano clock. */
-    public RecordContext(Layout layout, HostMemory host, DeviceCopier copier, ActorRef<SlotPool.Command> slotPool,
-                         CacheMetrics metrics, TraceBook traces) {
+    RecordContext(Layout layout, HostMemory host, DeviceCopier copier, ActorRef<SlotPool.Command> slotPool,
+                  CacheMetrics metrics, TraceBook traces) {
         this(layout, host, copier, slotPool, metrics, traces, FaultInjection.NONE, DEFAULT_WRITE_CHECK,
                 System::nanoTime);
     }
 
     /** Answers a publisher and counts the answer. */
-    public void reply(ActorRef<PublishResult> replyTo, PublishResult result) {
+    void reply(ActorRef<PublishResult> replyTo, PublishResult result) {
         metrics.publication(result);
         replyTo.tell(result);
     }

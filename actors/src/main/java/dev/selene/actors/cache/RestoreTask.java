@@ -1,10 +1,6 @@
-package dev.selene.actors.restore;
+package dev.selene.actors.cache;
 
 import dev.selene.actors.api.RestoreResult;
-import dev.selene.actors.catalog.Catalog;
-import dev.selene.actors.disk.DiskStore;
-import dev.selene.actors.record.RecordContext;
-import dev.selene.actors.slots.SlotPool;
 import dev.selene.engine.index.ChainMatch;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -35,14 +31,14 @@ import java.util.concurrent.CompletableFuture;
  * <p>Staging slots are asked for in line with everyone else and granted by message; a wave that gets none within
  * {@link #STAGING_PATIENCE} ends the match before its first record.
  */
-public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
+final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
 
     /** The protocol (internal). */
-    public sealed interface Command {
+    sealed interface Command {
     }
 
     /** One record of the match: its spec, and its pinned slots when it comes from memory (null: from disk). */
-    public record Part(RecordSpec spec, SlotList memorySlots) {
+    record Part(RecordSpec spec, SlotList memorySlots) {
     }
 
     private record Staged(int position, SlotPool.AllocateReply reply) implements Command {
@@ -66,7 +62,7 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     }
 
     /** How long a wave waits for staging slots before the match is cut short before it. */
-    public static final Duration STAGING_PATIENCE = Duration.ofSeconds(5);
+    static final Duration STAGING_PATIENCE = Duration.ofSeconds(5);
 
     /** Far beyond the patience: the pool answers every staging request, with a grant or Cancelled. */
     static final Duration STAGING_ASK_TIMEOUT = STAGING_PATIENCE.plusMinutes(5);
@@ -76,7 +72,7 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
             + "staging slots within the patience)";
 
     /** Disk reads in flight at once in one wave. */
-    public static final int READS_PER_WAVE = 4;
+    static final int READS_PER_WAVE = 4;
 
     private final RecordContext records;
     private final ActorRef<Catalog.Command> catalog;
@@ -106,9 +102,9 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
      * Restores {@code parts} (the match, root first; its memory part pinned for this task) to {@code targets};
      * {@code disk} is null when the node has no disk tier.
      */
-    public static Behavior<Command> create(RecordContext records, ActorRef<Catalog.Command> catalog,
-                                           ActorRef<DiskStore.Command> disk, List<Part> parts,
-                                           List<DevicePlacement> targets, ActorRef<RestoreResult> replyTo) {
+    static Behavior<Command> create(RecordContext records, ActorRef<Catalog.Command> catalog,
+                                    ActorRef<DiskStore.Command> disk, List<Part> parts,
+                                    List<DevicePlacement> targets, ActorRef<RestoreResult> replyTo) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new RestoreTask(ctx, timers, records, catalog,
                 disk, parts, targets, replyTo).start()));
     }
@@ -246,7 +242,7 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         if (wave.isEmpty()) {
             return nextWave();
         }
-        waveStartNanos = System.nanoTime();
+        waveStartNanos = records.clock().getAsLong();
         waveBytes = 0;
         readsPending = wave.size();
         ActorRef<DiskStore.ReadReply> adapter = getContext().messageAdapter(DiskStore.ReadReply.class,
@@ -277,7 +273,7 @@ public final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
             return this;
         }
         if (waveBytes > 0) {
-            catalog.tell(new Catalog.ReadSample(waveBytes, System.nanoTime() - waveStartNanos));
+            catalog.tell(new Catalog.ReadSample(waveBytes, records.clock().getAsLong() - waveStartNanos));
         }
         List<CompletableFuture<Void>> waveCopies = new ArrayList<>();
         try {

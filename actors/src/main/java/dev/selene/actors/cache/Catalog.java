@@ -1,4 +1,4 @@
-package dev.selene.actors.catalog;
+package dev.selene.actors.cache;
 
 import dev.selene.actors.api.AbandonReason;
 import dev.selene.actors.api.CacheStatus;
@@ -14,11 +14,6 @@ import dev.selene.actors.api.RecordView;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.RetryReason;
 import dev.selene.actors.api.Tier;
-import dev.selene.actors.disk.DiskStore;
-import dev.selene.actors.record.RecordActor;
-import dev.selene.actors.record.RecordContext;
-import dev.selene.actors.restore.RestoreTask;
-import dev.selene.actors.slots.SlotPool;
 import dev.selene.engine.cost.BandwidthEstimator;
 import dev.selene.engine.cost.RestoreCost;
 import dev.selene.engine.catalog.RecordCatalog;
@@ -55,98 +50,98 @@ import java.util.function.LongSupplier;
  * spill plan runs when pressure is reported, when a publication becomes resident, when a write commits or fails,
  * and when a drain starts. The max-age sweep (B18) is the only fixed-delay timer, and only when max age is set.
  */
-public final class Catalog extends AbstractBehavior<Catalog.Command> {
+final class Catalog extends AbstractBehavior<Catalog.Command> {
 
     /** The protocol. */
-    public sealed interface Command {
+    sealed interface Command {
     }
 
     /** Publishes a record; with a positive {@code patience} it may wait in line for slots that long. */
-    public record Publish(RecordSpec spec, DevicePlacement snapshot, Duration patience,
-                          ActorRef<PublishResult> replyTo) implements Command {
+    record Publish(RecordSpec spec, DevicePlacement snapshot, Duration patience,
+                   ActorRef<PublishResult> replyTo) implements Command {
     }
 
     /** Finds the match of a chain across tiers (B14). */
-    public record Lookup(String namespace, long[] chain, ActorRef<LookupResult> replyTo) implements Command {
+    record Lookup(String namespace, long[] chain, ActorRef<LookupResult> replyTo) implements Command {
     }
 
     /** Restores the match of a chain unless recomputing is estimated faster (B15). */
-    public record Restore(String namespace, long[] chain, List<DevicePlacement> targets, Duration recompute,
-                          ActorRef<RestoreResult> replyTo) implements Command {
+    record Restore(String namespace, long[] chain, List<DevicePlacement> targets, Duration recompute,
+                   ActorRef<RestoreResult> replyTo) implements Command {
     }
 
     /** Spills every dirty record, ancestors first, within {@code timeout} (B8). */
-    public record Drain(Duration timeout, ActorRef<DrainReport> replyTo) implements Command {
+    record Drain(Duration timeout, ActorRef<DrainReport> replyTo) implements Command {
     }
 
     /** Lists records (null namespace or tier: all). */
-    public record ListRecords(String namespace, Tier tier, int offset, int limit, ActorRef<RecordPage> replyTo)
+    record ListRecords(String namespace, Tier tier, int offset, int limit, ActorRef<RecordPage> replyTo)
             implements Command {
     }
 
     /** Describes one record: state, chain, locations. */
-    public record DescribeRecord(RecordKey key, ActorRef<RecordDescription> replyTo) implements Command {
+    record DescribeRecord(RecordKey key, ActorRef<RecordDescription> replyTo) implements Command {
     }
 
     /** Removes one record and its descendants from every tier. */
-    public record EvictRecord(RecordKey key, ActorRef<EvictOutcome> replyTo) implements Command {
+    record EvictRecord(RecordKey key, ActorRef<EvictOutcome> replyTo) implements Command {
     }
 
     /** Runs a max-age sweep now. */
-    public record ExpireNow(ActorRef<ExpiryReport> replyTo) implements Command {
+    record ExpireNow(ActorRef<ExpiryReport> replyTo) implements Command {
     }
 
     /** The node's figures, with the slot pool's. */
-    public record GetStatus(SlotPool.Stats slots, ActorRef<CacheStatus> replyTo) implements Command {
+    record GetStatus(SlotPool.Stats slots, ActorRef<CacheStatus> replyTo) implements Command {
     }
 
     /** Checks the catalog's invariants; replies with the first one broken, or an empty string. */
-    public record CheckInvariants(ActorRef<String> replyTo) implements Command {
+    record CheckInvariants(ActorRef<String> replyTo) implements Command {
     }
 
     /** From a record actor: its slots are leased; {@code copy} is its copy once started, else null. */
-    public record Leased(RecordKey key, SlotList slots, CompletableFuture<Void> copy) implements Command {
+    record Leased(RecordKey key, SlotList slots, CompletableFuture<Void> copy) implements Command {
     }
 
     /** From a record actor: copied in; the record is resident and the publisher is answered here. */
-    public record Resident(RecordSpec spec, SlotList slots, long bytes, ActorRef<PublishResult> replyTo,
-                           ActorRef<RecordActor.Command> actor) implements Command {
+    record Resident(RecordSpec spec, SlotList slots, long bytes, ActorRef<PublishResult> replyTo,
+                    ActorRef<RecordActor.Command> actor) implements Command {
     }
 
     /** From a record actor: the publication ended without the record; it holds no slots. */
-    public record PublicationEnded(RecordKey key) implements Command {
+    record PublicationEnded(RecordKey key) implements Command {
     }
 
     /** From a record actor: its file committed. */
-    public record Committed(RecordKey key, long fileBytes, long nanos) implements Command {
+    record Committed(RecordKey key, long fileBytes, long nanos) implements Command {
     }
 
     /** From a record actor: its file could not be written (twice, or the disk is full). */
-    public record WriteGivenUp(RecordKey key, boolean diskFull, String reason) implements Command {
+    record WriteGivenUp(RecordKey key, boolean diskFull, String reason) implements Command {
     }
 
     /** From a restore: these pinned records are on the device; release the pins. */
-    public record Unpin(List<RecordKey> keys) implements Command {
+    record Unpin(List<RecordKey> keys) implements Command {
     }
 
     /** From a restore: the match ending at {@code deepest} was used; {@code fromDisk} were read from disk. */
-    public record Used(RecordKey deepest, List<RecordKey> fromDisk) implements Command {
+    record Used(RecordKey deepest, List<RecordKey> fromDisk) implements Command {
     }
 
     /** From a restore: a record read from disk into {@code slots} (now the catalog's), verified and restored. */
-    public record AdoptRestored(RecordSpec spec, SlotList slots) implements Command {
+    record AdoptRestored(RecordSpec spec, SlotList slots) implements Command {
     }
 
     /** From a restore: one wave of disk reads moved {@code bytes} in {@code nanos} (B15). */
-    public record ReadSample(long bytes, long nanos) implements Command {
+    record ReadSample(long bytes, long nanos) implements Command {
     }
 
     /** From a restore: the file of {@code key} is gone or quarantined. */
-    public record FileLost(RecordKey key) implements Command {
+    record FileLost(RecordKey key) implements Command {
     }
 
     /** From the disk store: what it found at start (or after a restart). */
-    public record DiskRecovered(DiskStore.Recovery recovery) implements Command {
+    record DiskRecovered(DiskStore.Recovery recovery) implements Command {
     }
 
     private record PressureReported(SlotPool.Pressure pressure) implements Command {
@@ -176,9 +171,9 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
     }
 
     /** Read bandwidth assumed before any sample (B15): a conservative NVMe figure. */
-    public static final double PRIOR_READ_BYTES_PER_SECOND = 1.0e9;
+    static final double PRIOR_READ_BYTES_PER_SECOND = 1.0e9;
     /** Half-life with which the read estimate decays back toward the prior between samples. */
-    public static final long ESTIMATE_HALF_LIFE_NANOS = TimeUnit.SECONDS.toNanos(30);
+    static final long ESTIMATE_HALF_LIFE_NANOS = TimeUnit.SECONDS.toNanos(30);
 
     /** A live record actor and, while it publishes, who waits for it and the slots it leases. */
     private record Live(ActorRef<RecordActor.Command> actor, long ticket, ActorRef<PublishResult> replyTo,
@@ -186,8 +181,8 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
     }
 
     /** What the catalog is started with. */
-    public record Settings(long diskCapacityBytes, int spillInFlightCap, Duration maxAge, LongSupplier clock,
-                           java.util.function.Consumer<Throwable> onDiskFailure, Runnable onReady) {
+    record Settings(long diskCapacityBytes, int spillInFlightCap, Duration maxAge, LongSupplier clock,
+                    java.util.function.Consumer<Throwable> onDiskFailure, Runnable onReady) {
     }
 
     private final RecordContext records;
@@ -209,8 +204,8 @@ public final class Catalog extends AbstractBehavior<Catalog.Command> {
     private long restores;
 
     /** The catalog of a node; {@code disk} is null without a disk tier. */
-    public static Behavior<Command> create(RecordContext records, ActorRef<DiskStore.Command> disk,
-                                           Settings settings) {
+    static Behavior<Command> create(RecordContext records, ActorRef<DiskStore.Command> disk,
+                                    Settings settings) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             if (settings.maxAge() != null) {
                 timers.startTimerWithFixedDelay(SweepTick.INSTANCE, Duration.ofNanos(

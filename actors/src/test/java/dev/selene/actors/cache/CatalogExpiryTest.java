@@ -1,4 +1,4 @@
-package dev.selene.actors.catalog;
+package dev.selene.actors.cache;
 
 import com.typesafe.config.ConfigFactory;
 import dev.selene.actors.api.EvictOutcome;
@@ -9,8 +9,6 @@ import dev.selene.actors.api.RecordPage;
 import dev.selene.actors.api.RecordView;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.metrics.CacheMetrics;
-import dev.selene.actors.record.RecordContext;
-import dev.selene.actors.slots.SlotPool;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;

@@ -1,4 +1,4 @@
-package dev.selene.actors.slots;
+package dev.selene.actors.cache;
 
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.metrics.CacheMetrics;
