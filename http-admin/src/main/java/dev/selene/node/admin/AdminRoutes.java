@@ -6,6 +6,7 @@ import dev.selene.actors.api.ExpiryReport;
 import dev.selene.actors.api.RecordDescription;
 import dev.selene.actors.api.RecordPage;
 import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.api.RecordView;
 import dev.selene.actors.api.Tier;
 import dev.selene.actors.trace.TraceEvent;
 import dev.selene.engine.config.CacheConfig;
@@ -310,7 +311,7 @@ final class AdminRoutes extends AllDirectives {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("key", key.toString());
             m.put("state", desc.state());
-            m.put("locations", desc.record() == null ? List.of() : List.of(desc.record().tier().label()));
+            m.put("locations", desc.record() == null ? List.of() : locations(desc.record()));
             m.put("record", desc.record() == null ? null : Json.record(desc.record()));
             m.put("chainComplete", desc.complete());
             m.put("chain", desc.chain().stream().map(Json::record).toList());
@@ -457,5 +458,11 @@ final class AdminRoutes extends AllDirectives {
         List<HttpHeader> headers = new ArrayList<>();
         r.getHeaders().forEach(headers::add);
         return Json.error(status, error, text).withHeaders(headers);
+    }
+
+    /** Every tier that holds {@code r}: where it is restored from, then a durable copy. */
+    private static List<String> locations(RecordView r) {
+        return r.onDisk() && r.tier() != Tier.DISK ? List.of(r.tier().label(), Tier.DISK.label())
+                : List.of(r.tier().label());
     }
 }

@@ -49,4 +49,29 @@ class AdminDiskStatusTest {
             assertTrue(metrics.value("selene_disk_used_bytes", node) > 0, "disk bytes exported");
         }
     }
+
+    @Test
+    void recordsHeldOnlyOnDisk_areListedAndDescribed_afterARestart() throws Exception {
+        Path dir = Files.createTempDirectory(Files.createDirectories(Path.of("target", "admin-disk")), "node");
+        Map<String, String> settings = Map.of("selene.disk.dir", dir.toString(), "selene.disk.size", "64m");
+        java.util.List<dev.selene.engine.key.RecordKey> keys;
+        try (TestNode t = new TestNode(settings)) {
+            keys = t.publishChain("ondisk", 7, 8);
+            assertEquals(2, t.node.cache().drain(Duration.ofSeconds(20)).toCompletableFuture().join().written());
+            JsonNode clean = new ObjectMapper().readTree(t.get("/records/ondisk/" + keys.get(1).hashHex()).body());
+            assertEquals("[\"memory\",\"disk\"]", clean.get("locations").toString(), "resident and on disk");
+        }
+        try (TestNode t = new TestNode(settings)) {
+            JsonNode page = new ObjectMapper().readTree(t.get("/records?namespace=ondisk&tier=disk").body());
+            assertEquals(2, page.get("total").asInt(), String.valueOf(page));
+            assertEquals("durable_only", page.get("records").get(0).get("state").asText());
+            assertEquals(0, new ObjectMapper().readTree(t.get("/records?namespace=ondisk&tier=memory").body())
+                    .get("total").asInt());
+            JsonNode r = new ObjectMapper().readTree(t.get("/records/ondisk/" + keys.get(1).hashHex()).body());
+            assertEquals("on_disk", r.get("state").asText(), String.valueOf(r));
+            assertEquals("[\"disk\"]", r.get("locations").toString());
+            assertTrue(r.get("chainComplete").asBoolean());
+            assertEquals(2, r.get("chain").size());
+        }
+    }
 }
