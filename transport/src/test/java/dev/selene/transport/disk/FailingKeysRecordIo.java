@@ -1,6 +1,5 @@
 package dev.selene.transport.disk;
 
-import dev.selene.engine.codec.RecordHeader;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
@@ -14,13 +13,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * Test double for fault injection: the real record I/O, except that writes of chosen keys fail with EIO a chosen
  * number of times (a parent that fails twice, B12).
  */
-public final class FailingKeysRecordIo implements RecordIo {
+public final class FailingKeysRecordIo extends ForwardingRecordIo {
 
-    private final RecordIo real;
     private final Map<RecordKey, Integer> failuresLeft = new ConcurrentHashMap<>();
 
     public FailingKeysRecordIo(RecordIo real) {
-        this.real = real;
+        super(real);
     }
 
     /** Fails the next {@code times} writes of {@code key} with EIO. */
@@ -35,25 +33,5 @@ public final class FailingKeysRecordIo implements RecordIo {
             throw new NativeIoException("pwrite", dir.resolve(spec.key().toString()), NativeIo.EIO);
         }
         return real.write(spec, layout, source, dir);
-    }
-
-    @Override
-    public RecordHeader read(Path file, Layout layout, ShareMemory target) throws IOException {
-        return real.read(file, layout, target);
-    }
-
-    @Override
-    public RecordHeader readHeader(Path file) throws IOException {
-        return real.readHeader(file);
-    }
-
-    @Override
-    public RecordHeader verify(Path file, Layout layout) throws IOException {
-        return real.verify(file, layout);
-    }
-
-    @Override
-    public boolean delete(Path file) throws IOException {
-        return real.delete(file);
     }
 }
