@@ -264,6 +264,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             case PublicationEnded e -> {
                 catalog.publicationEnded(e.key());
                 live.remove(e.key());
+                plan(); // chains that waited for it may now be written, or dropped as orphans
             }
             case Committed c -> onCommitted(c.key(), c.fileBytes(), c.nanos());
             case WriteGivenUp g -> onGivenUp(g.key(), g.reason());
@@ -271,7 +272,10 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             case Used u -> catalog.used(u.deepest(), u.fromDisk());
             case AdoptRestored a -> onAdopt(a);
             case ReadSample s -> onReadSample(s);
-            case FileLost f -> apply(catalog.fileLost(f.key()), "Dropped: its file is gone or failed validation");
+            case FileLost f -> {
+                apply(catalog.fileLost(f.key()), "Dropped: its file is gone or failed validation");
+                plan();
+            }
             case DiskRecovered d -> onRecovered(d.recovery());
             case PressureReported p -> {
                 targetSlots = p.pressure().deficitSlots();
@@ -383,6 +387,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         return switch (r) {
             case DiskStore.Written w -> w.key();
             case DiskStore.WriteFailed f -> f.key();
+            case DiskStore.NotWritten n -> n.key();
         };
     }
 
@@ -393,6 +398,12 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         switch (w.reply()) {
             case DiskStore.Written ok -> onCommitted(w.key(), ok.bytes(), ok.nanos());
             case DiskStore.WriteFailed f -> onGivenUp(w.key(), f.reason());
+            case DiskStore.NotWritten n -> {
+                // The write never ran: the record is dirty as before and is planned again (with a new actor).
+                catalog.writeNeverRan(w.key());
+                records.traces().append(w.key(), "Catalog", "Its write never ran; dirty again");
+                plan();
+            }
         }
     }
 
@@ -639,6 +650,16 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     }
 
     private void onRecovered(DiskStore.Recovery recovery) {
+        if (recovered) {
+            // A restarted store has scanned the directory again (temporaries deleted, bad files quarantined). The
+            // catalog keeps its own view: a write that commits while the scan lists the directory, or a delete the
+            // store had not run yet, would make the scan's list wrong in either direction. A file the scan
+            // quarantined is forgotten when a read finds it gone.
+            getContext().getLog().info("disk store restarted: it found {} record files; the catalog keeps its view",
+                    recovery.records().size());
+            plan();
+            return;
+        }
         long wallNow = System.currentTimeMillis();
         List<RecordCatalog.Recovered> found = new ArrayList<>(recovery.records().size());
         for (DiskStore.Found f : recovery.records()) {
@@ -646,12 +667,8 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             found.add(new RecordCatalog.Recovered(f.spec(), f.fileBytes(), ageNanos));
         }
         apply(catalog.recovered(found), "Deleted at start: the disk tier is over its size");
-        if (!recovered) {
-            recovered = true;
-            settings.onReady().run();
-        } else {
-            getContext().getLog().info("disk store restarted: {} records found on disk", found.size());
-        }
+        recovered = true;
+        settings.onReady().run();
         plan();
     }
 

@@ -76,6 +76,13 @@ final class DiskStore extends AbstractBehavior<DiskStore.Command> {
     record Settle(RecordKey key, ActorRef<WriteReply> replyTo) implements Command {
     }
 
+    /**
+     * Replies with the outcome of the read of {@code key} into {@code slots} once it has ended (at once when none is
+     * running: then nothing writes into those slots).
+     */
+    record SettleRead(RecordKey key, SlotList slots, ActorRef<ReadReply> replyTo) implements Command {
+    }
+
     private record WriteFinished(Write write, long bytes, long nanos, Throwable failure) implements Command {
     }
 
@@ -113,6 +120,10 @@ final class DiskStore extends AbstractBehavior<DiskStore.Command> {
     record ReadFailed(RecordKey key, boolean fileLost, String reason) implements ReadReply {
     }
 
+    /** Reply to {@link Settle}: no write of the record ran (its request was lost); it may be written again. */
+    record NotWritten(RecordKey key) implements WriteReply {
+    }
+
     /** What the store found at start (or after a restart): valid records of complete chains. */
     record Recovery(List<Found> records, int temporariesDeleted, int quarantined, int incompleteDeleted) {
     }
@@ -130,6 +141,8 @@ final class DiskStore extends AbstractBehavior<DiskStore.Command> {
     /** Transfers in flight and the outcome of writes, kept across restarts of the behaviour. */
     static final class InFlight {
         private final Map<RecordKey, CompletableFuture<WriteReply>> writes = new HashMap<>();
+        /** Reads running, by the first staging slot they fill (each staging slot has one owner at a time). */
+        private final Map<Integer, CompletableFuture<ReadReply>> reads = new HashMap<>();
         /** How recent writes ended, for {@link Settle}s that arrive after the write (bounded). */
         private final Map<RecordKey, WriteReply> ended = new java.util.LinkedHashMap<>(64, 0.75f, false) {
             @Override
@@ -272,6 +285,7 @@ final class DiskStore extends AbstractBehavior<DiskStore.Command> {
             case ReadFinished f -> onReadFinished(f);
             case Delete d -> d.keys().forEach(this::deleteNow);
             case Settle s -> onSettle(s);
+            case SettleRead s -> onSettleRead(s);
         }
         return this;
     }
@@ -338,7 +352,7 @@ final class DiskStore extends AbstractBehavior<DiskStore.Command> {
             ended = inFlight.ended.get(s.key());
         }
         if (running == null) {
-            s.replyTo().tell(ended != null ? ended : new WriteFailed(s.key(), false, "no write of it is running"));
+            s.replyTo().tell(ended != null ? ended : new NotWritten(s.key()));
         } else {
             running.thenAccept(s.replyTo()::tell);
         }
@@ -360,11 +374,31 @@ final class DiskStore extends AbstractBehavior<DiskStore.Command> {
             }
         }, ioExecutor);
         inFlight.track(done);
+        synchronized (inFlight) {
+            inFlight.reads.put(r.slots().slot(0), done.handle((read, ex) -> read != null
+                    ? new ReadDone(r.key(), read.bytes()) : new ReadFailed(r.key(), false, String.valueOf(
+                    unwrap(ex).getMessage()))));
+        }
         getContext().pipeToSelf(done, (read, ex) -> new ReadFinished(r, read, unwrap(ex)));
+    }
+
+    private void onSettleRead(SettleRead s) {
+        CompletableFuture<ReadReply> running;
+        synchronized (inFlight) {
+            running = inFlight.reads.get(s.slots().slot(0));
+        }
+        if (running == null) {
+            s.replyTo().tell(new ReadFailed(s.key(), false, "no read of it is running"));
+        } else {
+            running.thenAccept(s.replyTo()::tell);
+        }
     }
 
     private void onReadFinished(ReadFinished f) {
         RecordKey key = f.read().key();
+        synchronized (inFlight) {
+            inFlight.reads.remove(f.read().slots().slot(0));
+        }
         if (readsInFlight > 0 && --readsInFlight == 0) {
             metrics.diskBusy(CacheMetrics.Direction.READ, System.nanoTime() - readBusySince);
         }
@@ -409,6 +443,9 @@ final class DiskStore extends AbstractBehavior<DiskStore.Command> {
      * could remove a newer file of the same key written in between.
      */
     private void deleteNow(RecordKey key) {
+        synchronized (inFlight) {
+            inFlight.ended.remove(key); // a later Settle must not take a deleted file's write for a live one
+        }
         Path file = RecordFileNames.recordFile(dir, key);
         try {
             io.delete(file);

@@ -196,6 +196,9 @@ public final class HostCache {
 
     private static final int STASH_CAPACITY = 1 << 16;
 
+    /** How long a stopping node waits for device copies in flight before it unmaps the slots. */
+    static final long TRANSFER_DRAIN_TIMEOUT_SECONDS = 30;
+
     private HostCache() {
     }
 
@@ -305,7 +308,7 @@ public final class HostCache {
             ActorRef<SlotPool.Command> slotPool = ctx.spawn(SlotPool.create(sizing.totalSlots(), sizing.slots(),
                     metrics, parts.traces(), parts.faults()), "slot-pool");
             RecordContext records = new RecordContext(config.layout(), host, parts.copier(), slotPool, metrics,
-                    parts.traces(), parts.faults(), parts.writeCheck(), parts.clock());
+                    parts.traces(), parts.faults(), parts.writeCheck(), parts.clock(), new DeviceTransfers());
             ActorRef<Command> self = ctx.getSelf();
             ActorRef<DiskStore.Command> disk = null;
             if (config.diskDir() != null) {
@@ -334,7 +337,8 @@ public final class HostCache {
             ctx.getLog().info("host cache up: layout {}, {} slots of {} bytes ({} warm + {} intake), device {}",
                     config.layout().name(), sizing.totalSlots(), config.layout().slotBytes(), sizing.warmSlots(),
                     sizing.slots(), parts.copier().name());
-            Running running = new Running(ctx, config, parts, metrics, sizing, host, slotPool, catalog, disk);
+            Running running = new Running(ctx, config, parts, metrics, sizing, host, slotPool, catalog, disk,
+                    records.transfers());
             return waitingForDisk(running);
         }
 
@@ -361,13 +365,19 @@ public final class HostCache {
 
     /** The node serving: the protocol goes to the catalog. */
     private record Running(ActorContext<Command> ctx, CacheConfig config, Parts parts, CacheMetrics metrics,
-                           IntakeSizing sizing, HostMemory host, ActorRef<SlotPool.Command> slotPool, ActorRef<Catalog.Command> catalog,
-                           ActorRef<DiskStore.Command> disk) {
+                           IntakeSizing sizing, HostMemory host, ActorRef<SlotPool.Command> slotPool,
+                           ActorRef<Catalog.Command> catalog, ActorRef<DiskStore.Command> disk,
+                           DeviceTransfers transfers) {
 
         Behavior<Command> behavior() {
             return Behaviors.receive(Command.class)
                     .onMessage(Command.class, this::onCommand)
                     .onSignal(PostStop.class, s -> {
+                        // Device copies may still read or write the slots: unmap only once they have ended.
+                        if (!transfers.awaitAll(TRANSFER_DRAIN_TIMEOUT_SECONDS)) {
+                            ctx.getLog().warn("device copies still running after {} s at stop; unmapping anyway",
+                                    TRANSFER_DRAIN_TIMEOUT_SECONDS);
+                        }
                         host.close();
                         return Behaviors.same();
                     })

@@ -151,7 +151,7 @@ final class RecordActor {
             try {
                 CopyPlan plan = CopyPlans.forRecord(records.layout(), records.host(), slots, snapshot, spec.hasRow());
                 bytes = plan.totalBytes();
-                copy = records.copier().copyToHost(plan);
+                copy = records.transfers().track(records.copier().copyToHost(plan));
             } catch (RuntimeException e) {
                 return failCopy(slots, AbandonReason.BAD_SNAPSHOT, e);
             }
@@ -204,6 +204,7 @@ final class RecordActor {
                             catalog.tell(new Catalog.Committed(key(), ok.bytes(), ok.nanos()));
                             yield Behaviors.stopped();
                         }
+                        case DiskStore.NotWritten n -> writing(slots, attempt); // its request was lost: write now
                         case DiskStore.WriteFailed f when !f.diskFull() && attempt == 1 -> writing(slots, 2);
                         case DiskStore.WriteFailed f -> {
                             records.traces().append(key(), "RecordActor", "Spill given up: " + f.reason());

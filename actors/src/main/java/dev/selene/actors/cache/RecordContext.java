@@ -17,7 +17,7 @@ import java.util.function.LongSupplier;
  */
 record RecordContext(Layout layout, HostMemory host, DeviceCopier copier, ActorRef<SlotPool.Command> slotPool,
                      CacheMetrics metrics, TraceBook traces, FaultInjection faults, Duration writeCheck,
-                     LongSupplier clock) {
+                     LongSupplier clock, DeviceTransfers transfers) {
 
     /** How long a record actor waits for its write's answer before it asks the disk store how the write ended. */
     static final Duration DEFAULT_WRITE_CHECK = Duration.ofMinutes(2);
@@ -26,7 +26,7 @@ record RecordContext(Layout layout, HostMemory host, DeviceCopier copier, ActorR
     RecordContext(Layout layout, HostMemory host, DeviceCopier copier, ActorRef<SlotPool.Command> slotPool,
                   CacheMetrics metrics, TraceBook traces) {
         this(layout, host, copier, slotPool, metrics, traces, FaultInjection.NONE, DEFAULT_WRITE_CHECK,
-                System::nanoTime);
+                System::nanoTime, new DeviceTransfers());
     }
 
     /** Answers a publisher and counts the answer. */

@@ -44,7 +44,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     private record Staged(int position, SlotPool.AllocateReply reply) implements Command {
     }
 
-    private record ReadAnswered(DiskStore.ReadReply reply) implements Command {
+    private record ReadAnswered(int position, DiskStore.ReadReply reply) implements Command {
     }
 
     private record CopiesFinished(Throwable failure) implements Command {
@@ -147,7 +147,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         return switch (command) {
             case Staged s -> onStaged(s);
             case StagingTimeout t -> onStagingTimeout();
-            case ReadAnswered r -> onRead(r.reply());
+            case ReadAnswered r -> r.reply() == null ? settleRead(r.position()) : onRead(r.reply());
             case CopiesFinished f -> onCopied(f.failure());
             case WaveCopied w -> onWaveCopied(w.failure());
             case MemoryCopied m -> {
@@ -245,11 +245,20 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         waveStartNanos = records.clock().getAsLong();
         waveBytes = 0;
         readsPending = wave.size();
-        ActorRef<DiskStore.ReadReply> adapter = getContext().messageAdapter(DiskStore.ReadReply.class,
-                ReadAnswered::new);
         for (int i : wave) {
-            disk.tell(new DiskStore.Read(spec(i).key(), staging[i], adapter));
+            // An ask per read: when no answer comes in time (the store failed and lost the request, or the disk
+            // stalls) the store is asked how that read ended, so its staging slots are never freed under a read.
+            getContext().ask(DiskStore.ReadReply.class, disk, records.writeCheck(),
+                    r -> new DiskStore.Read(spec(i).key(), staging[i], r), (reply, failure) -> new ReadAnswered(i,
+                            reply));
         }
+        return this;
+    }
+
+    private Behavior<Command> settleRead(int i) {
+        getContext().ask(DiskStore.ReadReply.class, disk, records.writeCheck(),
+                r -> new DiskStore.SettleRead(spec(i).key(), staging[i], r), (reply, failure) -> new ReadAnswered(i,
+                        reply));
         return this;
     }
 
@@ -331,7 +340,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         copiedBytes += plan.totalBytes();
         records.traces().append(s.key(), "RestoreTask", "Copy H2D started (from "
                 + (fromMemory(i) ? "memory" : "disk") + ")");
-        return records.copier().copyToDevice(plan);
+        return records.transfers().track(records.copier().copyToDevice(plan));
     }
 
     /**

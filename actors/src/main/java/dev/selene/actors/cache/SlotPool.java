@@ -180,6 +180,15 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
             a.replyTo().tell(new Oversize(a.slots(), max));
             return;
         }
+        if (!a.waits() && !queue(a.purpose()).isEmpty()) {
+            // Others wait ahead of it: a request that may not wait is answered now, never queued behind them.
+            int missing = Math.max(1, accounting.shortBy(a.slots() + waitingSlots(), a.purpose()));
+            traces.append(a.key(), "SlotPool", "Short " + missing + " slots (others wait ahead)");
+            a.replyTo().tell(new Short(missing));
+            lastPressureDeficit = -1;
+            checkPressure();
+            return;
+        }
         queue(a.purpose()).addLast(a);
         serve();
     }
