@@ -359,7 +359,8 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         RecordCatalog.State state = catalog.state(t.key());
         if (state == RecordCatalog.State.IN_FLIGHT) {
             records.traces().append(t.key(), "Catalog", "RecordActor failed while publishing; slots released");
-            slotPool.tell(new SlotPool.Cancel(t.key(), dev.selene.engine.slots.SlotAccounting.Purpose.PUBLISH));
+            slotPool.tell(new SlotPool.Cancel(t.key(), dev.selene.engine.slots.SlotAccounting.Purpose.PUBLISH,
+                    f.ticket()));
             if (f.lease() != null) {
                 SlotList lease = f.lease();
                 if (f.copy() == null) {

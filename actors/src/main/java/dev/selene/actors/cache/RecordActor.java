@@ -89,18 +89,19 @@ final class RecordActor {
         if (waits) {
             timers.startSingleTimer(LeaseEnded.INSTANCE, patience);
         }
-        return new Phase(ctx, records, spec, replyTo, catalog, disk).allocating(snapshot, startNanos, false);
+        return new Phase(ctx, records, spec, notice.ticket(), replyTo, catalog, disk)
+                .allocating(snapshot, startNanos, false);
     }
 
     /** The behaviour of a resident dirty record that has no actor yet (restored, or its file went): spill only. */
     static Behavior<Command> resident(RecordContext records, RecordSpec spec,
                                       ActorRef<Catalog.Command> catalog, ActorRef<DiskStore.Command> disk) {
         return records.faults().around("RecordActor", Command.class,
-                Behaviors.setup(ctx -> new Phase(ctx, records, spec, null, catalog, disk).parked()));
+                Behaviors.setup(ctx -> new Phase(ctx, records, spec, 0, null, catalog, disk).parked()));
     }
 
     /** The states of one record, sharing what they all need. */
-    private record Phase(ActorContext<Command> ctx, RecordContext records, RecordSpec spec,
+    private record Phase(ActorContext<Command> ctx, RecordContext records, RecordSpec spec, long ticket,
                          ActorRef<PublishResult> replyTo, ActorRef<Catalog.Command> catalog,
                          ActorRef<DiskStore.Command> disk) {
 
@@ -124,7 +125,7 @@ final class RecordActor {
                         if (leaseEnded) {
                             return Behaviors.same();
                         }
-                        records.slotPool().tell(new SlotPool.Cancel(key(), Purpose.PUBLISH));
+                        records.slotPool().tell(new SlotPool.Cancel(key(), Purpose.PUBLISH, ticket));
                         return allocating(snapshot, startNanos, true);
                     })
                     .build();

@@ -71,6 +71,10 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     static final String NOTHING_RESTORED = "the match's first disk record could not be read (a failed read, or no "
             + "staging slots within the patience)";
 
+    /** Numbers staging requests, so that a task cancels only its own. */
+    private static final java.util.concurrent.atomic.AtomicLong STAGING_REQUESTS =
+            new java.util.concurrent.atomic.AtomicLong();
+
     /** Disk reads in flight at once in one wave. */
     static final int READS_PER_WAVE = 4;
 
@@ -83,6 +87,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     private final ActorRef<RestoreResult> replyTo;
     private final SlotList[] staging;
     private final boolean[] readOk;
+    private final long[] requests;
     private final long startNanos;
     private final ArrayList<Integer> pending = new ArrayList<>();
     private final List<Integer> wave = new ArrayList<>();
@@ -123,6 +128,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         this.depth = parts.size();
         this.staging = new SlotList[parts.size()];
         this.readOk = new boolean[parts.size()];
+        this.requests = new long[parts.size()];
         this.startNanos = records.clock().getAsLong();
     }
 
@@ -202,10 +208,12 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
             int i = pending.get(n);
             RecordSpec s = spec(i);
             boolean first = n == 0; // the wave's first record waits for room; the others come only if it is there
+            requests[i] = STAGING_REQUESTS.incrementAndGet();
             // One ask per record: a message adapter is one per reply class, so it could not tell the replies apart
             // by position. The pool always answers (a grant, or Cancelled after the patience runs out).
             getContext().ask(SlotPool.AllocateReply.class, records.slotPool(), STAGING_ASK_TIMEOUT,
-                    r -> new SlotPool.Allocate(s.key(), s.slots(records.layout()), Purpose.STAGING, first, r),
+                    r -> new SlotPool.Allocate(s.key(), s.slots(records.layout()), Purpose.STAGING, first, r,
+                            requests[i]),
                     (reply, failure) -> new Staged(i, reply));
         }
         timers.startSingleTimer(StagingTimeout.INSTANCE, STAGING_PATIENCE);
@@ -216,7 +224,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         for (int n = 0; n < waveAsked; n++) {
             int i = pending.get(n);
             if (staging[i] == null) {
-                records.slotPool().tell(new SlotPool.Cancel(spec(i).key(), Purpose.STAGING));
+                records.slotPool().tell(new SlotPool.Cancel(spec(i).key(), Purpose.STAGING, requests[i]));
             }
         }
         return this;

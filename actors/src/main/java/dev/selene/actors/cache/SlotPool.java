@@ -37,10 +37,22 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
      * cancelled, otherwise it is told {@code Short} when it cannot be granted now.
      */
     record Allocate(RecordKey key, int slots, Purpose purpose, boolean waits, ActorRef<AllocateReply> replyTo,
-                    LeaseNotice notice) implements Command {
-        /** A request whose grant is told to its requester only. */
+                    LeaseNotice notice, long request) implements Command {
+        /** A request whose grant is told to its requester only, cancellable by {@code request}. */
+        Allocate(RecordKey key, int slots, Purpose purpose, boolean waits, ActorRef<AllocateReply> replyTo,
+                 long request) {
+            this(key, slots, purpose, waits, replyTo, null, request);
+        }
+
+        /** A request whose grant is also told to the notice's owner, cancellable by the notice's ticket. */
+        Allocate(RecordKey key, int slots, Purpose purpose, boolean waits, ActorRef<AllocateReply> replyTo,
+                 LeaseNotice notice) {
+            this(key, slots, purpose, waits, replyTo, notice, notice.ticket());
+        }
+
+        /** A request that is never cancelled. */
         Allocate(RecordKey key, int slots, Purpose purpose, boolean waits, ActorRef<AllocateReply> replyTo) {
-            this(key, slots, purpose, waits, replyTo, null);
+            this(key, slots, purpose, waits, replyTo, null, 0);
         }
     }
 
@@ -56,8 +68,11 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     record Granted(RecordKey key, long ticket, SlotList slots) {
     }
 
-    /** The requester of a waiting {@link Allocate} for {@code key} gives up; it is told {@code Cancelled}. */
-    record Cancel(RecordKey key, Purpose purpose) implements Command {
+    /**
+     * The requester of the waiting {@link Allocate} {@code request} for {@code key} gives up; it is told
+     * {@code Cancelled}. Another requester's request for the same key is left alone.
+     */
+    record Cancel(RecordKey key, Purpose purpose, long request) implements Command {
     }
 
     /** Returns a record's slots; {@code clean} when they were counted clean. */
@@ -197,7 +212,7 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
         var it = queue(c.purpose()).iterator();
         while (it.hasNext()) {
             Allocate a = it.next();
-            if (a.key().equals(c.key())) {
+            if (a.key().equals(c.key()) && a.request() == c.request()) {
                 it.remove();
                 traces.append(a.key(), "SlotPool", "Cancelled while waiting");
                 a.replyTo().tell(new Cancelled());

@@ -53,20 +53,22 @@ class SlotPoolTest {
     }
 
     @Test
-    void waitingPublications_areGrantedByMessageInArrivalOrder_asSlotsFreeUp() {
+    void waitingPublications_areGrantedByMessageInArrivalOrder_andCancelledOnlyByTheirOwnRequester() {
         ActorRef<SlotPool.Command> pool = KIT.spawn(SlotPool.create(10, 4, METRICS, new TraceBook(100)));
         TestProbe<SlotPool.AllocateReply> first = KIT.createTestProbe();
         TestProbe<SlotPool.AllocateReply> second = KIT.createTestProbe();
         pool.tell(new SlotPool.Allocate(key(1), 10, Purpose.PUBLISH, false, first.ref()));
         SlotList all = assertInstanceOf(SlotPool.Allocated.class, first.receiveMessage()).slots();
         pool.tell(new SlotPool.Allocate(key(2), 6, Purpose.PUBLISH, true, first.ref()));
-        pool.tell(new SlotPool.Allocate(key(3), 6, Purpose.PUBLISH, true, second.ref()));
+        pool.tell(new SlotPool.Allocate(key(3), 6, Purpose.PUBLISH, true, second.ref(), 33L));
         first.expectNoMessage();
         second.expectNoMessage();
         pool.tell(new SlotPool.Release(all, false));
         assertInstanceOf(SlotPool.Allocated.class, first.receiveMessage()); // the oldest first
         second.expectNoMessage(); // four free: key 3 keeps waiting
-        pool.tell(new SlotPool.Cancel(key(3), Purpose.PUBLISH));
+        pool.tell(new SlotPool.Cancel(key(3), Purpose.PUBLISH, 99L));
+        second.expectNoMessage(); // another requester's cancel leaves this request in line
+        pool.tell(new SlotPool.Cancel(key(3), Purpose.PUBLISH, 33L));
         assertInstanceOf(SlotPool.Cancelled.class, second.receiveMessage());
     }
 
