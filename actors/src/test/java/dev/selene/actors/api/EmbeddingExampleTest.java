@@ -48,11 +48,7 @@ class EmbeddingExampleTest {
 
     @Test
     void embeddedCache_restoresAPublishedChain_andLeavesTheHostsSettingsAlone() throws Exception {
-        Config config = ConfigFactory.parseString("""
-                pekko.loglevel = DEBUG
-                pekko.actor.default-dispatcher.fork-join-executor.minimum-runnable = 2
-                selene { layout = small, warm = 16m, concurrency = 4, device = simulated }
-                """).withFallback(ConfigFactory.load());
+        Config config = ConfigFactory.load("embedding-example"); // the application's own application.conf
         ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "embedding-example", config);
         try {
             SeleneCache cache = Selene.get(system).cache();
