@@ -457,6 +457,14 @@ public final class RecordCatalog {
         return out;
     }
 
+    /** The write started for {@code key} never ran (its request was lost): the record is dirty again, unpinned. */
+    public void writeNeverRan(RecordKey key) {
+        endWrite(key);
+        if (memory.contains(key)) {
+            memory.unpin(key);
+        }
+    }
+
     private void endWrite(RecordKey key) {
         Write w = writing.remove(key);
         if (w == null) {

@@ -1055,6 +1055,21 @@ class RecordCatalogTest {
     }
 
     @Test
+    void writeNeverRan_leavesTheRecordDirtyAndUnpinned_andTheNextPlanStartsItAgain() {
+        withDiskOf(4);
+        publish(root(1));
+        assertEquals(List.of(key(1)), startedKeys(catalog.planSpills(Long.MAX_VALUE)));
+        assertEquals(State.BEING_WRITTEN, catalog.state(key(1)));
+
+        catalog.writeNeverRan(key(1));
+
+        assertEquals(State.DIRTY, catalog.state(key(1)));
+        assertEquals(0, catalog.writesInFlight());
+        assertEquals(0, catalog.info(key(1)).pins());
+        assertEquals(List.of(key(1)), startedKeys(catalog.planSpills(Long.MAX_VALUE)), "written again");
+    }
+
+    @Test
     void recovered_afterARestartOfTheStore_forgetsFilesThatAreGone_withTheirDescendants() {
         withDiskOf(8);
         RecordSpec a = root(1);
