@@ -31,7 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The memory-tier node through its Java API: publication lifecycle (B17), lookup (B14), restore (B16), B5-B7. */
+/** A memory-only node through its Java API: publication lifecycle (B17), lookup (B14), restore (B16), B5-B7. */
 class HostCacheTest {
 
     private static final Layout LAYOUT = Layout.small();

@@ -13,7 +13,7 @@ import java.util.Map;
  * The index of records committed to the disk tier: each one's spec, file size and last use, their total size,
  * and the recency order in which the tier frees room when it is over its size.
  *
- * <p>Confined to the one actor that owns it (the {@code DiskTier}); no locks inside. Removing a record removes
+ * <p>Owned by one {@code RecordCatalog} (confined to its actor); no locks inside. Removing a record removes
  * its descendants with it, so no file ever outlives its parent's (a record with an incomplete chain could
  * never be restored).
  */

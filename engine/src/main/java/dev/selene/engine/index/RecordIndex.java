@@ -14,7 +14,7 @@ import java.util.Map;
  * elsewhere) or parked (memory only), and the recency order in which clean records are dropped and parked
  * ones spilled.
  *
- * <p>Confined to the one actor that owns it (the {@code MemoryTier}); no locks inside.
+ * <p>Owned by one {@code RecordCatalog} (confined to its actor); no locks inside.
  *
  * <h2>Design</h2>
  * <pre>

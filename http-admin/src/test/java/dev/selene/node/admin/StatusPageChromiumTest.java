@@ -57,7 +57,7 @@ class StatusPageChromiumTest {
             assertTrue(dom.contains("drawn " + points + " points"), dom);
             int events = group(TRACE_EVENTS, dom);
             assertTrue(events >= 2, "the search showed " + events + " trace events");
-            assertTrue(dom.contains("MemoryTier") && dom.contains("SlotPool"), "trace rows in the page");
+            assertTrue(dom.contains("Catalog") && dom.contains("SlotPool"), "trace rows in the page");
             assertTrue(dom.contains(keys.getFirst().toString()), "the chain starts at the root");
             assertTrue(dom.contains("memory-only"), "the node line is filled");
             assertEquals(-1, dom.indexOf("cannot reach the node"));
