@@ -258,7 +258,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             case ExpireNow x -> x.replyTo().tell(sweep());
             case SweepTick t -> sweep();
             case GetStatus g -> g.replyTo().tell(status(g.slots()));
-            case CheckInvariants c -> c.replyTo().tell(invariantViolation());
+            case CheckInvariants c -> onCheckInvariants(c);
             case Leased l -> onLeased(l);
             case Resident r -> onResident(r);
             case PublicationEnded e -> {
@@ -704,6 +704,20 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     }
 
     // ---- views ----
+
+    /**
+     * Checks the catalog, then has the slot pool check its accounting and that its clean count is the one pushed
+     * last (the clean count changes only by this actor's messages, which the check follows in order).
+     */
+    private void onCheckInvariants(CheckInvariants c) {
+        String violation = invariantViolation();
+        if (!violation.isEmpty()) {
+            c.replyTo().tell(violation);
+        } else {
+            reportClean();
+            slotPool.tell(new SlotPool.CheckInvariants(reportedClean, c.replyTo()));
+        }
+    }
 
     private String invariantViolation() {
         try {

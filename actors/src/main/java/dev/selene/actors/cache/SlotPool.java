@@ -75,6 +75,13 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     record Cancel(RecordKey key, Purpose purpose, long request) implements Command {
     }
 
+    /**
+     * Checks the accounting (and, when {@code expectedClean} is not negative, that the clean count is the one the
+     * catalog last pushed); replies with the first broken invariant, or an empty string.
+     */
+    record CheckInvariants(long expectedClean, ActorRef<String> replyTo) implements Command {
+    }
+
     /** Returns a record's slots; {@code clean} when they were counted clean. */
     record Release(SlotList slots, boolean clean) implements Command {
     }
@@ -174,6 +181,7 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
         switch (command) {
             case Allocate a -> onAllocate(a);
             case Cancel c -> onCancel(c);
+            case CheckInvariants c -> c.replyTo().tell(invariantViolation(c.expectedClean()));
             case Release r -> onRelease(r);
             case CleanChanged c -> onCleanChanged(c);
             case Evicted e -> onEvicted(e);
@@ -337,6 +345,18 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
             pressureListener.tell(new Pressure(deficit, accounting.free(), accounting.clean(), accounting.intake()));
         }
         lastPressureDeficit = deficit;
+    }
+
+    private String invariantViolation(long expectedClean) {
+        try {
+            accounting.checkInvariants();
+        } catch (IllegalStateException e) {
+            return e.getMessage();
+        }
+        if (expectedClean >= 0 && accounting.clean() != expectedClean) {
+            return "the slot pool counts " + accounting.clean() + " clean slots, the catalog " + expectedClean;
+        }
+        return "";
     }
 
     private Stats stats() {

@@ -55,6 +55,11 @@ class RecordActorTest {
 
     @AfterEach
     void stop() {
+        if (slotPool != null) {
+            TestProbe<String> check = kit.createTestProbe();
+            slotPool.tell(new SlotPool.CheckInvariants(-1, check.ref()));
+            assertEquals("", check.receiveMessage(), "the slot pool's accounting holds");
+        }
         kit.shutdownTestKit();
         deviceAllocations.forEach(device::freeDevice);
         device.close();

@@ -30,13 +30,30 @@ class SlotPoolTest {
         METRICS.close();
     }
 
+    private final java.util.List<ActorRef<SlotPool.Command>> pools = new java.util.ArrayList<>();
+
+    private ActorRef<SlotPool.Command> pool(int total, int intake) {
+        ActorRef<SlotPool.Command> pool = KIT.spawn(SlotPool.create(total, intake, METRICS, new TraceBook(100)));
+        pools.add(pool);
+        return pool;
+    }
+
+    @org.junit.jupiter.api.AfterEach
+    void accountingHolds() {
+        for (ActorRef<SlotPool.Command> pool : pools) {
+            TestProbe<String> check = KIT.createTestProbe();
+            pool.tell(new SlotPool.CheckInvariants(-1, check.ref()));
+            assertEquals("", check.receiveMessage(), "the slot pool's accounting holds");
+        }
+    }
+
     private static RecordKey key(long k) {
         return new RecordKey("pool", k);
     }
 
     @Test
     void allocationEatingIntoTheIntake_evictsColdestCleanFirst_inBatchesOfAnEighthOfTheIntake() {
-        ActorRef<SlotPool.Command> pool = KIT.spawn(SlotPool.create(100, 64, METRICS, new TraceBook(100)));
+        ActorRef<SlotPool.Command> pool = pool(100, 64);
         TestProbe<SlotPool.Evict> evictor = KIT.createTestProbe();
         pool.tell(new SlotPool.Attach(evictor.ref(), null));
         TestProbe<SlotPool.AllocateReply> publisher = KIT.createTestProbe();
@@ -54,7 +71,7 @@ class SlotPoolTest {
 
     @Test
     void waitingPublications_areGrantedByMessageInArrivalOrder_andCancelledOnlyByTheirOwnRequester() {
-        ActorRef<SlotPool.Command> pool = KIT.spawn(SlotPool.create(10, 4, METRICS, new TraceBook(100)));
+        ActorRef<SlotPool.Command> pool = pool(10, 4);
         TestProbe<SlotPool.AllocateReply> first = KIT.createTestProbe();
         TestProbe<SlotPool.AllocateReply> second = KIT.createTestProbe();
         pool.tell(new SlotPool.Allocate(key(1), 10, Purpose.PUBLISH, false, first.ref()));
@@ -74,7 +91,7 @@ class SlotPoolTest {
 
     @Test
     void aRequestThatMayNotWait_isToldShortAtOnce() {
-        ActorRef<SlotPool.Command> pool = KIT.spawn(SlotPool.create(10, 4, METRICS, new TraceBook(100)));
+        ActorRef<SlotPool.Command> pool = pool(10, 4);
         TestProbe<SlotPool.AllocateReply> probe = KIT.createTestProbe();
         pool.tell(new SlotPool.Allocate(key(1), 10, Purpose.PUBLISH, false, probe.ref()));
         assertInstanceOf(SlotPool.Allocated.class, probe.receiveMessage());
