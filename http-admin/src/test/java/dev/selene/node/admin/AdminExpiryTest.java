@@ -22,6 +22,9 @@ class AdminExpiryTest {
     @Test
     void expire_removesRecordsOlderThanMaxAge_andCountsThem() throws Exception {
         try (TestNode node = new TestNode(Map.of("selene.prefix-cache.max-age", "1ms"))) {
+            // The status page counts events from its first sample on: let it take one before anything expires.
+            await("a first status sample").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> node.get("/status/history").body().contains("\"epochMillis\""));
             List<RecordKey> keys = node.publishChain("old", 1, 2, 3);
             Thread.sleep(5); // older than the 1 ms max age; the sweep itself is tested with manual time
             JsonNode r = JSON.readTree(node.send("POST", "/expire", TestNode.TOKEN, null).body());
@@ -29,16 +32,18 @@ class AdminExpiryTest {
             assertEquals(3, r.get("expired").asInt());
             assertEquals(keys.getLast().toString(), r.get("keys").get(0).asText(), "descendants go first");
             assertEquals(404, node.get("/records/old/" + keys.getFirst().hashHex()).statusCode());
-            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> {
-                boolean metric = Scrape.parse(node.get("/metrics").body())
-                        .value("selene_expired_total", Map.of("node", node.metricsNode(), "tier", "memory")) >= 3;
-                JsonNode events = JSON.readTree(node.get("/status/history").body()).get("events");
-                boolean event = false;
-                for (JsonNode e : events) {
-                    event |= e.get("counter").asText().equals("expired.memory") && e.get("count").asInt() == 3;
-                }
-                return metric && event;
-            });
+            await("the expiry counter exported").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> Scrape.parse(node.get("/metrics").body()).value("selene_expired_total",
+                            Map.of("node", node.metricsNode(), "tier", "memory")) >= 3);
+            await("the expiry event on the status page").atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(100)).until(() -> {
+                        JsonNode events = JSON.readTree(node.get("/status/history").body()).get("events");
+                        boolean event = false;
+                        for (JsonNode e : events) {
+                            event |= e.get("counter").asText().equals("expired.memory") && e.get("count").asInt() == 3;
+                        }
+                        return event;
+                    });
             String trace = node.get("/trace/old/" + keys.getFirst().hashHex()).body();
             assertTrue(trace.contains("Expired"), trace);
         }
