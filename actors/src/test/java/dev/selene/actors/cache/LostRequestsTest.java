@@ -26,7 +26,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -46,26 +45,6 @@ class LostRequestsTest {
     private final List<Long> deviceAllocations = new ArrayList<>();
     private final List<SeleneCache> nodes = new ArrayList<>();
     private Path dir;
-
-    /** Throws once when armed and {@code actor} is shown a message of the named class. */
-    private static final class FailOnce implements FaultInjection {
-        private final String actor;
-        private final String message;
-        private final AtomicBoolean armed = new AtomicBoolean();
-
-        FailOnce(String actor, String message) {
-            this.actor = actor;
-            this.message = message;
-        }
-
-        @Override
-        public void beforeHandling(String actor, Object msg) {
-            if (this.actor.equals(actor) && msg.getClass().getSimpleName().equals(message)
-                    && armed.compareAndSet(true, false)) {
-                throw new IllegalStateException("fault injected in " + actor + " on " + message);
-            }
-        }
-    }
 
     @BeforeEach
     void makeDir() throws IOException {
@@ -164,7 +143,7 @@ class LostRequestsTest {
 
         assertEquals(EvictOutcome.Result.EVICTED, await(cache.evict(s.key())).result());
         assertInstanceOf(PublishResult.Stored.class, await(cache.publish(s, snapshot(s), Duration.ofSeconds(5))));
-        fault.armed.set(true);
+        fault.arm();
         DrainReport second = await(cache.drain(Duration.ofSeconds(10)));
 
         RecordDescription d = await(cache.describe(s.key()));
@@ -190,7 +169,7 @@ class LostRequestsTest {
 
         FailOnce fault = new FailOnce("DiskStore", "Read");
         SeleneCache cache = node(fault);
-        fault.armed.set(true);
+        fault.arm();
         RestoreResult r = await(cache.restore(NS, new long[] {s.key().hash()}, List.of(target(s)),
                 Duration.ofHours(1)));
         assertTrue(r.outcome() != null, "answered: " + r);

@@ -29,7 +29,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -51,32 +50,6 @@ class SupervisionTest {
     private final List<Long> deviceAllocations = new ArrayList<>();
     private final List<SeleneCache> nodes = new ArrayList<>();
     private Path dir;
-
-    /** Test double for fault injection: throws once when {@code actor} is shown a message of the named class. */
-    private static final class FailOnce implements FaultInjection {
-        private final String actor;
-        private final String message;
-        private final AtomicInteger fired = new AtomicInteger();
-        private volatile boolean armed;
-
-        FailOnce(String actor, String message) {
-            this.actor = actor;
-            this.message = message;
-        }
-
-        void arm() {
-            armed = true;
-        }
-
-        @Override
-        public void beforeHandling(String actor, Object msg) {
-            if (armed && this.actor.equals(actor) && msg.getClass().getSimpleName().equals(message)) {
-                armed = false;
-                fired.incrementAndGet();
-                throw new IllegalStateException("fault injected in " + actor + " on " + message);
-            }
-        }
-    }
 
     @BeforeEach
     void makeDir() throws IOException {
@@ -183,7 +156,7 @@ class SupervisionTest {
         SeleneCache cache = node(fault);
         fault.arm();
         List<PublishOutcome> outcomes = burst(cache);
-        assertEquals(1, fault.fired.get());
+        assertEquals(1, fault.fired());
         long failed = outcomes.stream().filter(o -> o.result() instanceof PublishResult.Failed f
                 && f.reason().equals("record_actor_failed")).count();
         assertEquals(1, failed, outcomes.toString());
@@ -221,7 +194,7 @@ class SupervisionTest {
         SeleneCache cache = node(fault);
         fault.arm();
         List<PublishOutcome> outcomes = burst(cache);
-        assertEquals(1, fault.fired.get());
+        assertEquals(1, fault.fired());
         assertEquals(1, outcomes.stream().filter(o -> o.result() instanceof PublishResult.Failed).count(),
                 outcomes.toString());
         assertServesAndIsConsistent(cache);
@@ -235,7 +208,7 @@ class SupervisionTest {
         fault.arm();
         burst(cache);
         assertServesAndIsConsistent(cache);
-        assertEquals(1, fault.fired.get());
+        assertEquals(1, fault.fired());
         for (int c = 0; c < CHAINS; c++) {
             assertEquals(CHAIN_LENGTH, restore(cache, c), "chain " + c);
         }
@@ -269,7 +242,7 @@ class SupervisionTest {
         fault.arm();
         List<PublishOutcome> outcomes = burst(cache);
         assertTrue(outcomes.stream().allMatch(o -> o.result() instanceof PublishResult.Stored), outcomes.toString());
-        assertEquals(1, fault.fired.get());
+        assertEquals(1, fault.fired());
         assertServesAndIsConsistent(cache);
         for (int c = 0; c < CHAINS; c++) {
             assertEquals(CHAIN_LENGTH, restore(cache, c), "chain " + c);
