@@ -156,7 +156,7 @@ class DiskStoreTest {
         AtomicBoolean failNext = new AtomicBoolean();
         FaultInjection faults = (actor, message) -> {
             if (message instanceof DiskStore.Delete && failNext.compareAndSet(true, false)) {
-                throw new IllegalStateException("fault injected in the disk store");
+                throw new FailOnce.InjectedFault("fault injected in the disk store");
             }
         };
         ActorRef<DiskStore.Command> store = KIT.spawn(Behaviors.supervise(store(faults))

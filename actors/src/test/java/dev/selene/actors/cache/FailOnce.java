@@ -34,7 +34,14 @@ final class FailOnce implements FaultInjection {
         if (this.actor.equals(actor) && msg.getClass().getSimpleName().equals(message)
                 && armed.compareAndSet(true, false)) {
             fired.incrementAndGet();
-            throw new IllegalStateException("fault injected in " + actor + " on " + message);
+            throw new InjectedFault("fault injected in " + actor + " on " + message);
+        }
+    }
+
+    /** The failure it injects: a one-line log entry, no stack trace (the test, not the code, threw it). */
+    static final class InjectedFault extends RuntimeException {
+        InjectedFault(String message) {
+            super(message, null, false, false);
         }
     }
 }
