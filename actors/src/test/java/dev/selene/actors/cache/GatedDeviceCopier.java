@@ -22,7 +22,7 @@ final class GatedDeviceCopier implements DeviceCopier {
     /** Thrown out of {@code copyToHost} itself: a bug in the copier that makes the calling actor crash. */
     static final class InjectedCrash extends Error {
         InjectedCrash() {
-            super("injected crash in copyToHost");
+            super("injected crash in copyToHost", null, false, false); // one log line, no stack trace
         }
     }
 
