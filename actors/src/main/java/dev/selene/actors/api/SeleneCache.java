@@ -15,12 +15,14 @@ import dev.selene.transport.gpu.DevicePlacement;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.Terminated;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -284,12 +286,12 @@ public final class SeleneCache implements AutoCloseable {
 
     /** Stops a node living in someone else's system and waits until it has stopped. */
     private void stopNode() throws ExecutionException, InterruptedException, TimeoutException {
-        java.util.concurrent.CompletableFuture<Void> stopped = new java.util.concurrent.CompletableFuture<>();
+        CompletableFuture<Void> stopped = new CompletableFuture<>();
         system.systemActorOf(Behaviors.<Object>setup(ctx -> {
             ctx.watch(node);
             node.tell(new HostCache.Stop());
             return Behaviors.receiveSignal((c, s) -> {
-                if (s instanceof org.apache.pekko.actor.typed.Terminated) {
+                if (s instanceof Terminated) {
                     stopped.complete(null);
                     return Behaviors.stopped();
                 }

@@ -4,6 +4,7 @@ import dev.selene.actors.api.AbandonReason;
 import dev.selene.actors.api.CacheStatus;
 import dev.selene.actors.api.DiskStatus;
 import dev.selene.actors.api.DrainReport;
+import dev.selene.actors.api.Durations;
 import dev.selene.actors.api.EvictOutcome;
 import dev.selene.actors.api.ExpiryReport;
 import dev.selene.actors.api.LookupResult;
@@ -14,12 +15,13 @@ import dev.selene.actors.api.RecordView;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.RetryReason;
 import dev.selene.actors.api.Tier;
+import dev.selene.engine.catalog.RecordCatalog;
 import dev.selene.engine.cost.BandwidthEstimator;
 import dev.selene.engine.cost.RestoreCost;
-import dev.selene.engine.catalog.RecordCatalog;
 import dev.selene.engine.expiry.ExpirySweep;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.slots.SlotAccounting;
 import dev.selene.engine.slots.SlotList;
 import dev.selene.transport.gpu.DevicePlacement;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -33,6 +35,8 @@ import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -182,7 +186,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
 
     /** What the catalog is started with. */
     record Settings(long diskCapacityBytes, int spillInFlightCap, Duration maxAge, LongSupplier clock,
-                    java.util.function.Consumer<Throwable> onDiskFailure, Runnable onReady) {
+                    Runnable onReady) {
     }
 
     private final RecordContext records;
@@ -359,7 +363,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         RecordCatalog.State state = catalog.state(t.key());
         if (state == RecordCatalog.State.IN_FLIGHT) {
             records.traces().append(t.key(), "Catalog", "RecordActor failed while publishing; slots released");
-            slotPool.tell(new SlotPool.Cancel(t.key(), dev.selene.engine.slots.SlotAccounting.Purpose.PUBLISH,
+            slotPool.tell(new SlotPool.Cancel(t.key(), SlotAccounting.Purpose.PUBLISH,
                     f.ticket()));
             if (f.lease() != null) {
                 SlotList lease = f.lease();
@@ -680,7 +684,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             return new ExpiryReport(Tier.MEMORY, false, List.of());
         }
         RecordCatalog.Removal r = catalog.expire(settings.maxAge().toNanos());
-        List<RecordKey> removed = List.copyOf(new java.util.LinkedHashSet<>(r.removed()));
+        List<RecordKey> removed = List.copyOf(new LinkedHashSet<>(r.removed()));
         if (!removed.isEmpty()) {
             records.metrics().expired(Tier.MEMORY, r.slots().size());
             records.metrics().expired(Tier.DISK, r.files().size());
@@ -695,7 +699,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             case NOT_FOUND -> new EvictOutcome(EvictOutcome.Result.NOT_FOUND, 0);
             case BUSY -> new EvictOutcome(EvictOutcome.Result.BUSY, 0);
             case EVICTED -> {
-                int n = new java.util.HashSet<>(e.removal().removed()).size();
+                int n = new HashSet<>(e.removal().removed()).size();
                 apply(e.removal(), "Evicted by an operator (with its descendants)");
                 records.metrics().evictedByOperator(n);
                 yield new EvictOutcome(EvictOutcome.Result.EVICTED, n);
@@ -780,6 +784,6 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     }
 
     private static String human(Duration d) {
-        return dev.selene.actors.api.Durations.human(d);
+        return Durations.human(d);
     }
 }

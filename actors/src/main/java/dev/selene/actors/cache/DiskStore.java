@@ -3,6 +3,7 @@ package dev.selene.actors.cache;
 import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.codec.ChainCompleteness;
+import dev.selene.engine.codec.RecordFileFormat;
 import dev.selene.engine.codec.RecordFormatException;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -28,11 +29,14 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 import java.io.IOException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -144,13 +148,13 @@ final class DiskStore extends AbstractBehavior<DiskStore.Command> {
         /** Reads running, by the first staging slot they fill (each staging slot has one owner at a time). */
         private final Map<Integer, CompletableFuture<ReadReply>> reads = new HashMap<>();
         /** How recent writes ended, for {@link Settle}s that arrive after the write (bounded). */
-        private final Map<RecordKey, WriteReply> ended = new java.util.LinkedHashMap<>(64, 0.75f, false) {
+        private final Map<RecordKey, WriteReply> ended = new LinkedHashMap<>(64, 0.75f, false) {
             @Override
             protected boolean removeEldestEntry(Map.Entry<RecordKey, WriteReply> eldest) {
                 return size() > RECENT_OUTCOMES;
             }
         };
-        private final Set<CompletableFuture<?>> all = new java.util.HashSet<>();
+        private final Set<CompletableFuture<?>> all = new HashSet<>();
 
         synchronized void track(CompletableFuture<?> io) {
             all.add(io);
@@ -296,7 +300,7 @@ final class DiskStore extends AbstractBehavior<DiskStore.Command> {
         }
         traces.append(w.spec().key(), "DiskStore", "Write started (" + writesInFlight + " in flight)");
         ShareMemory source = shares(w.slots());
-        long length = dev.selene.engine.codec.RecordFileFormat.fileLength(layout, w.spec().hasRow());
+        long length = RecordFileFormat.fileLength(layout, w.spec().hasRow());
         CompletableFuture<long[]> done = CompletableFuture.supplyAsync(() -> {
             long start = System.nanoTime();
             try {
@@ -412,7 +416,7 @@ final class DiskStore extends AbstractBehavior<DiskStore.Command> {
                 quarantine(key);
                 lost = true;
             } else if (f.failure() instanceof NativeIoException n && n.errno() == NativeIo.ENOENT
-                    || f.failure() instanceof java.nio.file.NoSuchFileException) {
+                    || f.failure() instanceof NoSuchFileException) {
                 lost = true;
             } else {
                 getContext().getLog().warn("read of {} failed: {}", key, f.failure().toString());

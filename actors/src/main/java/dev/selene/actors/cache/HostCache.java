@@ -42,6 +42,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
@@ -298,7 +299,7 @@ public final class HostCache {
 
         private Behavior<Command> onMapped(Mapped m) {
             if (m.failure() != null) {
-                Throwable cause = m.failure() instanceof java.util.concurrent.CompletionException c
+                Throwable cause = m.failure() instanceof CompletionException c
                         && c.getCause() != null ? c.getCause() : m.failure();
                 return stash.unstashAll(refused("host memory of " + sizing.totalSlots() + " slots could not be "
                         + "mapped: " + (cause instanceof OutOfMemoryError ? "out of memory" : cause.getMessage())));
@@ -326,8 +327,7 @@ public final class HostCache {
                         "disk-store", DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
             }
             Catalog.Settings settings = new Catalog.Settings(config.diskBytes(), SPILL_IN_FLIGHT_CAP,
-                    config.maxAge(), parts.clock(), t -> self.tell(new StartFailed(t.getMessage())),
-                    () -> self.tell(Ready.INSTANCE));
+                    config.maxAge(), parts.clock(), () -> self.tell(Ready.INSTANCE));
             ActorRef<Catalog.Command> catalog = ctx.spawn(Catalog.create(records, disk, settings), "catalog");
             ctx.watchWith(slotPool, new ChildStopped("slot-pool"));
             ctx.watchWith(catalog, new ChildStopped("catalog"));

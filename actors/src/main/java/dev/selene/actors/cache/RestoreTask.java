@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One restore of a match the catalog chose, costed and pinned (B14-B16): copy the memory part to the device at
@@ -72,8 +73,8 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
             + "staging slots within the patience)";
 
     /** Numbers staging requests, so that a task cancels only its own. */
-    private static final java.util.concurrent.atomic.AtomicLong STAGING_REQUESTS =
-            new java.util.concurrent.atomic.AtomicLong();
+    private static final AtomicLong STAGING_REQUESTS =
+            new AtomicLong();
 
     /** Disk reads in flight at once in one wave. */
     static final int READS_PER_WAVE = 4;

@@ -72,7 +72,8 @@ class CatalogExpiryTest {
         device.register(host);
         slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, 64, metrics, traces));
         RecordContext ctx = new RecordContext(LAYOUT, host, device, slotPool, metrics, traces);
-        tier = kit.spawn(Catalog.create(ctx, null, new Catalog.Settings(0, 4, maxAge, clock::get, t -> { }, () -> { })));
+        Catalog.Settings settings = new Catalog.Settings(0, 4, maxAge, clock::get, () -> { });
+        tier = kit.spawn(Catalog.create(ctx, null, settings));
     }
 
     /**

@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.IntStream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -106,7 +107,7 @@ class DiskStoreTest {
         assertInstanceOf(DiskStore.Written.class, writes.receiveMessage(Duration.ofSeconds(10)));
 
         int n = LAYOUT.slotsPerRecord(true);
-        SlotList staging = SlotList.of(java.util.stream.IntStream.range(30, 30 + n).toArray());
+        SlotList staging = SlotList.of(IntStream.range(30, 30 + n).toArray());
         TestProbe<DiskStore.ReadReply> reads = KIT.createTestProbe();
         store.tell(new DiskStore.Read(child.key(), staging, reads.ref()));
         assertInstanceOf(DiskStore.ReadDone.class, reads.receiveMessage(Duration.ofSeconds(10)));

@@ -10,6 +10,7 @@ import dev.selene.actors.api.RetryReason;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
 import dev.selene.actors.api.Tier;
+import dev.selene.actors.trace.TraceEvent;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -17,6 +18,7 @@ import dev.selene.engine.layout.Layout;
 import dev.selene.transport.gpu.DevicePlacement;
 import dev.selene.transport.gpu.KeyedContent;
 import dev.selene.transport.gpu.SimulatedDevice;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -24,6 +26,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -85,7 +88,7 @@ class HostCacheTest {
         return DevicePlacement.contiguous(LAYOUT, base, hasRow);
     }
 
-    private static <T> T await(java.util.concurrent.CompletionStage<T> stage) throws Exception {
+    private static <T> T await(CompletionStage<T> stage) throws Exception {
         return stage.toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
 
@@ -222,7 +225,7 @@ class HostCacheTest {
         copier.crashNextCopies(1);
         PublishResult r = await(cache.publish(doomed, snapshot(doomed)));
         assertEquals("record_actor_failed", assertInstanceOf(PublishResult.Failed.class, r).reason());
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
+        Awaitility.await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
                 .until(() -> {
                     CacheStatus s = await(cache.status());
                     return s.freeSlots() == s.totalSlots();
@@ -243,7 +246,7 @@ class HostCacheTest {
             RecordSpec s = spec(k, null, true);
             stalled.add(cache.publish(s, snapshot(s)).toCompletableFuture());
         }
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
+        Awaitility.await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
                 .until(() -> await(cache.status()).freeSlots() == 0);
         RecordSpec c = spec(54, null, true);
         Publisher publisher = new Publisher(cache);
@@ -258,7 +261,7 @@ class HostCacheTest {
         for (CompletableFuture<PublishResult> f : stalled) {
             assertInstanceOf(PublishResult.Stored.class, f.get(10, TimeUnit.SECONDS));
         }
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
+        Awaitility.await().atMost(Duration.ofSeconds(5))
                 .until(() -> cache.counters().get("abandoned.no_space") == 1);
     }
 
@@ -280,7 +283,7 @@ class HostCacheTest {
         RecordSpec s = spec(70, null, true);
         await(cache.publish(s, snapshot(s)));
         List<String> actors = cache.traces().trace(s.key()).orElseThrow().stream()
-                .map(dev.selene.actors.trace.TraceEvent::actor).toList();
+                .map(TraceEvent::actor).toList();
         assertTrue(actors.containsAll(List.of("RecordActor", "SlotPool", "Catalog")), actors.toString());
     }
 }

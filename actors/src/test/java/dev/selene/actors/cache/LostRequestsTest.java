@@ -6,14 +6,19 @@ import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.RecordDescription;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.metrics.CacheCounters;
+import dev.selene.actors.metrics.CacheMetrics;
+import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
+import dev.selene.engine.slots.SlotAccounting;
 import dev.selene.transport.disk.RecordFileNames;
 import dev.selene.transport.gpu.DevicePlacement;
 import dev.selene.transport.gpu.KeyedContent;
 import dev.selene.transport.gpu.SimulatedDevice;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -101,16 +106,16 @@ class LostRequestsTest {
      */
     @Test
     void aRequestThatMayNotWait_behindAWaitingOne_isStillToldShortAtOnce() {
-        org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit kit =
-                org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit.create();
-        dev.selene.actors.metrics.CacheMetrics metrics = dev.selene.actors.metrics.CacheMetrics.forNode(
-                "lost_pool", new dev.selene.actors.metrics.CacheCounters());
+        ActorTestKit kit =
+                ActorTestKit.create();
+        CacheMetrics metrics = CacheMetrics.forNode(
+                "lost_pool", new CacheCounters());
         try {
-            var pool = kit.spawn(SlotPool.create(10, 4, metrics, new dev.selene.actors.trace.TraceBook(100)));
+            var pool = kit.spawn(SlotPool.create(10, 4, metrics, new TraceBook(100)));
             var hog = kit.<SlotPool.AllocateReply>createTestProbe();
             var patient = kit.<SlotPool.AllocateReply>createTestProbe();
             var impatient = kit.<SlotPool.AllocateReply>createTestProbe();
-            var publish = dev.selene.engine.slots.SlotAccounting.Purpose.PUBLISH;
+            var publish = SlotAccounting.Purpose.PUBLISH;
             pool.tell(new SlotPool.Allocate(new RecordKey(NS, 1), 10, publish, false, hog.ref()));
             assertInstanceOf(SlotPool.Allocated.class, hog.receiveMessage());
             pool.tell(new SlotPool.Allocate(new RecordKey(NS, 2), 6, publish, true, patient.ref()));

@@ -181,7 +181,7 @@ class RecordActorTest {
         device.register(host);
         slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, 8, metrics, new TraceBook(64)));
         records = new RecordContext(LAYOUT, host, device, slotPool, metrics, new TraceBook(64),
-                dev.selene.actors.cache.FaultInjection.NONE, Duration.ofSeconds(30), System::nanoTime, new DeviceTransfers());
+                FaultInjection.NONE, Duration.ofSeconds(30), System::nanoTime, new DeviceTransfers());
         RecordSpec s = spec(6);
         ActorRef<RecordActor.Command> actor = kit.spawn(RecordActor.resident(records, s, catalog.ref(), disk.ref()));
         actor.tell(new RecordActor.Spill(SlotList.of(0)));

@@ -12,6 +12,7 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -30,7 +31,7 @@ class SlotPoolTest {
         METRICS.close();
     }
 
-    private final java.util.List<ActorRef<SlotPool.Command>> pools = new java.util.ArrayList<>();
+    private final List<ActorRef<SlotPool.Command>> pools = new ArrayList<>();
 
     private ActorRef<SlotPool.Command> pool(int total, int intake) {
         ActorRef<SlotPool.Command> pool = KIT.spawn(SlotPool.create(total, intake, METRICS, new TraceBook(100)));

@@ -3,9 +3,9 @@ package dev.selene.actors.cache;
 import dev.selene.actors.api.CacheStatus;
 import dev.selene.actors.api.DrainReport;
 import dev.selene.actors.api.EvictOutcome;
-import dev.selene.actors.api.Publisher;
 import dev.selene.actors.api.PublishOutcome;
 import dev.selene.actors.api.PublishResult;
+import dev.selene.actors.api.Publisher;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
@@ -16,6 +16,7 @@ import dev.selene.engine.layout.Layout;
 import dev.selene.transport.gpu.DevicePlacement;
 import dev.selene.transport.gpu.KeyedContent;
 import dev.selene.transport.gpu.SimulatedDevice;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -181,7 +182,7 @@ class SupervisionTest {
         roots.add(spec(90, 0).key());
         for (RecordKey root : roots) {
             // A record the spill plan is writing right now is busy: evict it once its write has ended.
-            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+            Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
                     .until(() -> await(cache.evict(root)).result() != EvictOutcome.Result.BUSY);
         }
         CacheStatus s = await(cache.status());

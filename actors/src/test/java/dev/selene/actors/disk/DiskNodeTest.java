@@ -1,17 +1,19 @@
 package dev.selene.actors.disk;
 
+import dev.selene.actors.api.DrainReport;
+import dev.selene.actors.api.ExpiryReport;
 import dev.selene.actors.api.LookupResult;
 import dev.selene.actors.api.PublishOutcome;
 import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.Publisher;
+import dev.selene.actors.api.RecordDescription;
+import dev.selene.actors.api.RecordPage;
+import dev.selene.actors.api.RecordView;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
 import dev.selene.actors.api.Tier;
-import dev.selene.actors.api.DrainReport;
-import dev.selene.actors.api.RecordDescription;
-import dev.selene.actors.api.RecordPage;
-import dev.selene.actors.api.RecordView;
+import dev.selene.actors.cache.HostCache;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -21,6 +23,7 @@ import dev.selene.transport.disk.RecordFileNames;
 import dev.selene.transport.gpu.DevicePlacement;
 import dev.selene.transport.gpu.KeyedContent;
 import dev.selene.transport.gpu.SimulatedDevice;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -28,9 +31,16 @@ import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
@@ -198,17 +208,17 @@ class DiskNodeTest {
         List<RecordSpec> fresh = publishChain(first, 700, 2);
         first.close(); // drains all five
         nodes.remove(first);
-        java.nio.file.attribute.FileTime twoHoursAgo = java.nio.file.attribute.FileTime.from(
-                java.time.Instant.now().minus(Duration.ofHours(2)));
+        FileTime twoHoursAgo = FileTime.from(
+                Instant.now().minus(Duration.ofHours(2)));
         Files.setLastModifiedTime(RecordFileNames.recordFile(dir, old.getFirst().key()), twoHoursAgo);
         CacheConfig config = CacheConfig.memoryOnly(LAYOUT, 40 * LAYOUT.slotBytes()).withConcurrency(1)
                 .withWindowSlots(LAYOUT.slotsPerRecord(true)).withHostBudgetBytes(50 * LAYOUT.slotBytes())
                 .withDisk(dir.toString(), 64L << 20).withMaxAge(Duration.ofHours(1));
         SeleneCache cache = SeleneCache.start(config, copier);
         nodes.add(cache);
-        dev.selene.actors.api.ExpiryReport memoryReport = await(cache.expireNow());
+        ExpiryReport memoryReport = await(cache.expireNow());
         assertTrue(memoryReport.enabled());
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+        Awaitility.await().atMost(Duration.ofSeconds(10))
                 .until(() -> cache.counters().get("expired.disk") == 3);
         for (RecordSpec s : old) {
             assertTrue(!Files.exists(RecordFileNames.recordFile(dir, s.key())), s.key() + " expired with its root");
@@ -255,22 +265,22 @@ class DiskNodeTest {
 
     @Test
     void aChildsFileNeverCommitsBeforeItsParents() throws Exception {
-        List<RecordKey> commitOrder = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<RecordKey> commitOrder = Collections.synchronizedList(new ArrayList<>());
         CacheConfig config = CacheConfig.memoryOnly(LAYOUT, 0).withConcurrency(1)
                 .withWindowSlots(LAYOUT.slotsPerRecord(true)).withHostBudgetBytes(10L * LAYOUT.slotBytes())
                 .withDisk(dir.toString(), 64L << 20);
         SeleneCache cache = SeleneCache.start(config, copier, executor -> new CommitOrderRecorder(
-                dev.selene.actors.cache.HostCache.DEFAULT_RECORD_IO.apply(executor), commitOrder));
+                HostCache.DEFAULT_RECORD_IO.apply(executor), commitOrder));
         nodes.add(cache);
         List<List<RecordSpec>> chains = new ArrayList<>();
-        List<java.util.concurrent.CompletableFuture<List<RecordSpec>>> running = new ArrayList<>();
+        List<CompletableFuture<List<RecordSpec>>> running = new ArrayList<>();
         for (int c = 0; c < 4; c++) {
             long first = 2000 + 100L * c;
-            running.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            running.add(CompletableFuture.supplyAsync(() -> {
                 try {
                     return publishChain(cache, first, 6);
                 } catch (Exception e) {
-                    throw new java.util.concurrent.CompletionException(e);
+                    throw new CompletionException(e);
                 }
             }));
         }
@@ -306,7 +316,7 @@ class DiskNodeTest {
         // Writes still in flight at the stop finish before the store lets go of the slots, so more may be found.
         assertTrue(after.records().stream().map(RecordView::key).toList().containsAll(
                 before.records().stream().map(RecordView::key).toList()), "every committed record is found again");
-        java.util.Set<RecordKey> onDisk = new java.util.HashSet<>(after.records().stream().map(RecordView::key)
+        Set<RecordKey> onDisk = new HashSet<>(after.records().stream().map(RecordView::key)
                 .toList());
         int restoredChains = 0;
         for (List<RecordSpec> chain : chains) {
