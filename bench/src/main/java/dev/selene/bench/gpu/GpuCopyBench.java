@@ -33,8 +33,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Device ↔ host bandwidth on a real GPU for 16, 64 and 256 KiB pieces, all measured in one run so that ratios hold
- * (DESIGN §9, issue 5):
+ * Device ↔ host bandwidth on a real GPU for 16, 64 and 256 KiB pieces, all measured in one run so that ratios hold:
  * <ol type="a">
  *   <li>{@code pipeline}: records of DeepSeek-like (TP4, 31 pieces per rank) and Qwen-like (TP1, 167 pieces) shapes,
  *       with the piece size as page size, published (D2H) and restored (H2D) through a whole {@link SeleneCache}
@@ -419,7 +418,7 @@ public final class GpuCopyBench {
                     row.get("path"), row.get("mode"), row.get("pieceKiB"), row.get("what"), row.get("d2hGBps"),
                     ratio(row, "d2h"), row.get("h2dGBps"), ratio(row, "h2d")));
         }
-        out.append("\nGoal (issue 5): pipeline ≥ 0.90 × ceiling at every piece size.\n");
+        out.append("\nGoal: pipeline ≥ 0.90 × ceiling at every piece size.\n");
         if (problems.isEmpty()) {
             out.append("\nAll verified byte for byte: no problems.\n");
         } else {

@@ -38,7 +38,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * The peer comparison of DESIGN §9: the byte volume of {@code DiskWriteReadBench} put through Ehcache 3 with heap,
+ * The peer comparison: the byte volume of {@code DiskWriteReadBench} put through Ehcache 3 with heap,
  * off-heap and persistent disk tiers, beside Selene's {@link DirectRecordIo} on the same records, in one run.
  *
  * <p>Values are {@code byte[]} of one DeepSeek-TP4 record's body (7.75 MiB by default), keys {@code long}s, put and

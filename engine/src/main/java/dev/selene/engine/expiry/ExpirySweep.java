@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  * decides.
  *
  * <pre>
- * Rules (DESIGN.md B18):
+ * Rules (max age, B18):
  *   - A record is stale when it has not been used for longer than the max age: now - lastUse > maxAge.
  *   - Records are visited oldest last use first; the walk ends at the first fresh record (a use refreshes the
  *     last use of every ancestor, so once one record is fresh every later one is too, and in particular the

@@ -50,7 +50,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The admin HTTP routes (DESIGN §8). Read-only: {@code /health}, {@code /ready}, {@code /metrics}, {@code /status},
+ * The admin HTTP routes. Read-only: {@code /health}, {@code /ready}, {@code /metrics}, {@code /status},
  * {@code /status/history}, {@code /records}, {@code /records/{ns}/{key}}, {@code /trace/{ns}/{key}},
  * {@code /actors}, and the status page at {@code /}. Mutating, with {@code Authorization: Bearer TOKEN}:
  * {@code POST /drain}, {@code DELETE /records/{ns}/{key}}, {@code POST /expire}.

@@ -36,7 +36,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
 /**
- * Replays the production burst (DESIGN §9): conversations publish their turns' records from GPU snapshots that
+ * Replays the production burst: conversations publish their turns' records from GPU snapshots that
  * live only {@code snapshotMillis}, many at once; then a probe restores every conversation to the device and
  * verifies every byte against the keyed content (B16).
  *

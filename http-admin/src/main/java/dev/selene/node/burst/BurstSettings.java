@@ -3,7 +3,7 @@ package dev.selene.node.burst;
 import dev.selene.engine.layout.Layout;
 
 /**
- * The knobs of one burst run (DESIGN §9): the workload's shape, the GPU snapshot budget and the node under test.
+ * The knobs of one burst run: the workload's shape, the GPU snapshot budget and the node under test.
  *
  * @param layout          model layout
  * @param conversations   conversations per run

@@ -18,7 +18,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
-/** {@code selene burst}: the production burst scenario against an embedded node (DESIGN §9). */
+/** {@code selene burst}: the production burst scenario against an embedded node. */
 @Command(name = "burst", mixinStandardHelpOptions = true,
         description = "Replay the production burst: conversations publish under a bounded GPU snapshot budget, "
                 + "then a probe restores every conversation and verifies every byte.")

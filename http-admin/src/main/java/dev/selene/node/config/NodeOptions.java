@@ -8,7 +8,7 @@ import java.util.Map;
 
 /**
  * The command-line options shared by every command that starts a node: {@code --config FILE} and the flags that
- * override single settings of it (DESIGN §7). A flag left out keeps the file's or the default value.
+ * override single settings of it. A flag left out keeps the file's or the default value.
  */
 public final class NodeOptions {
 

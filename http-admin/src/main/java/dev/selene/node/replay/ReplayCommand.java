@@ -17,7 +17,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
-/** {@code selene replay TRACE}: a Mooncake-format trace through an embedded memory-only node (DESIGN §9). */
+/** {@code selene replay TRACE}: a Mooncake-format trace through an embedded memory-only node. */
 @Command(name = "replay", mixinStandardHelpOptions = true,
         description = "Replay a Mooncake-format trace (one JSON request per line; hash_ids are 512-token prefix "
                 + "blocks) and report the hit ratio, restores by tier, recomputes and the unbounded ceiling.")

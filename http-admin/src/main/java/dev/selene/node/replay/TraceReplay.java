@@ -24,7 +24,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Replays a Mooncake-format trace through a node as a serving engine would (DESIGN §9): requests arrive at their
+ * Replays a Mooncake-format trace through a node as a serving engine would: requests arrive at their
  * timestamp divided by the speed-up (or as fast as possible); for each, look up the longest cached prefix,
  * restore it to the (simulated) device and count its tokens as served from cache; then publish the request's
  * records from the match on (a row at the last block, and optionally every few blocks), which answers {@code Present} for records already

@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The admin HTTP API (DESIGN §8) on a real server on a free loopback port, through a real HTTP client. */
+/** The admin HTTP API on a real server on a free loopback port, through a real HTTP client. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AdminServerTest {
 
