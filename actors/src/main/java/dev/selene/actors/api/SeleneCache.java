@@ -135,8 +135,7 @@ public final class SeleneCache implements AutoCloseable {
         }
         if (!r.ready()) {
             cache.stopQuietly();
-            throw r.failure().startsWith("selene.") || r.failure().contains("refused")
-                    ? new IllegalArgumentException(r.failure()) : new IllegalStateException(r.failure());
+            throw r.setting() ? new IllegalArgumentException(r.failure()) : new IllegalStateException(r.failure());
         }
         return cache;
     }

@@ -103,7 +103,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     record CheckInvariants(ActorRef<String> replyTo) implements Command {
     }
 
-    /** From a record actor: its slots are leased; {@code copy} is its copy once started, else null. */
+    /** From a record actor: its copy into {@code slots} has started (the slot pool told of the grant before). */
     record Leased(RecordKey key, SlotList slots, CompletableFuture<Void> copy) implements Command {
     }
 
@@ -363,8 +363,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         RecordCatalog.State state = catalog.state(t.key());
         if (state == RecordCatalog.State.IN_FLIGHT) {
             records.traces().append(t.key(), "Catalog", "RecordActor failed while publishing; slots released");
-            slotPool.tell(new SlotPool.Cancel(t.key(), SlotAccounting.Purpose.PUBLISH,
-                    f.ticket()));
+            slotPool.tell(new SlotPool.Cancel(t.key(), SlotAccounting.Purpose.PUBLISH, f.ticket()));
             if (f.lease() != null) {
                 SlotList lease = f.lease();
                 if (f.copy() == null) {

@@ -124,8 +124,13 @@ public final class HostCache {
     public record WhenReady(ActorRef<Readiness> replyTo) implements Command {
     }
 
-    /** The answer to {@link WhenReady}: null {@code failure} when ready. */
-    public record Readiness(String failure) {
+    /**
+     * The answer to {@link WhenReady}: null {@code failure} when ready; {@code setting} when the failure is a setting
+     * the operator must change (as opposed to the environment: a directory in use, memory that cannot be mapped).
+     */
+    public record Readiness(String failure, boolean setting) {
+        static final Readiness READY = new Readiness(null, false);
+
         public boolean ready() {
             return failure == null;
         }
@@ -138,7 +143,7 @@ public final class HostCache {
         INSTANCE
     }
 
-    private record StartFailed(String reason) implements Command {
+    private record StartFailed(String reason, boolean setting) implements Command {
     }
 
     /** What the disk store found when it started (or restarted): handed on to the catalog. */
@@ -223,7 +228,7 @@ public final class HostCache {
             String why = config.warmBytes() > 0
                     ? "a shared pool with a warm tier is refused: set selene.warm = 0 for pool mode"
                     : "the shared pool tier is not available in this build; configure a warm tier or a disk";
-            return refused(why);
+            return refused(why, true);
         }
         IntakeSizing sizing = IntakeSizing.compute(config.layout(), config.concurrency(),
                 config.effectiveWindowSlots(), config.warmBytes(), config.hostBudgetBytes());
@@ -302,7 +307,8 @@ public final class HostCache {
                 Throwable cause = m.failure() instanceof CompletionException c
                         && c.getCause() != null ? c.getCause() : m.failure();
                 return stash.unstashAll(refused("host memory of " + sizing.totalSlots() + " slots could not be "
-                        + "mapped: " + (cause instanceof OutOfMemoryError ? "out of memory" : cause.getMessage())));
+                        + "mapped: " + (cause instanceof OutOfMemoryError ? "out of memory" : cause.getMessage()),
+                        false));
             }
             HostMemory host = m.host();
             parts.copier().register(host);
@@ -317,7 +323,8 @@ public final class HostCache {
                 disk = ctx.spawn(Behaviors.supervise(DiskStore.create(Path.of(config.diskDir()), config.layout(),
                                 host, recordIo, blocking, metrics, parts.traces(), parts.faults(), outcome -> {
                                     if (outcome instanceof Throwable t) {
-                                        self.tell(new StartFailed(t.getMessage()));
+                                        boolean setting = t instanceof IllegalArgumentException;
+                                        self.tell(new StartFailed(t.getMessage(), setting));
                                     } else {
                                         self.tell(new DiskScanned((DiskStore.Recovery) outcome));
                                     }
@@ -352,11 +359,11 @@ public final class HostCache {
                     .onMessage(StartFailed.class, f -> {
                         ctx.getLog().error("the node could not start: {}", f.reason());
                         running.host().close();
-                        return stash.unstashAll(refused(f.reason()));
+                        return stash.unstashAll(refused(f.reason(), f.setting()));
                     })
                     .onMessage(ChildStopped.class, c -> {
                         ctx.getLog().error("{} stopped while the node started", c.name());
-                        return stash.unstashAll(refused(c.name() + " stopped while the node started"));
+                        return stash.unstashAll(refused(c.name() + " stopped while the node started", false));
                     })
                     .onMessage(Command.class, this::stashed)
                     .build();
@@ -401,7 +408,7 @@ public final class HostCache {
                 case EvictRecord e -> catalog.tell(new Catalog.EvictRecord(e.key(), e.replyTo()));
                 case ExpireNow x -> catalog.tell(new Catalog.ExpireNow(x.replyTo()));
                 case CheckInvariants c -> catalog.tell(new Catalog.CheckInvariants(c.replyTo()));
-                case WhenReady w -> w.replyTo().tell(new Readiness(null));
+                case WhenReady w -> w.replyTo().tell(Readiness.READY);
                 case Stop s -> {
                     return Behaviors.stopped();
                 }
@@ -444,10 +451,10 @@ public final class HostCache {
     }
 
     /** A node that could not start: it answers {@link WhenReady} with the reason and stops on anything else. */
-    private static Behavior<Command> refused(String reason) {
+    private static Behavior<Command> refused(String reason, boolean setting) {
         return Behaviors.receive(Command.class)
                 .onMessage(WhenReady.class, w -> {
-                    w.replyTo().tell(new Readiness(reason));
+                    w.replyTo().tell(new Readiness(reason, setting));
                     return Behaviors.same();
                 })
                 .onMessage(Stop.class, s -> Behaviors.stopped())
@@ -485,7 +492,7 @@ public final class HostCache {
             case Drain d -> d.replyTo().tell(new DrainReport(0, 0, false));
             case GetStatus g -> g.replyTo().tell(new CacheStatus(false, 0, 0, 0, 0, 0, 0,
                     metrics.counters().snapshot(), null, metrics.node()));
-            case WhenReady w -> w.replyTo().tell(new Readiness(null));
+            case WhenReady w -> w.replyTo().tell(Readiness.READY);
             case CheckInvariants check -> check.replyTo().tell("");
             case Stop s -> { }
             case Mapped m -> { }

@@ -178,6 +178,17 @@ class DiskNodeTest {
     }
 
     @Test
+    void aDiskDirectoryThatIsAFile_isASettingError_namingTheSetting() throws Exception {
+        Path file = Files.createFile(dir.resolve("not-a-directory"));
+        CacheConfig config = CacheConfig.memoryOnly(LAYOUT, 0).withConcurrency(1)
+                .withWindowSlots(LAYOUT.slotsPerRecord(true)).withHostBudgetBytes(10L * LAYOUT.slotBytes())
+                .withDisk(file.toString(), 64L << 20);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> nodes.add(SeleneCache.start(config, copier)));
+        assertTrue(e.getMessage().startsWith("selene.disk.dir"), e.getMessage());
+    }
+
+    @Test
     void secondNode_onTheSameDirectory_failsAtStartWithOneClearLine() {
         node(0, false);
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> node(0, false));

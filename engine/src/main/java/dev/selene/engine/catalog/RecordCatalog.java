@@ -507,10 +507,12 @@ public final class RecordCatalog {
     // ---- recovery, expiry, operators ----
 
     /**
-     * Takes what a scan of the disk found (at start, or after the disk store restarted): files the catalog did not
-     * know are added (resident copies become clean), files it knew that are gone leave it (with their
-     * descendants'), and the oldest are evicted beyond the capacity, counting the room reserved for writes in
-     * flight. A file of a record being written is left to that write's report.
+     * Takes what a scan of the disk found: files the catalog did not know are added (resident copies become clean),
+     * files it knew that are gone leave it (with their descendants'), files whose parent is in neither are returned
+     * for deletion, and the oldest are evicted beyond the capacity, counting the room reserved for writes in flight.
+     * A file of a record being written or published is left to that record's report. The node calls it once, at
+     * start, on an empty catalog; on a live catalog it reconciles (a scan racing writes and deletes would mislead
+     * it, which is why the node keeps its own view after a disk store restart).
      */
     public Removal recovered(List<Recovered> records) {
         long now = clock.getAsLong();
