@@ -62,11 +62,7 @@ public final class CacheSettings {
             throw SettingsException.invalid(r.path("disk.size"), r.raw("disk.size"), "at least one record ("
                     + ByteSize.format(recordBytes) + ") when selene.disk.dir is set, e.g. 100g");
         }
-        boolean pool = !r.addresses("pool.managers").isEmpty();
-        if (pool && warm > 0) {
-            throw SettingsException.invalid(r.path("warm"), r.raw("warm"),
-                    "0 when selene.pool.managers is set (a multi-host pool keeps no warm tier)");
-        }
+        List<String> pool = r.addresses("pool.managers");
         Duration maxAge = r.durationOrOff("prefix-cache.max-age");
         boolean drain = r.bool("prefix-cache.drain-on-shutdown");
         try {

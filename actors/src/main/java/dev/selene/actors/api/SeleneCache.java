@@ -3,6 +3,7 @@ package dev.selene.actors.api;
 import com.typesafe.config.Config;
 import dev.selene.actors.cache.HostCache;
 import dev.selene.actors.metrics.CacheCounters;
+import dev.selene.actors.pool.PoolCluster;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
@@ -115,6 +116,12 @@ public final class SeleneCache implements AutoCloseable {
 
     private static SeleneCache own(CacheConfig config, HostCache.Parts parts, boolean ownsCopier, Config pekko,
                                    String name) {
+        if (config.poolEnabled() && !"cluster".equals(pekko.getString("pekko.actor.provider"))) {
+            // A pool host is a member of the pool's cluster: the system joins the managers under the pool's name.
+            pekko = PoolCluster.config(pekko.getString("selene.pool.bind"), pekko.getInt("selene.pool.port"),
+                    config.poolManagers(), PoolCluster.HOST_ROLE, pekko);
+            name = PoolCluster.SYSTEM_NAME;
+        }
         ActorSystem<HostCache.Command> system = ActorSystem.create(HostCache.create(config, parts), name, pekko);
         return awaitReady(new SeleneCache(system, true, system, config, parts, ownsCopier));
     }

@@ -15,10 +15,12 @@ import dev.selene.actors.api.RecordView;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.RetryReason;
 import dev.selene.actors.api.Tier;
+import dev.selene.actors.pool.PoolEntry;
 import dev.selene.engine.catalog.RecordCatalog;
 import dev.selene.engine.cost.BandwidthEstimator;
 import dev.selene.engine.cost.RestoreCost;
 import dev.selene.engine.expiry.ExpirySweep;
+import dev.selene.engine.index.ChainMatch;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.slots.SlotAccounting;
@@ -136,8 +138,8 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     record AdoptRestored(RecordSpec spec, SlotList slots) implements Command {
     }
 
-    /** From a restore: one wave of disk reads moved {@code bytes} in {@code nanos} (B15). */
-    record ReadSample(long bytes, long nanos) implements Command {
+    /** From a restore: one wave of reads from {@code tier} moved {@code bytes} in {@code nanos} (B15). */
+    record ReadSample(Tier tier, long bytes, long nanos) implements Command {
     }
 
     /** From a restore: the file of {@code key} is gone or quarantined. */
@@ -146,6 +148,10 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
 
     /** From the disk store: what it found at start (or after a restart). */
     record DiskRecovered(DiskStore.Recovery recovery) implements Command {
+    }
+
+    /** A lookup or restore, with what the pool holds of the chain beyond this node's own records. */
+    private record PoolExtended(Command request, int from, List<PoolEntry> found) implements Command {
     }
 
     private record PressureReported(SlotPool.Pressure pressure) implements Command {
@@ -157,7 +163,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     private record RecordTerminated(RecordKey key, ActorRef<RecordActor.Command> actor) implements Command {
     }
 
-    private record WriteSettled(RecordKey key, DiskStore.WriteReply reply) implements Command {
+    private record WriteSettled(RecordKey key, Store.WriteReply reply) implements Command {
     }
 
     private record ReleaseAfterCopy(SlotList slots) implements Command {
@@ -176,6 +182,17 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
 
     /** Read bandwidth assumed before any sample (B15): a conservative NVMe figure. */
     static final double PRIOR_READ_BYTES_PER_SECOND = 1.0e9;
+    /** Pool read bandwidth assumed before any sample (B15): a conservative figure for a 25 Gb/s network. */
+    static final double PRIOR_POOL_BYTES_PER_SECOND = 1.0e9;
+    /**
+     * The capacity the catalog gives a pool that is the node's only durable store: the managers decide what they
+     * keep, so the host never evicts a retired record for room.
+     */
+    static final long POOL_CAPACITY_BYTES = Long.MAX_VALUE / 4;
+    /** How long a lookup waits for the pool's part of a chain; without an answer the match ends at the node's own. */
+    static final Duration POOL_FIND_TIMEOUT = Duration.ofSeconds(6);
+    /** The most records of a chain asked of the pool at once. */
+    static final int POOL_FIND_MAX_RECORDS = 1024;
     /** Half-life with which the read estimate decays back toward the prior between samples. */
     static final long ESTIMATE_HALF_LIFE_NANOS = TimeUnit.SECONDS.toNanos(30);
 
@@ -191,9 +208,15 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
 
     private final RecordContext records;
     private final ActorRef<SlotPool.Command> slotPool;
-    private final ActorRef<DiskStore.Command> disk;
+    /** Where spills go: the disk store, else the pool store, else null (memory only). */
+    private final ActorRef<Store.Command> durable;
+    /** Whether the durable store is a disk (it scans at start); otherwise it is the pool. */
+    private final boolean diskTier;
+    /** The pool store, or null without a pool. */
+    private final ActorRef<Store.Command> pool;
     private final RecordCatalog catalog;
     private final BandwidthEstimator readEstimate;
+    private final BandwidthEstimator poolEstimate;
     private final Settings settings;
     private final TimerScheduler<Command> timers;
     private final Map<RecordKey, Live> live = new HashMap<>();
@@ -207,38 +230,41 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     private int drainSkipped;
     private long restores;
 
-    /** The catalog of a node; {@code disk} is null without a disk tier. */
-    static Behavior<Command> create(RecordContext records, ActorRef<DiskStore.Command> disk,
-                                    Settings settings) {
+    /** The catalog of a node; {@code disk} and {@code pool} are null without those tiers. */
+    static Behavior<Command> create(RecordContext records, ActorRef<Store.Command> disk,
+                                    ActorRef<Store.Command> pool, Settings settings) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             if (settings.maxAge() != null) {
                 timers.startTimerWithFixedDelay(SweepTick.INSTANCE, Duration.ofNanos(
                         ExpirySweep.SWEEP_INTERVAL_NANOS));
             }
-            return new Catalog(ctx, timers, records, disk, settings);
+            return new Catalog(ctx, timers, records, disk, pool, settings);
         }));
     }
 
     private Catalog(ActorContext<Command> ctx, TimerScheduler<Command> timers, RecordContext records,
-                    ActorRef<DiskStore.Command> disk, Settings settings) {
+                    ActorRef<Store.Command> disk, ActorRef<Store.Command> pool, Settings settings) {
         super(ctx);
         this.timers = timers;
         this.records = records;
         this.slotPool = records.slotPool();
-        this.disk = disk;
+        this.durable = disk != null ? disk : pool;
+        this.diskTier = disk != null;
+        this.pool = pool;
         this.settings = settings;
-        this.catalog = new RecordCatalog(records.layout(), disk == null ? 0 : settings.diskCapacityBytes(),
-                settings.spillInFlightCap(), settings.clock());
+        long capacity = disk != null ? settings.diskCapacityBytes() : pool != null ? POOL_CAPACITY_BYTES : 0;
+        this.catalog = new RecordCatalog(records.layout(), capacity, settings.spillInFlightCap(), settings.clock());
         this.readEstimate = new BandwidthEstimator("disk", PRIOR_READ_BYTES_PER_SECOND, ESTIMATE_HALF_LIFE_NANOS);
+        this.poolEstimate = new BandwidthEstimator("pool", PRIOR_POOL_BYTES_PER_SECOND, ESTIMATE_HALF_LIFE_NANOS);
         this.grants = ctx.messageAdapter(SlotPool.Granted.class, LeaseGranted::new);
         slotPool.tell(new SlotPool.Attach(ctx.messageAdapter(SlotPool.Evict.class, EvictRequested::new),
-                disk == null ? null : ctx.messageAdapter(SlotPool.Pressure.class, PressureReported::new)));
+                durable == null ? null : ctx.messageAdapter(SlotPool.Pressure.class, PressureReported::new)));
         this.recovered = disk == null;
         if (disk != null) {
             records.metrics().diskCapacity(settings.diskCapacityBytes());
             records.metrics().readEstimate(PRIOR_READ_BYTES_PER_SECOND);
         }
-        records.metrics().catalog(catalog.stats());
+        records.metrics().catalog(catalog.stats(), durableTier());
         if (recovered) {
             settings.onReady().run();
         }
@@ -253,8 +279,9 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         records.faults().beforeHandling("Catalog", command);
         switch (command) {
             case Publish p -> onPublish(p);
-            case Lookup l -> l.replyTo().tell(lookup(l.namespace(), l.chain()));
-            case Restore r -> onRestore(r);
+            case Lookup l -> withPool(l, l.namespace(), l.chain());
+            case Restore r -> withPool(r, r.namespace(), r.chain());
+            case PoolExtended e -> onExtended(e);
             case Drain d -> onDrain(d);
             case ListRecords l -> l.replyTo().tell(page(l));
             case DescribeRecord d -> d.replyTo().tell(describe(d.key()));
@@ -293,7 +320,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             case DrainTimeout t -> finishDrain(true);
         }
         reportClean();
-        records.metrics().catalog(catalog.stats());
+        records.metrics().catalog(catalog.stats(), durableTier());
         return this;
     }
 
@@ -314,7 +341,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
                 long ticket = ++tickets;
                 ActorRef<RecordActor.Command> actor = getContext().spawnAnonymous(RecordActor.publish(records,
                         p.spec(), p.snapshot(), p.patience(), new SlotPool.LeaseNotice(ticket, grants), p.replyTo(),
-                        getContext().getSelf(), disk));
+                        getContext().getSelf(), stores()));
                 getContext().watchWith(actor, new RecordTerminated(key, actor));
                 live.put(key, new Live(actor, ticket, p.replyTo(), null, null));
             }
@@ -342,7 +369,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     private void onResident(Resident r) {
         RecordKey key = r.spec().key();
         catalog.resident(r.spec(), r.slots());
-        if (disk == null) {
+        if (durable == null) {
             live.remove(key);
         } else {
             live.put(key, new Live(r.actor(), 0, null, null, null));
@@ -380,19 +407,11 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         } else if (state == RecordCatalog.State.BEING_WRITTEN) {
             // Its write may still be reading the slots: wait for the store to say how it ended.
             records.traces().append(t.key(), "Catalog", "RecordActor failed while writing; waiting for the write");
-            disk.tell(new DiskStore.Settle(t.key(), getContext().messageAdapter(DiskStore.WriteReply.class,
-                    r -> new WriteSettled(keyOf(r), r))));
+            durable.tell(new Store.Settle(t.key(), getContext().messageAdapter(Store.WriteReply.class,
+                    r -> new WriteSettled(r.key(), r))));
         } else {
             records.traces().append(t.key(), "Catalog", "RecordActor failed while parked; the record stays dirty");
         }
-    }
-
-    private static RecordKey keyOf(DiskStore.WriteReply r) {
-        return switch (r) {
-            case DiskStore.Written w -> w.key();
-            case DiskStore.WriteFailed f -> f.key();
-            case DiskStore.NotWritten n -> n.key();
-        };
     }
 
     private void onSettled(WriteSettled w) {
@@ -400,9 +419,9 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             return;
         }
         switch (w.reply()) {
-            case DiskStore.Written ok -> onCommitted(w.key(), ok.bytes(), ok.nanos());
-            case DiskStore.WriteFailed f -> onGivenUp(w.key(), f.reason());
-            case DiskStore.NotWritten n -> {
+            case Store.Written ok -> onCommitted(w.key(), ok.bytes(), ok.nanos());
+            case Store.WriteFailed f -> onGivenUp(w.key(), f.reason());
+            case Store.NotWritten n -> {
                 // The write never ran: the record is dirty as before and is planned again (with a new actor).
                 catalog.writeNeverRan(w.key());
                 records.traces().append(w.key(), "Catalog", "Its write never ran; dirty again");
@@ -414,7 +433,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     // ---- spill ----
 
     private void plan() {
-        if (disk == null || !recovered) {
+        if (durable == null || !recovered) {
             return;
         }
         long target = drainReplyTo != null ? Long.MAX_VALUE : targetSlots;
@@ -422,7 +441,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             return;
         }
         RecordCatalog.SpillPlan plan = catalog.planSpills(target);
-        records.metrics().evicted(Tier.DISK, plan.removal().files().size());
+        records.metrics().evicted(durableTier(), plan.removal().files().size());
         apply(plan.removal(), "File evicted from the disk for room");
         if (!plan.orphans().removed().isEmpty()) {
             records.metrics().droppedOrphans(plan.orphans().removed().size());
@@ -438,7 +457,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             ActorRef<RecordActor.Command> actor;
             if (f == null) {
                 actor = getContext().spawnAnonymous(RecordActor.resident(records, s.spec(), getContext().getSelf(),
-                        disk));
+                        stores()));
                 getContext().watchWith(actor, new RecordTerminated(key, actor));
                 live.put(key, new Live(actor, 0, null, null, null));
             } else {
@@ -464,12 +483,12 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
                 records.traces().append(key, "Catalog", "Clean (file committed)");
             }
             case PARENT_GONE -> {
-                disk.tell(new DiskStore.Delete(List.of(key)));
+                durable.tell(new Store.Delete(List.of(key)));
                 records.traces().append(key, "Catalog", "Written, then deleted: its parent's file is gone; dirty "
                         + "again");
             }
             case RECORD_GONE -> {
-                disk.tell(new DiskStore.Delete(List.of(key)));
+                durable.tell(new Store.Delete(List.of(key)));
                 records.traces().append(key, "Catalog", "Written, then deleted: the record left memory");
             }
         }
@@ -487,8 +506,8 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     }
 
     private void onDrain(Drain d) {
-        if (disk == null) {
-            getContext().getLog().info("drain asked for, but there is no disk tier to drain to");
+        if (durable == null) {
+            getContext().getLog().info("drain asked for, but there is no disk or pool to drain to");
             d.replyTo().tell(new DrainReport(0, 0, false));
             return;
         }
@@ -500,7 +519,8 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         drainWritten = 0;
         drainSkipped = 0;
         timers.startSingleTimer(DrainTimeout.INSTANCE, d.timeout());
-        getContext().getLog().info("draining dirty records to disk (timeout {})", human(d.timeout()));
+        getContext().getLog().info("draining dirty records to the {} (timeout {})", durableTier().label(),
+                human(d.timeout()));
         plan();
     }
 
@@ -557,7 +577,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             }
         }
         if (!r.files().isEmpty()) {
-            disk.tell(new DiskStore.Delete(List.copyOf(r.files())));
+            durable.tell(new Store.Delete(List.copyOf(r.files())));
         }
         reportClean();
         for (SlotList s : r.slots()) {
@@ -575,62 +595,134 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
 
     // ---- lookup and restore ----
 
-    private LookupResult lookup(String namespace, long[] chain) {
-        RecordCatalog.Match m = catalog.match(namespace, chain);
-        long tokens = (long) m.depth() * records.layout().tokensPerRecord();
-        records.metrics().lookup(m.depth() > 0, tokens);
-        if (m.depth() == 0) {
-            return LookupResult.miss(m.missReason());
+    /**
+     * Answers a lookup or restore at once when the node's own records cover the chain or there is no pool;
+     * otherwise first asks the pool for the rest of the chain ({@link PoolExtended} continues).
+     */
+    private void withPool(Command request, String namespace, long[] chain) {
+        int from = catalog.present(namespace, chain).size();
+        if (pool == null || from >= chain.length) {
+            answer(request, List.of());
+            return;
         }
-        List<LookupResult.Located> located = new ArrayList<>(m.depth());
-        for (RecordCatalog.Located l : m.records()) {
-            located.add(new LookupResult.Located(l.spec().key(), l.spec().hasRow(), tier(l.where())));
+        List<Long> rest = new ArrayList<>();
+        for (int i = from; i < chain.length && rest.size() < POOL_FIND_MAX_RECORDS; i++) {
+            rest.add(chain[i]);
+        }
+        getContext().ask(PoolStore.Found.class, pool, POOL_FIND_TIMEOUT, r -> new PoolStore.Find(namespace, rest, r),
+                (found, failure) -> new PoolExtended(request, from, found == null ? List.of() : found.entries()));
+    }
+
+    private void onExtended(PoolExtended e) {
+        String namespace = e.request() instanceof Lookup l ? l.namespace() : ((Restore) e.request()).namespace();
+        long[] chain = e.request() instanceof Lookup l ? l.chain() : ((Restore) e.request()).chain();
+        // The node's own part may have changed while the pool answered: its records continue only where they
+        // still end.
+        boolean joins = catalog.present(namespace, chain).size() == e.from();
+        answer(e.request(), joins ? e.found() : List.of());
+    }
+
+    private void answer(Command request, List<PoolEntry> fromPool) {
+        switch (request) {
+            case Lookup l -> l.replyTo().tell(lookup(l.namespace(), l.chain(), fromPool));
+            case Restore r -> onRestore(r, fromPool);
+            default -> throw new IllegalArgumentException("not a lookup or restore: " + request);
+        }
+    }
+
+    /** One record of a match and the tier it comes from. */
+    private record Matched(RecordSpec spec, Tier tier) {
+    }
+
+    /**
+     * The match of a chain: the node's own records, then the pool's, up to the deepest record with a row (B14);
+     * empty with the reason when nothing matches.
+     */
+    private List<Matched> match(String namespace, long[] chain, List<PoolEntry> fromPool) {
+        List<Matched> present = new ArrayList<>();
+        for (RecordCatalog.Located l : catalog.present(namespace, chain)) {
+            present.add(new Matched(l.spec(), tier(l.where())));
+        }
+        for (PoolEntry p : fromPool) {
+            present.add(new Matched(p.spec(), Tier.POOL));
+        }
+        int depth = ChainMatch.depth(present.size(), i -> true, i -> present.get(i).spec().hasRow());
+        return present.subList(0, depth);
+    }
+
+    private String missReason(String namespace, long[] chain) {
+        String local = catalog.match(namespace, chain).missReason();
+        return pool == null ? local : local + " (nor held by the pool)";
+    }
+
+    private LookupResult lookup(String namespace, long[] chain, List<PoolEntry> fromPool) {
+        List<Matched> m = match(namespace, chain, fromPool);
+        long tokens = (long) m.size() * records.layout().tokensPerRecord();
+        records.metrics().lookup(!m.isEmpty(), tokens);
+        if (m.isEmpty()) {
+            return LookupResult.miss(missReason(namespace, chain));
+        }
+        List<LookupResult.Located> located = new ArrayList<>(m.size());
+        for (Matched l : m) {
+            located.add(new LookupResult.Located(l.spec().key(), l.spec().hasRow(), l.tier()));
         }
         return new LookupResult(located, tokens, "");
     }
 
-    private void onRestore(Restore r) {
-        RecordCatalog.Match m = catalog.match(r.namespace(), r.chain());
-        if (m.depth() == 0) {
+    private void onRestore(Restore r, List<PoolEntry> fromPool) {
+        List<Matched> m = match(r.namespace(), r.chain(), fromPool);
+        if (m.isEmpty()) {
             records.metrics().restoreMissed();
-            r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.MISS, m.missReason()));
+            r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.MISS, missReason(r.namespace(), r.chain())));
             return;
         }
-        if (r.targets().size() < m.depth()) {
+        if (r.targets().size() < m.size()) {
             records.metrics().restoreFailed();
-            r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.FAILED, "restore of " + m.depth()
+            r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.FAILED, "restore of " + m.size()
                     + " records got only " + r.targets().size() + " device placements"));
             return;
         }
         long diskBytes = 0;
-        for (RecordCatalog.Located l : m.records()) {
-            if (l.where() == RecordCatalog.Where.DISK) {
-                diskBytes += records.layout().recordBytes(l.spec().hasRow());
+        long poolBytes = 0;
+        for (Matched l : m) {
+            long bytes = records.layout().recordBytes(l.spec().hasRow());
+            if (l.tier() == Tier.DISK) {
+                diskBytes += bytes;
+            } else if (l.tier() == Tier.POOL) {
+                poolBytes += bytes;
             }
         }
-        if (diskBytes > 0) {
-            double bytesPerSecond = readEstimate.bytesPerSecond(settings.clock().getAsLong());
-            records.metrics().readEstimate(bytesPerSecond);
-            long estimate = (long) (diskBytes / bytesPerSecond * 1e9);
+        if (diskBytes + poolBytes > 0) {
+            long now = settings.clock().getAsLong();
+            double diskRate = readEstimate.bytesPerSecond(now);
+            double poolRate = poolEstimate.bytesPerSecond(now);
+            if (diskBytes > 0) {
+                records.metrics().readEstimate(diskRate);
+            }
+            long estimate = (long) (diskBytes / diskRate * 1e9 + poolBytes / poolRate * 1e9);
             if (RestoreCost.refuse(estimate, r.recompute().toNanos())) {
                 records.metrics().restoreRefused();
                 r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.REFUSED, String.format(Locale.ROOT,
-                        "reading %d bytes from disk is estimated at %.1f ms (%.2f GB/s) > recompute %.1f ms",
-                        diskBytes, estimate / 1e6, bytesPerSecond / 1e9, r.recompute().toNanos() / 1e6)));
+                        "reading %d bytes from disk (%.2f GB/s) and %d from the pool (%.2f GB/s) is estimated at "
+                                + "%.1f ms > recompute %.1f ms", diskBytes, diskRate / 1e9, poolBytes,
+                        poolRate / 1e9, estimate / 1e6, r.recompute().toNanos() / 1e6)));
                 return;
             }
         }
-        List<RestoreTask.Part> parts = new ArrayList<>(m.depth());
-        for (RecordCatalog.Located l : m.records()) {
+        List<RestoreTask.Part> parts = new ArrayList<>(m.size());
+        for (Matched l : m) {
             RecordKey key = l.spec().key();
-            if (l.where() == RecordCatalog.Where.MEMORY && catalog.pin(key)) {
+            boolean own = catalog.state(key) != null;
+            if (l.tier() == Tier.MEMORY && catalog.pin(key)) {
                 records.traces().append(key, "Catalog", "Pinned for restore");
-                parts.add(new RestoreTask.Part(l.spec(), catalog.slotsOf(key)));
+                parts.add(RestoreTask.Part.memory(l.spec(), catalog.slotsOf(key)));
+            } else if (own) {
+                parts.add(RestoreTask.Part.stored(l.spec(), durable, durableTier(), true));
             } else {
-                parts.add(new RestoreTask.Part(l.spec(), null));
+                parts.add(RestoreTask.Part.stored(l.spec(), pool, Tier.POOL, false));
             }
         }
-        getContext().spawn(RestoreTask.create(records, getContext().getSelf(), disk, parts, r.targets(),
+        getContext().spawn(RestoreTask.create(records, getContext().getSelf(), parts, r.targets(),
                 r.replyTo()), "restore-" + (++restores));
     }
 
@@ -647,6 +739,10 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     private void onReadSample(ReadSample s) {
         if (s.bytes() <= 0 || s.nanos() <= 0) {
             return; // a wave that moved nothing tells nothing about bandwidth
+        }
+        if (s.tier() == Tier.POOL) {
+            poolEstimate.sample(s.bytes(), s.nanos(), settings.clock().getAsLong());
+            return;
         }
         readEstimate.sample(s.bytes(), s.nanos(), settings.clock().getAsLong());
         records.metrics().readSample(s.bytes(), s.nanos());
@@ -686,7 +782,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         List<RecordKey> removed = List.copyOf(new LinkedHashSet<>(r.removed()));
         if (!removed.isEmpty()) {
             records.metrics().expired(Tier.MEMORY, r.slots().size());
-            records.metrics().expired(Tier.DISK, r.files().size());
+            records.metrics().expired(durableTier(), r.files().size());
             apply(r, "Expired: unused for longer than max age " + human(settings.maxAge()));
         }
         return new ExpiryReport(Tier.MEMORY, true, removed);
@@ -731,8 +827,19 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         }
     }
 
-    private static Tier tier(RecordCatalog.Where where) {
-        return where == RecordCatalog.Where.MEMORY ? Tier.MEMORY : Tier.DISK;
+    /** The tier of a record the catalog holds: memory, or the durable store's. */
+    private Tier tier(RecordCatalog.Where where) {
+        return where == RecordCatalog.Where.MEMORY ? Tier.MEMORY : durableTier();
+    }
+
+    /** The tier spills go to: disk when there is one, else the pool (memory when there is neither). */
+    private Tier durableTier() {
+        return diskTier ? Tier.DISK : pool != null ? Tier.POOL : Tier.MEMORY;
+    }
+
+    /** Where record actors write: the durable store, and the pool besides when the durable store is a disk. */
+    private RecordActor.Stores stores() {
+        return new RecordActor.Stores(durable, diskTier ? pool : null);
     }
 
     private RecordView view(RecordCatalog.Info i) {
@@ -745,8 +852,8 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
 
     private RecordPage page(ListRecords l) {
         RecordCatalog.Where where = l.tier() == null ? null : l.tier() == Tier.MEMORY ? RecordCatalog.Where.MEMORY
-                : l.tier() == Tier.DISK ? RecordCatalog.Where.DISK : null;
-        if (l.tier() == Tier.POOL) {
+                : l.tier() == durableTier() ? RecordCatalog.Where.DISK : null;
+        if (l.tier() != null && where == null) {
             return RecordPage.empty(l.offset());
         }
         List<RecordCatalog.Info> all = catalog.list(l.namespace(), where);
@@ -769,13 +876,14 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         }
         List<RecordView> chain = new ArrayList<>(d.chain().size());
         d.chain().forEach(i -> chain.add(view(i)));
-        return new RecordDescription(key, d.record().where() == RecordCatalog.Where.MEMORY ? "resident" : "on_disk",
+        return new RecordDescription(key, d.record().where() == RecordCatalog.Where.MEMORY ? "resident"
+                : diskTier ? "on_disk" : "in_pool",
                 view(d.record()), List.copyOf(chain), d.complete());
     }
 
     private CacheStatus status(SlotPool.Stats s) {
         RecordCatalog.Stats c = catalog.stats();
-        DiskStatus diskStatus = disk == null ? null : new DiskStatus(c.diskRecords(), c.diskBytes(),
+        DiskStatus diskStatus = !diskTier ? null : new DiskStatus(c.diskRecords(), c.diskBytes(),
                 settings.diskCapacityBytes(), c.writing(), readEstimate.bytesPerSecond(settings.clock().getAsLong()),
                 readEstimate.samples());
         return new CacheStatus(true, s.total(), s.intake(), s.free(), s.clean(), c.residentRecords(), c.inFlight(),

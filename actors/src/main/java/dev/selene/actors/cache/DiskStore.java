@@ -1,5 +1,18 @@
 package dev.selene.actors.cache;
 
+import dev.selene.actors.cache.Store.Command;
+import dev.selene.actors.cache.Store.Write;
+import dev.selene.actors.cache.Store.Read;
+import dev.selene.actors.cache.Store.Delete;
+import dev.selene.actors.cache.Store.Settle;
+import dev.selene.actors.cache.Store.SettleRead;
+import dev.selene.actors.cache.Store.WriteReply;
+import dev.selene.actors.cache.Store.Written;
+import dev.selene.actors.cache.Store.WriteFailed;
+import dev.selene.actors.cache.Store.NotWritten;
+import dev.selene.actors.cache.Store.ReadReply;
+import dev.selene.actors.cache.Store.ReadDone;
+import dev.selene.actors.cache.Store.ReadFailed;
 import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.codec.ChainCompleteness;
@@ -58,74 +71,16 @@ import java.util.function.Consumer;
  * dispatcher because the scan at start blocks it. Transfers in flight are kept outside the behaviour, so that a
  * restarted store (its supervisor restarts it with back-off, and it scans again) still answers them.
  */
-final class DiskStore extends AbstractBehavior<DiskStore.Command> {
+final class DiskStore extends AbstractBehavior<Store.Command> {
 
-    /** The protocol. */
-    sealed interface Command {
+    private record WriteFinished(Write write, long bytes, long nanos, Throwable failure) implements Store.Command {
     }
 
-    /** Writes a record's slots (pinned by the catalog until the reply) to its record file. */
-    record Write(RecordSpec spec, SlotList slots, ActorRef<WriteReply> replyTo) implements Command {
-    }
-
-    /** Reads a committed record into staging slots. */
-    record Read(RecordKey key, SlotList slots, ActorRef<ReadReply> replyTo) implements Command {
-    }
-
-    /** Deletes record files (the catalog removed them). */
-    record Delete(List<RecordKey> keys) implements Command {
-    }
-
-    /** Replies with the outcome of the write of {@code key} once it has ended (at once when none is running). */
-    record Settle(RecordKey key, ActorRef<WriteReply> replyTo) implements Command {
-    }
-
-    /**
-     * Replies with the outcome of the read of {@code key} into {@code slots} once it has ended (at once when none is
-     * running: then nothing writes into those slots).
-     */
-    record SettleRead(RecordKey key, SlotList slots, ActorRef<ReadReply> replyTo) implements Command {
-    }
-
-    private record WriteFinished(Write write, long bytes, long nanos, Throwable failure) implements Command {
-    }
-
-    private record ReadFinished(Read read, ReadIo io, Throwable failure) implements Command {
+    private record ReadFinished(Read read, ReadIo io, Throwable failure) implements Store.Command {
     }
 
     /** A read as the I/O thread saw it: the file's size and how long reading and verifying it took. */
     private record ReadIo(long bytes, long nanos) {
-    }
-
-    /** Replies to {@link Write} and {@link Settle}. */
-    sealed interface WriteReply {
-    }
-
-    /** The record file committed. */
-    record Written(RecordKey key, long bytes, long nanos) implements WriteReply {
-    }
-
-    /** The write failed; nothing of it is visible. {@code diskFull} for ENOSPC. */
-    record WriteFailed(RecordKey key, boolean diskFull, String reason) implements WriteReply {
-    }
-
-    /** Replies to {@link Read}. */
-    sealed interface ReadReply {
-    }
-
-    /** The record's bytes are in the staging slots, checksums verified. */
-    record ReadDone(RecordKey key, long bytes) implements ReadReply {
-    }
-
-    /**
-     * The read failed; nothing in the slots may be used. {@code fileLost} when the file is gone or was quarantined
-     * (it failed validation), so the catalog forgets it.
-     */
-    record ReadFailed(RecordKey key, boolean fileLost, String reason) implements ReadReply {
-    }
-
-    /** Reply to {@link Settle}: no write of the record ran (its request was lost); it may be written again. */
-    record NotWritten(RecordKey key) implements WriteReply {
     }
 
     /** What the store found at start (or after a restart): valid records of complete chains. */
@@ -290,6 +245,7 @@ final class DiskStore extends AbstractBehavior<DiskStore.Command> {
             case Delete d -> d.keys().forEach(this::deleteNow);
             case Settle s -> onSettle(s);
             case SettleRead s -> onSettleRead(s);
+            default -> throw new IllegalArgumentException("not a disk store command: " + command);
         }
         return this;
     }

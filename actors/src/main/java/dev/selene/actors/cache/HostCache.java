@@ -150,6 +150,14 @@ public final class HostCache {
     private record DiskScanned(DiskStore.Recovery recovery) implements Command {
     }
 
+    private enum PoolReachable implements Command {
+        INSTANCE
+    }
+
+    private enum PoolJoinTimeout implements Command {
+        INSTANCE
+    }
+
     private record ChildStopped(String name) implements Command {
     }
 
@@ -202,6 +210,9 @@ public final class HostCache {
 
     private static final int STASH_CAPACITY = 1 << 16;
 
+    /** How long a pool host waits at start for a pool manager to be reachable. */
+    static final Duration POOL_JOIN_TIMEOUT = Duration.ofSeconds(20);
+
     /** How long a stopping node waits for device copies in flight before it unmaps the slots. */
     static final long TRANSFER_DRAIN_TIMEOUT_SECONDS = 30;
 
@@ -224,11 +235,10 @@ public final class HostCache {
             ctx.getLog().info("no tier configured (warm size 0, no disk, no pool): the cache is disabled");
             return disabled(metrics);
         }
-        if (config.poolEnabled()) {
-            String why = config.warmBytes() > 0
-                    ? "a shared pool with a warm tier is refused: set selene.warm = 0 for pool mode"
-                    : "the shared pool tier is not available in this build; configure a warm tier or a disk";
-            return refused(why, true);
+        if (config.poolEnabled() && !isCluster(ctx)) {
+            return refused("selene.pool.managers is set, but the actor system is not a cluster node: start the cache "
+                    + "on a system of its own (it joins the pool's cluster) or give yours the settings of "
+                    + "selene-cluster.conf", true);
         }
         IntakeSizing sizing = IntakeSizing.compute(config.layout(), config.concurrency(),
                 config.effectiveWindowSlots(), config.warmBytes(), config.hostBudgetBytes());
@@ -240,6 +250,11 @@ public final class HostCache {
         ctx.pipeToSelf(CompletableFuture.supplyAsync(() -> HostMemory.allocate(config.layout(),
                 sizing.totalSlots()), blocking), Mapped::new);
         return new Starting(ctx, stash, config, parts, metrics, sizing, blocking).mapping();
+    }
+
+    private static boolean isCluster(ActorContext<Command> ctx) {
+        String provider = ctx.getSystem().settings().config().getString("pekko.actor.provider");
+        return provider.equals("cluster") || provider.endsWith("ClusterActorRefProvider");
     }
 
     /**
@@ -293,6 +308,12 @@ public final class HostCache {
                     .build();
         }
 
+        private Behavior<Command> failStart(Running running, String reason, boolean setting) {
+            ctx.getLog().error("the node could not start: {}", reason);
+            running.host().close();
+            return stash.unstashAll(refused(reason, setting));
+        }
+
         private Behavior<Command> stashed(Command c) {
             if (stash.isFull()) {
                 ctx.getLog().warn("node still starting; a message was dropped (stash full)");
@@ -317,7 +338,7 @@ public final class HostCache {
             RecordContext records = new RecordContext(config.layout(), host, parts.copier(), slotPool, metrics,
                     parts.traces(), parts.faults(), parts.writeCheck(), parts.clock(), new DeviceTransfers());
             ActorRef<Command> self = ctx.getSelf();
-            ActorRef<DiskStore.Command> disk = null;
+            ActorRef<Store.Command> disk = null;
             if (config.diskDir() != null) {
                 RecordIo recordIo = parts.recordIo().apply(blocking);
                 disk = ctx.spawn(Behaviors.supervise(DiskStore.create(Path.of(config.diskDir()), config.layout(),
@@ -333,34 +354,55 @@ public final class HostCache {
                                         Duration.ofSeconds(10), 0.2)),
                         "disk-store", DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
             }
+            ActorRef<Store.Command> pool = null;
+            if (config.poolEnabled()) {
+                pool = ctx.spawn(Behaviors.supervise(PoolStore.create(config.layout(), host,
+                                PoolStore.DIRECTORY_SHARDS, metrics, parts.traces(),
+                                () -> self.tell(PoolReachable.INSTANCE)))
+                                .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200),
+                                        Duration.ofSeconds(10), 0.2)),
+                        "pool-store", DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
+                ctx.scheduleOnce(POOL_JOIN_TIMEOUT, self, PoolJoinTimeout.INSTANCE);
+            }
             Catalog.Settings settings = new Catalog.Settings(config.diskBytes(), SPILL_IN_FLIGHT_CAP,
                     config.maxAge(), parts.clock(), () -> self.tell(Ready.INSTANCE));
-            ActorRef<Catalog.Command> catalog = ctx.spawn(Catalog.create(records, disk, settings), "catalog");
+            ActorRef<Catalog.Command> catalog = ctx.spawn(Catalog.create(records, disk, pool, settings), "catalog");
             ctx.watchWith(slotPool, new ChildStopped("slot-pool"));
             ctx.watchWith(catalog, new ChildStopped("catalog"));
             if (disk != null) {
                 ctx.watchWith(disk, new ChildStopped("disk-store"));
+            }
+            if (pool != null) {
+                ctx.watchWith(pool, new ChildStopped("pool-store"));
             }
             ctx.getLog().info("host cache up: layout {}, {} slots of {} bytes ({} warm + {} intake), device {}",
                     config.layout().name(), sizing.totalSlots(), config.layout().slotBytes(), sizing.warmSlots(),
                     sizing.slots(), parts.copier().name());
             Running running = new Running(ctx, config, parts, metrics, sizing, host, slotPool, catalog, disk,
                     records.transfers());
-            return waitingForDisk(running);
+            return waitingForStores(running, false, pool == null);
         }
 
-        private Behavior<Command> waitingForDisk(Running running) {
+        /** Waits for the catalog (after the disk's scan) and for a reachable pool manager, when there is a pool. */
+        private Behavior<Command> waitingForStores(Running running, boolean catalogReady, boolean poolReady) {
+            if (catalogReady && poolReady) {
+                return stash.unstashAll(running.behavior());
+            }
             return Behaviors.receive(Command.class)
                     .onMessage(DiskScanned.class, d -> {
                         running.catalog().tell(new Catalog.DiskRecovered(d.recovery()));
                         return Behaviors.same();
                     })
-                    .onMessage(Ready.class, r -> stash.unstashAll(running.behavior()))
-                    .onMessage(StartFailed.class, f -> {
-                        ctx.getLog().error("the node could not start: {}", f.reason());
-                        running.host().close();
-                        return stash.unstashAll(refused(f.reason(), f.setting()));
+                    .onMessage(Ready.class, r -> waitingForStores(running, true, poolReady))
+                    .onMessage(PoolReachable.class, r -> {
+                        ctx.getLog().info("pool reachable: a pool manager's store is up in the cluster");
+                        return waitingForStores(running, catalogReady, true);
                     })
+                    .onMessage(PoolJoinTimeout.class, t -> poolReady ? Behaviors.same()
+                            : failStart(running, "no pool manager reachable at " + String.join(", ",
+                            config.poolManagers()) + " within " + POOL_JOIN_TIMEOUT.toSeconds() + " s: check "
+                            + "selene.pool.managers and that a manager runs there", false))
+                    .onMessage(StartFailed.class, f -> failStart(running, f.reason(), f.setting()))
                     .onMessage(ChildStopped.class, c -> {
                         ctx.getLog().error("{} stopped while the node started", c.name());
                         return stash.unstashAll(refused(c.name() + " stopped while the node started", false));
@@ -373,7 +415,7 @@ public final class HostCache {
     /** The node serving: the protocol goes to the catalog. */
     private record Running(ActorContext<Command> ctx, CacheConfig config, Parts parts, CacheMetrics metrics,
                            IntakeSizing sizing, HostMemory host, ActorRef<SlotPool.Command> slotPool,
-                           ActorRef<Catalog.Command> catalog, ActorRef<DiskStore.Command> disk,
+                           ActorRef<Catalog.Command> catalog, ActorRef<Store.Command> disk,
                            DeviceTransfers transfers) {
 
         Behavior<Command> behavior() {
@@ -422,6 +464,8 @@ public final class HostCache {
                 case Mapped m -> m.host().close();
                 case DiskScanned d -> catalog.tell(new Catalog.DiskRecovered(d.recovery()));
                 case Ready r -> { }
+                case PoolReachable r -> { }
+                case PoolJoinTimeout t -> { }
                 case StartFailed f -> ctx.getLog().error("disk store failed after a restart: {}", f.reason());
             }
             return Behaviors.same();
@@ -495,6 +539,8 @@ public final class HostCache {
             case WhenReady w -> w.replyTo().tell(Readiness.READY);
             case CheckInvariants check -> check.replyTo().tell("");
             case Stop s -> { }
+            case PoolReachable r -> { }
+            case PoolJoinTimeout t -> { }
             case Mapped m -> { }
             case DiskScanned d -> { }
             case Ready r -> { }

@@ -50,7 +50,17 @@ final class RecordActor {
     private record CopyFinished(Throwable failure) implements Command {
     }
 
-    private record WriteAnswered(int attempt, DiskStore.WriteReply reply) implements Command {
+    private record WriteAnswered(int attempt, Store.WriteReply reply) implements Command {
+    }
+
+    private record PoolAnswered(Store.WriteReply reply) implements Command {
+    }
+
+    /**
+     * Where a record is written: the durable store (the disk, or the pool on a node without a disk; null on a
+     * memory-only node), and the pool besides when the durable store is a disk (null otherwise).
+     */
+    record Stores(ActorRef<Store.Command> durable, ActorRef<Store.Command> pool) {
     }
 
     private enum LeaseEnded implements Command {
@@ -68,16 +78,16 @@ final class RecordActor {
     static Behavior<Command> publish(RecordContext records, RecordSpec spec, DevicePlacement snapshot,
                                      Duration patience, SlotPool.LeaseNotice notice,
                                      ActorRef<PublishResult> replyTo, ActorRef<Catalog.Command> catalog,
-                                     ActorRef<DiskStore.Command> disk) {
+                                     Stores stores) {
         return records.faults().around("RecordActor", Command.class, Behaviors.setup(ctx -> Behaviors.withTimers(
-                timers -> start(ctx, timers, records, spec, snapshot, patience, notice, replyTo, catalog, disk))));
+                timers -> start(ctx, timers, records, spec, snapshot, patience, notice, replyTo, catalog, stores))));
     }
 
     private static Behavior<Command> start(ActorContext<Command> ctx, TimerScheduler<Command> timers,
                                            RecordContext records, RecordSpec spec, DevicePlacement snapshot,
                                            Duration patience, SlotPool.LeaseNotice notice,
                                            ActorRef<PublishResult> replyTo, ActorRef<Catalog.Command> catalog,
-                                           ActorRef<DiskStore.Command> disk) {
+                                           Stores stores) {
         long startNanos = records.clock().getAsLong();
         RecordKey key = spec.key();
         int slots = spec.slots(records.layout());
@@ -89,21 +99,21 @@ final class RecordActor {
         if (waits) {
             timers.startSingleTimer(LeaseEnded.INSTANCE, patience);
         }
-        return new Phase(ctx, records, spec, notice.ticket(), replyTo, catalog, disk)
+        return new Phase(ctx, records, spec, notice.ticket(), replyTo, catalog, stores)
                 .allocating(snapshot, startNanos, false);
     }
 
     /** The behaviour of a resident dirty record that has no actor yet (restored, or its file went): spill only. */
     static Behavior<Command> resident(RecordContext records, RecordSpec spec,
-                                      ActorRef<Catalog.Command> catalog, ActorRef<DiskStore.Command> disk) {
+                                      ActorRef<Catalog.Command> catalog, Stores stores) {
         return records.faults().around("RecordActor", Command.class,
-                Behaviors.setup(ctx -> new Phase(ctx, records, spec, 0, null, catalog, disk).parked()));
+                Behaviors.setup(ctx -> new Phase(ctx, records, spec, 0, null, catalog, stores).parked()));
     }
 
     /** The states of one record, sharing what they all need. */
     private record Phase(ActorContext<Command> ctx, RecordContext records, RecordSpec spec, long ticket,
                          ActorRef<PublishResult> replyTo, ActorRef<Catalog.Command> catalog,
-                         ActorRef<DiskStore.Command> disk) {
+                         Stores stores) {
 
         RecordKey key() {
             return spec.key();
@@ -167,7 +177,7 @@ final class RecordActor {
                         records.traces().append(key(), "RecordActor", "Copy D2H done");
                         records.metrics().publishLatency(records.clock().getAsLong() - startNanos);
                         catalog.tell(new Catalog.Resident(spec, slots, bytes, replyTo, ctx.getSelf()));
-                        return disk == null ? Behaviors.stopped() : parked();
+                        return stores.durable() == null ? Behaviors.stopped() : parked();
                     })
                     .onMessage(LeaseEnded.class, t -> Behaviors.same())
                     .build();
@@ -184,44 +194,88 @@ final class RecordActor {
 
         Behavior<Command> parked() {
             return Behaviors.receive(Command.class)
-                    .onMessage(Spill.class, s -> writing(s.slots(), 1))
+                    .onMessage(Spill.class, s -> spill(s.slots()))
                     .onMessage(Dropped.class, d -> Behaviors.stopped())
                     .onMessage(LeaseEnded.class, t -> Behaviors.same())
                     .build();
         }
 
-        private Behavior<Command> writing(SlotList slots, int attempt) {
+        /**
+         * Writes to the durable store; with a disk and a pool, retires to the pool at the same time (once, no
+         * retry: the pool copy serves other hosts and outlives the disk's, the disk decides whether the record is
+         * clean). The slots stay pinned until both have answered.
+         */
+        private Behavior<Command> spill(SlotList slots) {
+            boolean alsoPool = stores.pool() != null;
+            if (alsoPool) {
+                records.traces().append(key(), "RecordActor", "Retire to the pool started (beside the disk write)");
+                ctx.ask(Store.WriteReply.class, stores.pool(), records.writeCheck(),
+                        r -> new Store.Write(spec, slots, r), (reply, failure) -> new PoolAnswered(reply));
+            }
+            return write(slots, 1, alsoPool);
+        }
+
+        private Behavior<Command> write(SlotList slots, int attempt, boolean poolPending) {
             records.traces().append(key(), "RecordActor", "Spill: write " + (attempt == 1 ? "started"
                     : "retried"));
             // An ask per attempt, so a late answer is never taken for another attempt's. When no answer comes in
             // time (the store failed and lost the message, or the disk stalls) the store is asked how the write
             // ended: it answers when a running write finishes, and says so when none is running.
-            ctx.ask(DiskStore.WriteReply.class, disk, records.writeCheck(),
-                    r -> new DiskStore.Write(spec, slots, r), (reply, failure) -> new WriteAnswered(attempt, reply));
+            ctx.ask(Store.WriteReply.class, stores.durable(), records.writeCheck(),
+                    r -> new Store.Write(spec, slots, r), (reply, failure) -> new WriteAnswered(attempt, reply));
+            return writing(slots, attempt, poolPending);
+        }
+
+        private Behavior<Command> writing(SlotList slots, int attempt, boolean poolPending) {
             return Behaviors.receive(Command.class)
                     .onMessage(WriteAnswered.class, w -> w.attempt() != attempt ? Behaviors.same()
                             : w.reply() == null ? settle(attempt) : switch (w.reply()) {
-                        case DiskStore.Written ok -> {
-                            catalog.tell(new Catalog.Committed(key(), ok.bytes(), ok.nanos()));
-                            yield Behaviors.stopped();
-                        }
-                        case DiskStore.NotWritten n -> writing(slots, attempt); // its request was lost: write now
-                        case DiskStore.WriteFailed f when !f.diskFull() && attempt == 1 -> writing(slots, 2);
-                        case DiskStore.WriteFailed f -> {
+                        case Store.Written ok -> ended(new Catalog.Committed(key(), ok.bytes(), ok.nanos()),
+                                poolPending);
+                        case Store.NotWritten n -> write(slots, attempt, poolPending); // its request was lost
+                        case Store.WriteFailed f when !f.diskFull() && attempt == 1 -> write(slots, 2, poolPending);
+                        case Store.WriteFailed f -> {
                             records.traces().append(key(), "RecordActor", "Spill given up: " + f.reason());
-                            catalog.tell(new Catalog.WriteGivenUp(key(), f.diskFull(), f.reason()));
-                            yield Behaviors.stopped();
+                            yield ended(new Catalog.WriteGivenUp(key(), f.diskFull(), f.reason()), poolPending);
                         }
+                    })
+                    .onMessage(PoolAnswered.class, p -> {
+                        poolOutcome(p.reply());
+                        return writing(slots, attempt, false);
                     })
                     .onMessage(Dropped.class, d -> Behaviors.same())
                     .onMessage(LeaseEnded.class, t -> Behaviors.same())
                     .build();
         }
 
+        /** Reports the write's outcome to the catalog once the pool has answered too (it reads the same slots). */
+        private Behavior<Command> ended(Catalog.Command outcome, boolean poolPending) {
+            if (!poolPending) {
+                catalog.tell(outcome);
+                return Behaviors.stopped();
+            }
+            return Behaviors.receive(Command.class)
+                    .onMessage(PoolAnswered.class, p -> {
+                        poolOutcome(p.reply());
+                        catalog.tell(outcome);
+                        return Behaviors.stopped();
+                    })
+                    .onMessage(WriteAnswered.class, w -> Behaviors.same())
+                    .onMessage(Dropped.class, d -> Behaviors.same())
+                    .onMessage(LeaseEnded.class, t -> Behaviors.same())
+                    .build();
+        }
+
+        private void poolOutcome(Store.WriteReply reply) {
+            records.traces().append(key(), "RecordActor", reply instanceof Store.Written
+                    ? "Retired to the pool" : "Not retired to the pool: " + (reply == null ? "no answer in time"
+                    : reply instanceof Store.WriteFailed f ? f.reason() : "it was not written"));
+        }
+
         private Behavior<Command> settle(int attempt) {
-            records.traces().append(key(), "RecordActor", "No answer from the disk store: asking how the write ended");
-            ctx.ask(DiskStore.WriteReply.class, disk, records.writeCheck(), r -> new DiskStore.Settle(key(), r),
-                    (reply, failure) -> new WriteAnswered(attempt, reply));
+            records.traces().append(key(), "RecordActor", "No answer from the store: asking how the write ended");
+            ctx.ask(Store.WriteReply.class, stores.durable(), records.writeCheck(),
+                    r -> new Store.Settle(key(), r), (reply, failure) -> new WriteAnswered(attempt, reply));
             return Behaviors.same();
         }
     }

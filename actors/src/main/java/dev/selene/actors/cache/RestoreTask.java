@@ -1,6 +1,7 @@
 package dev.selene.actors.cache;
 
 import dev.selene.actors.api.RestoreResult;
+import dev.selene.actors.api.Tier;
 import dev.selene.engine.index.ChainMatch;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -19,7 +20,9 @@ import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -38,14 +41,27 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     sealed interface Command {
     }
 
-    /** One record of the match: its spec, and its pinned slots when it comes from memory (null: from disk). */
-    record Part(RecordSpec spec, SlotList memorySlots) {
+    /**
+     * One record of the match: its spec, and either its pinned slots (from memory) or the store to read it from and
+     * that store's tier; {@code adopt} when the catalog holds the record, so the verified copy stays resident.
+     */
+    record Part(RecordSpec spec, SlotList memorySlots, ActorRef<Store.Command> store, Tier tier, boolean adopt) {
+
+        /** A resident record, pinned for the restore. */
+        static Part memory(RecordSpec spec, SlotList slots) {
+            return new Part(spec, slots, null, Tier.MEMORY, false);
+        }
+
+        /** A record read from {@code store}. */
+        static Part stored(RecordSpec spec, ActorRef<Store.Command> store, Tier tier, boolean adopt) {
+            return new Part(spec, null, store, tier, adopt);
+        }
     }
 
     private record Staged(int position, SlotPool.AllocateReply reply) implements Command {
     }
 
-    private record ReadAnswered(int position, DiskStore.ReadReply reply) implements Command {
+    private record ReadAnswered(int position, Store.ReadReply reply) implements Command {
     }
 
     private record CopiesFinished(Throwable failure) implements Command {
@@ -81,7 +97,6 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
 
     private final RecordContext records;
     private final ActorRef<Catalog.Command> catalog;
-    private final ActorRef<DiskStore.Command> disk;
     private final TimerScheduler<Command> timers;
     private final List<Part> parts;
     private final List<DevicePlacement> targets;
@@ -101,28 +116,23 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     private boolean finished;
     private int readsPending;
     private long waveStartNanos;
-    private long waveBytes;
+    private final Map<Tier, Long> waveBytes = new EnumMap<>(Tier.class);
     private long copiedBytes;
 
-    /**
-     * Restores {@code parts} (the match, root first; its memory part pinned for this task) to {@code targets};
-     * {@code disk} is null when the node has no disk tier.
-     */
-    static Behavior<Command> create(RecordContext records, ActorRef<Catalog.Command> catalog,
-                                    ActorRef<DiskStore.Command> disk, List<Part> parts,
+    /** Restores {@code parts} (the match, root first; its memory part pinned for this task) to {@code targets}. */
+    static Behavior<Command> create(RecordContext records, ActorRef<Catalog.Command> catalog, List<Part> parts,
                                     List<DevicePlacement> targets, ActorRef<RestoreResult> replyTo) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new RestoreTask(ctx, timers, records, catalog,
-                disk, parts, targets, replyTo).start()));
+                parts, targets, replyTo).start()));
     }
 
     private RestoreTask(ActorContext<Command> ctx, TimerScheduler<Command> timers, RecordContext records,
-                        ActorRef<Catalog.Command> catalog, ActorRef<DiskStore.Command> disk, List<Part> parts,
-                        List<DevicePlacement> targets, ActorRef<RestoreResult> replyTo) {
+                        ActorRef<Catalog.Command> catalog, List<Part> parts, List<DevicePlacement> targets,
+                        ActorRef<RestoreResult> replyTo) {
         super(ctx);
         this.timers = timers;
         this.records = records;
         this.catalog = catalog;
-        this.disk = disk;
         this.parts = parts;
         this.targets = targets;
         this.replyTo = replyTo;
@@ -252,37 +262,38 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
             return nextWave();
         }
         waveStartNanos = records.clock().getAsLong();
-        waveBytes = 0;
+        waveBytes.clear();
         readsPending = wave.size();
         for (int i : wave) {
             // An ask per read: when no answer comes in time (the store failed and lost the request, or the disk
             // stalls) the store is asked how that read ended, so its staging slots are never freed under a read.
-            getContext().ask(DiskStore.ReadReply.class, disk, records.writeCheck(),
-                    r -> new DiskStore.Read(spec(i).key(), staging[i], r), (reply, failure) -> new ReadAnswered(i,
+            getContext().ask(Store.ReadReply.class, parts.get(i).store(), records.writeCheck(),
+                    r -> new Store.Read(spec(i).key(), staging[i], r), (reply, failure) -> new ReadAnswered(i,
                             reply));
         }
         return this;
     }
 
     private Behavior<Command> settleRead(int i) {
-        getContext().ask(DiskStore.ReadReply.class, disk, records.writeCheck(),
-                r -> new DiskStore.SettleRead(spec(i).key(), staging[i], r), (reply, failure) -> new ReadAnswered(i,
+        getContext().ask(Store.ReadReply.class, parts.get(i).store(), records.writeCheck(),
+                r -> new Store.SettleRead(spec(i).key(), staging[i], r), (reply, failure) -> new ReadAnswered(i,
                         reply));
         return this;
     }
 
-    private Behavior<Command> onRead(DiskStore.ReadReply reply) {
+    private Behavior<Command> onRead(Store.ReadReply reply) {
         switch (reply) {
-            case DiskStore.ReadDone d -> {
-                waveBytes += d.bytes();
-                readOk[indexOf(d.key())] = true;
+            case Store.ReadDone d -> {
+                int i = indexOf(d.key());
+                waveBytes.merge(parts.get(i).tier(), d.bytes(), Long::sum);
+                readOk[i] = true;
             }
-            case DiskStore.ReadFailed f -> {
+            case Store.ReadFailed f -> {
                 int failedAt = indexOf(f.key());
                 if (failedAt >= 0) {
                     truncate(failedAt);
                 }
-                if (f.fileLost()) {
+                if (f.fileLost() && failedAt >= 0 && parts.get(failedAt).adopt()) {
                     catalog.tell(new Catalog.FileLost(f.key()));
                 }
             }
@@ -290,9 +301,8 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         if (--readsPending > 0) {
             return this;
         }
-        if (waveBytes > 0) {
-            catalog.tell(new Catalog.ReadSample(waveBytes, records.clock().getAsLong() - waveStartNanos));
-        }
+        long waveNanos = records.clock().getAsLong() - waveStartNanos;
+        waveBytes.forEach((tier, bytes) -> catalog.tell(new Catalog.ReadSample(tier, bytes, waveNanos)));
         List<CompletableFuture<Void>> waveCopies = new ArrayList<>();
         try {
             for (int i : wave) {
@@ -313,9 +323,9 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
             if (staging[i] == null) {
                 continue;
             }
-            if (failure == null && i < depth && readOk[i]) {
+            if (failure == null && i < depth && readOk[i] && parts.get(i).adopt()) {
                 // A prefix restored once is likely to be restored again: its verified copy stays in memory as a
-                // clean record (dropped first when room is needed) instead of being read from disk next time.
+                // clean record (dropped first when room is needed) instead of being read again next time.
                 catalog.tell(new Catalog.AdoptRestored(spec(i), staging[i]));
                 readFromDisk.add(spec(i).key());
             } else {
@@ -348,7 +358,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         var plan = CopyPlans.forRecord(records.layout(), records.host(), slots, targets.get(i), s.hasRow());
         copiedBytes += plan.totalBytes();
         records.traces().append(s.key(), "RestoreTask", "Copy H2D started (from "
-                + (fromMemory(i) ? "memory" : "disk") + ")");
+                + parts.get(i).tier().label() + ")");
         return records.transfers().track(records.copier().copyToDevice(plan));
     }
 
@@ -373,20 +383,26 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         if (depth == 0) {
             return failed(NOTHING_RESTORED);
         }
-        int memoryInMatch = 0;
+        Map<Tier, Integer> byTier = new EnumMap<>(Tier.class);
+        int deepestOwn = -1;
         for (int i = 0; i < depth; i++) {
             records.traces().append(spec(i).key(), "RestoreTask", "Copy H2D done");
-            if (fromMemory(i)) {
-                memoryInMatch++;
+            byTier.merge(parts.get(i).tier(), 1, Integer::sum);
+            if (fromMemory(i) || parts.get(i).adopt()) {
+                deepestOwn = i;
             }
         }
         long tokens = (long) depth * records.layout().tokensPerRecord();
         releaseAll();
-        catalog.tell(new Catalog.Used(spec(depth - 1).key(), List.copyOf(readFromDisk)));
-        records.metrics().restored(memoryInMatch, depth - memoryInMatch, copiedBytes,
-                records.clock().getAsLong() - startNanos);
-        replyTo.tell(new RestoreResult(RestoreResult.Outcome.RESTORED, depth, tokens, memoryInMatch,
-                depth - memoryInMatch, 0, copiedBytes, ""));
+        if (deepestOwn >= 0) {
+            catalog.tell(new Catalog.Used(spec(deepestOwn).key(), List.copyOf(readFromDisk)));
+        }
+        int memory = byTier.getOrDefault(Tier.MEMORY, 0);
+        int disk = byTier.getOrDefault(Tier.DISK, 0);
+        int pool = byTier.getOrDefault(Tier.POOL, 0);
+        records.metrics().restored(memory, disk, pool, copiedBytes, records.clock().getAsLong() - startNanos);
+        replyTo.tell(new RestoreResult(RestoreResult.Outcome.RESTORED, depth, tokens, memory, disk, pool,
+                copiedBytes, ""));
         return Behaviors.stopped();
     }
 

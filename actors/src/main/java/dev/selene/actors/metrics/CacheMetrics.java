@@ -118,6 +118,13 @@ public final class CacheMetrics implements AutoCloseable {
     private static final Metric.Counter DISK_BUSY = Kamon.counter("selene_disk_busy",
             "Time the disk had at least one transfer in flight, by direction", NANOS);
 
+    private static final Metric.Counter POOL_RETIREMENTS = Kamon.counter("selene_pool_retirements",
+            "Records retired to the shared pool (held by every replica), by outcome");
+    private static final Metric.Counter POOL_READ_FAILURES = Kamon.counter("selene_pool_read_failures",
+            "Records that could not be fetched from the shared pool");
+    private static final Metric.Histogram POOL_RETIRE_LATENCY = Kamon.histogram("selene_pool_retire_latency",
+            "Time to retire one record to the shared pool, every replica stored and validated", NANOS);
+
     private static final Metric.Histogram PUBLISH_LATENCY = Kamon.histogram("selene_publish_latency",
             "Time from a publication's admission to its record resident in host memory", NANOS);
     private static final Metric.Histogram DISK_WRITE_LATENCY = Kamon.histogram("selene_disk_write_latency",
@@ -127,8 +134,8 @@ public final class CacheMetrics implements AutoCloseable {
     private static final Metric.Histogram RESTORE_LATENCY = Kamon.histogram("selene_restore_latency",
             "Time from a restore's start to its records on the device, by where they came from", NANOS);
 
-    /** Tiers with series: the pool tier is not built. */
-    private static final List<Tier> TIERS = List.of(Tier.MEMORY, Tier.DISK);
+    /** Tiers with series. */
+    private static final List<Tier> TIERS = List.of(Tier.MEMORY, Tier.DISK, Tier.POOL);
 
     /** The node tags of the nodes alive in this JVM. */
     private static final Set<String> NODES_IN_USE = new HashSet<>();
@@ -158,6 +165,7 @@ public final class CacheMetrics implements AutoCloseable {
     private enum RestoreEnd {
         MEMORY("memory", "restored", "restore.memory"),
         DISK("disk", "restored", "restore.disk"),
+        POOL("pool", "restored", "restore.pool"),
         REFUSED("disk", "refused", "restore.refused"),
         MISS("none", "miss", "restore.miss"),
         FAILED("none", "failed", "restore.failed"),
@@ -248,6 +256,12 @@ public final class CacheMetrics implements AutoCloseable {
     private final Histogram diskWriteLatency;
     private final Histogram diskReadLatency;
     private final Map<Tier, Histogram> restoreLatency;
+    private final Counter poolRetired;
+    private final Counter poolRetireFailed;
+    private final Counter poolReadFailures;
+    private final Counter poolWrittenBytes;
+    private final Counter poolReadBytes;
+    private final Histogram poolRetireLatency;
 
     private CacheMetrics(String node, CacheCounters counters) {
         this.node = node;
@@ -296,6 +310,12 @@ public final class CacheMetrics implements AutoCloseable {
         diskWriteLatency = DISK_WRITE_LATENCY.withTags(tags);
         diskReadLatency = DISK_READ_LATENCY.withTags(tags);
         restoreLatency = byTier(t -> RESTORE_LATENCY.withTags(tags.withTag("source", t.label())));
+        poolRetired = POOL_RETIREMENTS.withTags(tags.withTag("outcome", "retired"));
+        poolRetireFailed = POOL_RETIREMENTS.withTags(tags.withTag("outcome", "failed"));
+        poolReadFailures = POOL_READ_FAILURES.withTags(tags);
+        poolWrittenBytes = TRANSFER.withTags(tags.withTag("tier", "pool").withTag("direction", "write"));
+        poolReadBytes = TRANSFER.withTags(tags.withTag("tier", "pool").withTag("direction", "read"));
+        poolRetireLatency = POOL_RETIRE_LATENCY.withTags(tags);
     }
 
     /**
@@ -375,11 +395,15 @@ public final class CacheMetrics implements AutoCloseable {
         slotsClean.update(clean);
     }
 
-    /** The catalog's figures now. */
-    public void catalog(RecordCatalog.Stats s) {
+    /**
+     * The catalog's figures now; its durable records are on {@code durable} (the disk, or the pool on a node
+     * without a disk).
+     */
+    public void catalog(RecordCatalog.Stats s, Tier durable) {
         inFlight.update(s.inFlight());
         records.get(Tier.MEMORY).update(s.residentRecords());
-        records.get(Tier.DISK).update(s.diskRecords());
+        records.get(Tier.DISK).update(durable == Tier.DISK ? s.diskRecords() : 0);
+        records.get(Tier.POOL).update(durable == Tier.POOL ? s.diskRecords() : 0);
         diskUsed.update(s.diskBytes());
         diskQueue.update(s.writing());
     }
@@ -439,19 +463,23 @@ public final class CacheMetrics implements AutoCloseable {
     }
 
     /**
-     * A restore copied {@code fromMemory} records from memory and {@code fromDisk} from disk to the device,
-     * {@code bytes} in all, {@code nanos} after it started.
+     * A restore copied {@code fromMemory} records from memory, {@code fromDisk} from disk and {@code fromPool}
+     * from the pool to the device, {@code bytes} in all, {@code nanos} after it started. Its source is the slowest
+     * tier it read from.
      */
-    public void restored(int fromMemory, int fromDisk, long bytes, long nanos) {
-        RestoreEnd end = fromDisk > 0 ? RestoreEnd.DISK : RestoreEnd.MEMORY;
+    public void restored(int fromMemory, int fromDisk, int fromPool, long bytes, long nanos) {
+        RestoreEnd end = fromPool > 0 ? RestoreEnd.POOL : fromDisk > 0 ? RestoreEnd.DISK : RestoreEnd.MEMORY;
         restoreEnded(end);
         counters.add("restore.bytes", bytes);
         counters.add("restore.records.memory", fromMemory);
         counters.add("restore.records.disk", fromDisk);
+        counters.add("restore.records.pool", fromPool);
         restoredBytes.increment(bytes);
         restoredRecords.get(Tier.MEMORY).increment(fromMemory);
         restoredRecords.get(Tier.DISK).increment(fromDisk);
-        restoreLatency.get(end == RestoreEnd.DISK ? Tier.DISK : Tier.MEMORY).record(Math.max(0, nanos));
+        restoredRecords.get(Tier.POOL).increment(fromPool);
+        Tier source = end == RestoreEnd.POOL ? Tier.POOL : end == RestoreEnd.DISK ? Tier.DISK : Tier.MEMORY;
+        restoreLatency.get(source).record(Math.max(0, nanos));
     }
 
     /** A record read from disk for a restore stays resident. */
@@ -535,6 +563,37 @@ public final class CacheMetrics implements AutoCloseable {
     public void diskReadFailed() {
         counters.increment("disk.read.failures");
         diskReadFailures.increment();
+    }
+
+    // ---- pool ----
+
+    /** A record of {@code bytes} was retired to the pool (every replica stored it) in {@code nanos}. */
+    public void poolRetired(long bytes, long nanos) {
+        counters.increment("pool.retired");
+        counters.add("pool.write.bytes", bytes);
+        counters.add("pool.write.nanos", nanos);
+        poolRetired.increment();
+        poolWrittenBytes.increment(bytes);
+        poolRetireLatency.record(Math.max(0, nanos));
+    }
+
+    /** Retiring a record to the pool failed. */
+    public void poolRetireFailed() {
+        counters.increment("pool.retire.failures");
+        poolRetireFailed.increment();
+    }
+
+    /** A record of {@code bytes} was fetched from the pool and verified in {@code nanos}. */
+    public void poolRead(long bytes, long nanos) {
+        counters.add("pool.read.bytes", bytes);
+        counters.add("pool.read.nanos", nanos);
+        poolReadBytes.increment(bytes);
+    }
+
+    /** A record could not be fetched from the pool. */
+    public void poolReadFailed() {
+        counters.increment("pool.read.failures");
+        poolReadFailures.increment();
     }
 
     /** The disk had transfers in {@code direction} in flight for {@code nanos} without a break. */

@@ -94,11 +94,12 @@ class CacheSettingsTest {
     }
 
     @Test
-    void aPoolWithAWarmTier_isRefused() {
-        String message = error("selene { warm = 4g, pool.managers = [\"m1:7355\"] }");
-        assertTrue(message.startsWith("selene.warm = '4g' is invalid; allowed: 0 when selene.pool.managers is set"),
-                message);
-        assertTrue(read("selene { warm = 0, pool.managers = [\"m1:7355\"] }").poolEnabled());
+    void poolManagers_areKeptInOrder_withOrWithoutAWarmTier() {
+        CacheConfig warm = read("selene { warm = 4g, pool.managers = [\"m1:7355\", \"m2:7355\"] }");
+        assertEquals(List.of("m1:7355", "m2:7355"), warm.poolManagers());
+        assertTrue(warm.poolEnabled());
+        assertEquals(0, read("selene { warm = 0, pool.managers = [\"m1:7355\"] }").warmBytes());
+        assertFalse(read("selene.warm = 1g").poolEnabled());
     }
 
     @Test

@@ -73,7 +73,7 @@ class CatalogExpiryTest {
         slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, 64, metrics, traces));
         RecordContext ctx = new RecordContext(LAYOUT, host, device, slotPool, metrics, traces);
         Catalog.Settings settings = new Catalog.Settings(0, 4, maxAge, clock::get, () -> { });
-        tier = kit.spawn(Catalog.create(ctx, null, settings));
+        tier = kit.spawn(Catalog.create(ctx, null, null, settings));
     }
 
     /**

@@ -67,7 +67,7 @@ class DiskStoreTest {
         KIT.shutdownTestKit();
     }
 
-    private Behavior<DiskStore.Command> store(FaultInjection faults) {
+    private Behavior<Store.Command> store(FaultInjection faults) {
         RecordIo recordIo = HostCache.DEFAULT_RECORD_IO.apply(io);
         return DiskStore.create(dir, LAYOUT, host, recordIo, io, metrics, new TraceBook(64), faults,
                 started.ref()::tell);
@@ -96,26 +96,26 @@ class DiskStoreTest {
 
     @Test
     void write_commitsAFile_readVerifiesItBack_deleteRemovesIt_andAScanFindsWhatIsLeft() {
-        ActorRef<DiskStore.Command> store = KIT.spawn(store(FaultInjection.NONE));
+        ActorRef<Store.Command> store = KIT.spawn(store(FaultInjection.NONE));
         assertTrue(((DiskStore.Recovery) started.receiveMessage()).records().isEmpty());
         RecordSpec root = spec(1, null);
         RecordSpec child = spec(2, 1L);
-        TestProbe<DiskStore.WriteReply> writes = KIT.createTestProbe();
-        store.tell(new DiskStore.Write(root, filled(root, 0), writes.ref()));
-        assertInstanceOf(DiskStore.Written.class, writes.receiveMessage(Duration.ofSeconds(10)));
-        store.tell(new DiskStore.Write(child, filled(child, 10), writes.ref()));
-        assertInstanceOf(DiskStore.Written.class, writes.receiveMessage(Duration.ofSeconds(10)));
+        TestProbe<Store.WriteReply> writes = KIT.createTestProbe();
+        store.tell(new Store.Write(root, filled(root, 0), writes.ref()));
+        assertInstanceOf(Store.Written.class, writes.receiveMessage(Duration.ofSeconds(10)));
+        store.tell(new Store.Write(child, filled(child, 10), writes.ref()));
+        assertInstanceOf(Store.Written.class, writes.receiveMessage(Duration.ofSeconds(10)));
 
         int n = LAYOUT.slotsPerRecord(true);
         SlotList staging = SlotList.of(IntStream.range(30, 30 + n).toArray());
-        TestProbe<DiskStore.ReadReply> reads = KIT.createTestProbe();
-        store.tell(new DiskStore.Read(child.key(), staging, reads.ref()));
-        assertInstanceOf(DiskStore.ReadDone.class, reads.receiveMessage(Duration.ofSeconds(10)));
+        TestProbe<Store.ReadReply> reads = KIT.createTestProbe();
+        store.tell(new Store.Read(child.key(), staging, reads.ref()));
+        assertInstanceOf(Store.ReadDone.class, reads.receiveMessage(Duration.ofSeconds(10)));
         assertTrue(KeyedContent.verifyHostRecord(LAYOUT, host, staging, child.key(), true));
 
-        store.tell(new DiskStore.Delete(List.of(child.key())));
-        store.tell(new DiskStore.Read(child.key(), staging, reads.ref()));
-        DiskStore.ReadFailed gone = assertInstanceOf(DiskStore.ReadFailed.class,
+        store.tell(new Store.Delete(List.of(child.key())));
+        store.tell(new Store.Read(child.key(), staging, reads.ref()));
+        Store.ReadFailed gone = assertInstanceOf(Store.ReadFailed.class,
                 reads.receiveMessage(Duration.ofSeconds(10)));
         assertTrue(gone.fileLost());
         assertFalse(Files.exists(RecordFileNames.recordFile(dir, child.key())));
@@ -128,18 +128,18 @@ class DiskStoreTest {
 
     @Test
     void settle_answersWithHowARecentWriteEnded_orThatNoneRan() {
-        ActorRef<DiskStore.Command> store = KIT.spawn(store(FaultInjection.NONE));
+        ActorRef<Store.Command> store = KIT.spawn(store(FaultInjection.NONE));
         started.receiveMessage();
         RecordSpec s = spec(5, null);
-        TestProbe<DiskStore.WriteReply> replies = KIT.createTestProbe();
-        store.tell(new DiskStore.Settle(s.key(), replies.ref()));
-        assertInstanceOf(DiskStore.NotWritten.class, replies.receiveMessage(), "no write of it ran");
-        store.tell(new DiskStore.Write(s, filled(s, 0), replies.ref()));
-        store.tell(new DiskStore.Settle(s.key(), replies.ref()));
-        assertInstanceOf(DiskStore.Written.class, replies.receiveMessage(Duration.ofSeconds(10)));
-        assertInstanceOf(DiskStore.Written.class, replies.receiveMessage(Duration.ofSeconds(10)));
-        store.tell(new DiskStore.Settle(s.key(), replies.ref()));
-        assertInstanceOf(DiskStore.Written.class, replies.receiveMessage(), "remembered after the write ended");
+        TestProbe<Store.WriteReply> replies = KIT.createTestProbe();
+        store.tell(new Store.Settle(s.key(), replies.ref()));
+        assertInstanceOf(Store.NotWritten.class, replies.receiveMessage(), "no write of it ran");
+        store.tell(new Store.Write(s, filled(s, 0), replies.ref()));
+        store.tell(new Store.Settle(s.key(), replies.ref()));
+        assertInstanceOf(Store.Written.class, replies.receiveMessage(Duration.ofSeconds(10)));
+        assertInstanceOf(Store.Written.class, replies.receiveMessage(Duration.ofSeconds(10)));
+        store.tell(new Store.Settle(s.key(), replies.ref()));
+        assertInstanceOf(Store.Written.class, replies.receiveMessage(), "remembered after the write ended");
     }
 
     @Test
@@ -156,19 +156,19 @@ class DiskStoreTest {
     void aStoreThatFails_isRestartedByItsSupervisor_takesTheLockAgain_andScansAgain() {
         AtomicBoolean failNext = new AtomicBoolean();
         FaultInjection faults = (actor, message) -> {
-            if (message instanceof DiskStore.Delete && failNext.compareAndSet(true, false)) {
+            if (message instanceof Store.Delete && failNext.compareAndSet(true, false)) {
                 throw new FailOnce.InjectedFault("fault injected in the disk store");
             }
         };
-        ActorRef<DiskStore.Command> store = KIT.spawn(Behaviors.supervise(store(faults))
+        ActorRef<Store.Command> store = KIT.spawn(Behaviors.supervise(store(faults))
                 .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(10), Duration.ofMillis(100), 0)));
         started.receiveMessage();
         RecordSpec s = spec(7, null);
-        TestProbe<DiskStore.WriteReply> writes = KIT.createTestProbe();
-        store.tell(new DiskStore.Write(s, filled(s, 0), writes.ref()));
+        TestProbe<Store.WriteReply> writes = KIT.createTestProbe();
+        store.tell(new Store.Write(s, filled(s, 0), writes.ref()));
         writes.receiveMessage(Duration.ofSeconds(10));
         failNext.set(true);
-        store.tell(new DiskStore.Delete(List.of(s.key())));
+        store.tell(new Store.Delete(List.of(s.key())));
         DiskStore.Recovery rescanned = (DiskStore.Recovery) started.receiveMessage(Duration.ofSeconds(10));
         assertEquals(List.of(s.key()), rescanned.records().stream().map(f -> f.spec().key()).toList(),
                 "the failed delete never ran; the restarted store finds the file");

@@ -128,7 +128,7 @@ class LostRequestsTest {
     }
 
     /**
-     * DiskStore.Settle answers from {@code ended}, a map of past outcomes keyed by record key that nothing clears
+     * Store.Settle answers from {@code ended}, a map of past outcomes keyed by record key that nothing clears
      * when the file is deleted. A record whose earlier file was deleted (operator eviction here; also PARENT_GONE,
      * eviction for room, expiry, fileLost) is republished; its record actor fails on Spill before sending Write;
      * the catalog's Settle gets the stale Written of the earlier write and marks the record clean on disk. The drain

@@ -47,7 +47,7 @@ class RecordActorTest {
     private final CacheMetrics metrics = CacheMetrics.forNode("record_actor_test", counters);
     private final List<Long> deviceAllocations = new ArrayList<>();
     private final TestProbe<Catalog.Command> catalog = kit.createTestProbe();
-    private final TestProbe<DiskStore.Command> disk = kit.createTestProbe();
+    private final TestProbe<Store.Command> disk = kit.createTestProbe();
     private final TestProbe<PublishResult> publisher = kit.createTestProbe();
     private final TestProbe<SlotPool.Granted> grants = kit.createTestProbe();
     private ActorRef<SlotPool.Command> slotPool;
@@ -103,7 +103,7 @@ class RecordActorTest {
         start(8);
         RecordSpec s = spec(1);
         kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ofSeconds(1), notice(), publisher.ref(),
-                catalog.ref(), disk.ref()));
+                catalog.ref(), new RecordActor.Stores(disk.ref(), null)));
         SlotPool.Granted granted = grants.receiveMessage();
         assertEquals(7, granted.ticket(), "the owner knows the grant before the actor copies into it");
         Catalog.Leased withCopy = (Catalog.Leased) catalog.receiveMessage();
@@ -120,7 +120,7 @@ class RecordActorTest {
         SlotList all = fillPool();
         RecordSpec s = spec(2);
         kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ofSeconds(2), notice(), publisher.ref(),
-                catalog.ref(), disk.ref()));
+                catalog.ref(), new RecordActor.Stores(disk.ref(), null)));
         manualTime.timePasses(Duration.ofSeconds(1));
         catalog.expectNoMessage(Duration.ofMillis(50));
         slotPool.tell(new SlotPool.Release(all, false));
@@ -134,7 +134,7 @@ class RecordActorTest {
         fillPool();
         RecordSpec s = spec(3);
         kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ofSeconds(2), notice(), publisher.ref(),
-                catalog.ref(), disk.ref()));
+                catalog.ref(), new RecordActor.Stores(disk.ref(), null)));
         manualTime.expectNoMessageFor(Duration.ofMillis(1900), publisher);
         manualTime.timePasses(Duration.ofMillis(200));
         PublishResult.Abandoned a = assertInstanceOf(PublishResult.Abandoned.class, publisher.receiveMessage());
@@ -151,15 +151,15 @@ class RecordActorTest {
         start(8);
         RecordSpec s = spec(4);
         ActorRef<RecordActor.Command> actor = kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ZERO,
-                notice(), publisher.ref(), catalog.ref(), disk.ref()));
+                notice(), publisher.ref(), catalog.ref(), new RecordActor.Stores(disk.ref(), null)));
         assertInstanceOf(Catalog.Leased.class, catalog.receiveMessage());
         SlotList slots = ((Catalog.Resident) catalog.receiveMessage()).slots();
         actor.tell(new RecordActor.Spill(slots));
-        DiskStore.Write w1 = (DiskStore.Write) disk.receiveMessage();
-        w1.replyTo().tell(new DiskStore.WriteFailed(s.key(), false, "EIO"));
-        DiskStore.Write w2 = (DiskStore.Write) disk.receiveMessage();
+        Store.Write w1 = (Store.Write) disk.receiveMessage();
+        w1.replyTo().tell(new Store.WriteFailed(s.key(), false, "EIO"));
+        Store.Write w2 = (Store.Write) disk.receiveMessage();
         assertEquals(slots, w2.slots());
-        w2.replyTo().tell(new DiskStore.Written(s.key(), 4096, 1000));
+        w2.replyTo().tell(new Store.Written(s.key(), 4096, 1000));
         assertEquals(new Catalog.Committed(s.key(), 4096, 1000), catalog.receiveMessage());
     }
 
@@ -167,10 +167,10 @@ class RecordActorTest {
     void spillOnAFullDisk_isNotRetried_andIsReportedGivenUp() {
         start(8);
         RecordSpec s = spec(5);
-        ActorRef<RecordActor.Command> actor = kit.spawn(RecordActor.resident(records, s, catalog.ref(), disk.ref()));
+        ActorRef<RecordActor.Command> actor = kit.spawn(RecordActor.resident(records, s, catalog.ref(), new RecordActor.Stores(disk.ref(), null)));
         actor.tell(new RecordActor.Spill(SlotList.of(0)));
-        DiskStore.Write w = (DiskStore.Write) disk.receiveMessage();
-        w.replyTo().tell(new DiskStore.WriteFailed(s.key(), true, "ENOSPC"));
+        Store.Write w = (Store.Write) disk.receiveMessage();
+        w.replyTo().tell(new Store.WriteFailed(s.key(), true, "ENOSPC"));
         Catalog.WriteGivenUp g = (Catalog.WriteGivenUp) catalog.receiveMessage();
         assertTrue(g.diskFull());
         disk.expectNoMessage(Duration.ofMillis(50));
@@ -183,13 +183,13 @@ class RecordActorTest {
         records = new RecordContext(LAYOUT, host, device, slotPool, metrics, new TraceBook(64),
                 FaultInjection.NONE, Duration.ofSeconds(30), System::nanoTime, new DeviceTransfers());
         RecordSpec s = spec(6);
-        ActorRef<RecordActor.Command> actor = kit.spawn(RecordActor.resident(records, s, catalog.ref(), disk.ref()));
+        ActorRef<RecordActor.Command> actor = kit.spawn(RecordActor.resident(records, s, catalog.ref(), new RecordActor.Stores(disk.ref(), null)));
         actor.tell(new RecordActor.Spill(SlotList.of(0)));
-        assertInstanceOf(DiskStore.Write.class, disk.receiveMessage()); // lost: never answered
+        assertInstanceOf(Store.Write.class, disk.receiveMessage()); // lost: never answered
         manualTime.timePasses(Duration.ofSeconds(31));
-        DiskStore.Settle settle = (DiskStore.Settle) disk.receiveMessage();
+        Store.Settle settle = (Store.Settle) disk.receiveMessage();
         assertEquals(s.key(), settle.key());
-        settle.replyTo().tell(new DiskStore.Written(s.key(), 4096, 1));
+        settle.replyTo().tell(new Store.Written(s.key(), 4096, 1));
         assertInstanceOf(Catalog.Committed.class, catalog.receiveMessage());
     }
 }

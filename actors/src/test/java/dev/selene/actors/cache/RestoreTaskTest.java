@@ -2,6 +2,7 @@ package dev.selene.actors.cache;
 
 import com.typesafe.config.ConfigFactory;
 import dev.selene.actors.api.RestoreResult;
+import dev.selene.actors.api.Tier;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.trace.TraceBook;
@@ -45,7 +46,7 @@ class RestoreTaskTest {
     private final CacheMetrics metrics = CacheMetrics.forNode("restore_task_test", counters);
     private final List<Long> deviceAllocations = new ArrayList<>();
     private final TestProbe<Catalog.Command> catalog = kit.createTestProbe();
-    private final TestProbe<DiskStore.Command> disk = kit.createTestProbe();
+    private final TestProbe<Store.Command> disk = kit.createTestProbe();
     private final TestProbe<RestoreResult> caller = kit.createTestProbe();
     private ActorRef<SlotPool.Command> slotPool;
     private RecordContext records;
@@ -94,12 +95,12 @@ class RestoreTaskTest {
     @Test
     void diskRecords_areStagedReadAndCopied_thenHandedToTheCatalog_andTheUseIsReported() {
         start();
-        List<RestoreTask.Part> parts = List.of(new RestoreTask.Part(spec(1, null), null),
-                new RestoreTask.Part(spec(2, 1L), null));
-        kit.spawn(RestoreTask.create(records, catalog.ref(), disk.ref(), parts, targets(2), caller.ref()));
+        List<RestoreTask.Part> parts = List.of(RestoreTask.Part.stored(spec(1, null), disk.ref(), Tier.DISK, true),
+                RestoreTask.Part.stored(spec(2, 1L), disk.ref(), Tier.DISK, true));
+        kit.spawn(RestoreTask.create(records, catalog.ref(), parts, targets(2), caller.ref()));
         for (int i = 0; i < 2; i++) {
-            DiskStore.Read read = (DiskStore.Read) disk.receiveMessage();
-            read.replyTo().tell(new DiskStore.ReadDone(read.key(), 8192));
+            Store.Read read = (Store.Read) disk.receiveMessage();
+            read.replyTo().tell(new Store.ReadDone(read.key(), 8192));
         }
         assertInstanceOf(Catalog.ReadSample.class, catalog.receiveMessage());
         assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage());
@@ -114,13 +115,13 @@ class RestoreTaskTest {
     @Test
     void aFailedRead_endsTheMatchBeforeIt_andReportsTheLostFile() {
         start();
-        List<RestoreTask.Part> parts = List.of(new RestoreTask.Part(spec(1, null), null),
-                new RestoreTask.Part(spec(2, 1L), null));
-        kit.spawn(RestoreTask.create(records, catalog.ref(), disk.ref(), parts, targets(2), caller.ref()));
-        DiskStore.Read first = (DiskStore.Read) disk.receiveMessage();
-        DiskStore.Read second = (DiskStore.Read) disk.receiveMessage();
-        first.replyTo().tell(new DiskStore.ReadDone(first.key(), 8192));
-        second.replyTo().tell(new DiskStore.ReadFailed(second.key(), true, "checksum"));
+        List<RestoreTask.Part> parts = List.of(RestoreTask.Part.stored(spec(1, null), disk.ref(), Tier.DISK, true),
+                RestoreTask.Part.stored(spec(2, 1L), disk.ref(), Tier.DISK, true));
+        kit.spawn(RestoreTask.create(records, catalog.ref(), parts, targets(2), caller.ref()));
+        Store.Read first = (Store.Read) disk.receiveMessage();
+        Store.Read second = (Store.Read) disk.receiveMessage();
+        first.replyTo().tell(new Store.ReadDone(first.key(), 8192));
+        second.replyTo().tell(new Store.ReadFailed(second.key(), true, "checksum"));
         assertEquals(new Catalog.FileLost(second.key()), catalog.receiveMessage());
         RestoreResult r = caller.receiveMessage();
         assertEquals(RestoreResult.Outcome.RESTORED, r.outcome());
@@ -134,8 +135,8 @@ class RestoreTaskTest {
         slotPool.tell(new SlotPool.Allocate(new RecordKey("rt", -1), TOTAL_SLOTS, Purpose.PUBLISH, false,
                 hog.ref()));
         SlotList all = assertInstanceOf(SlotPool.Allocated.class, hog.receiveMessage()).slots();
-        List<RestoreTask.Part> parts = List.of(new RestoreTask.Part(spec(1, null), null));
-        kit.spawn(RestoreTask.create(records, catalog.ref(), disk.ref(), parts, targets(1), caller.ref()));
+        List<RestoreTask.Part> parts = List.of(RestoreTask.Part.stored(spec(1, null), disk.ref(), Tier.DISK, true));
+        kit.spawn(RestoreTask.create(records, catalog.ref(), parts, targets(1), caller.ref()));
         manualTime.expectNoMessageFor(RestoreTask.STAGING_PATIENCE.minusMillis(100), caller);
         manualTime.timePasses(Duration.ofMillis(200));
         RestoreResult r = caller.receiveMessage();

@@ -14,7 +14,6 @@ import org.junit.jupiter.api.Test;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** A node's instruments: its node tag, and the in-process counters every typed method keeps. */
 class CacheMetricsTest {
@@ -58,12 +57,12 @@ class CacheMetricsTest {
             m.abandoned(AbandonReason.of(RetryReason.INFLIGHT));
             m.abandoned(AbandonReason.BAD_SNAPSHOT);
             m.evicted(Tier.DISK, 2);
-            m.restored(1, 2, 300, 1_000);
+            m.restored(1, 2, 0, 300, 1_000);
             m.diskBusy(CacheMetrics.Direction.READ, 5);
             m.spillStarted(3);
             m.spillStarted(2);
             m.droppedOrphans(4);
-            assertThrows(IllegalArgumentException.class, () -> m.expired(Tier.POOL, 1));
+            m.expired(Tier.POOL, 1);
         }
         assertEquals(Map.ofEntries(
                 Map.entry("publish.stored", 1L), Map.entry("publish.bytes", 100L),
@@ -71,6 +70,7 @@ class CacheMetricsTest {
                 Map.entry("abandoned.bad_snapshot", 1L), Map.entry("evicted.disk", 2L),
                 Map.entry("restore.disk", 1L), Map.entry("restore.bytes", 300L),
                 Map.entry("restore.records.memory", 1L), Map.entry("restore.records.disk", 2L),
+                Map.entry("restore.records.pool", 0L), Map.entry("expired.pool", 1L),
                 Map.entry("disk.read.busy_nanos", 5L), Map.entry("disk.write.max_in_flight", 3L),
                 Map.entry("spill.orphans", 4L)), counters.snapshot());
     }

@@ -264,8 +264,11 @@ public final class RecordCatalog {
 
     // ---- lookup and restore ----
 
-    /** The match of {@code chain} (keys root first) across tiers; memory wins where a record is in both. */
-    public Match match(String namespace, long[] chain) {
+    /**
+     * The records of {@code chain} held in memory or on disk, root first, up to the first that is held nowhere;
+     * unlike {@link #match} it does not stop at the deepest record with a row (a pool may hold the rest).
+     */
+    public List<Located> present(String namespace, long[] chain) {
         List<Located> present = new ArrayList<>();
         for (long hash : chain) {
             RecordKey key = new RecordKey(namespace, hash);
@@ -280,6 +283,12 @@ public final class RecordCatalog {
             }
             present.add(new Located(d.spec(), Where.DISK));
         }
+        return present;
+    }
+
+    /** The match of {@code chain} (keys root first) across tiers; memory wins where a record is in both. */
+    public Match match(String namespace, long[] chain) {
+        List<Located> present = present(namespace, chain);
         int depth = ChainMatch.depth(present.size(), i -> true, i -> present.get(i).spec().hasRow());
         if (depth > 0) {
             return new Match(List.copyOf(present.subList(0, depth)), "");

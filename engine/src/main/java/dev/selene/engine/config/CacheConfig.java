@@ -3,6 +3,7 @@ package dev.selene.engine.config;
 import dev.selene.engine.layout.Layout;
 
 import java.time.Duration;
+import java.util.List;
 
 /**
  * The settings of one cache node, validated: layout, warm size, concurrency, host budget, device and the
@@ -16,12 +17,12 @@ import java.time.Duration;
  * @param device            "auto", "simulated" or "cuda"
  * @param diskDir           disk tier directory, or null for no disk tier
  * @param diskBytes         disk tier size
- * @param poolEnabled       whether the node retires records to a shared pool
+ * @param poolManagers      pool manager addresses ({@code host:port}); empty = no pool tier
  * @param maxAge            max age of unused records, or null for off (B18)
  * @param drainOnShutdown   spill every parked record at shutdown (B8)
  */
 public record CacheConfig(Layout layout, long warmBytes, int concurrency, int windowSlots, long hostBudgetBytes,
-                          String device, String diskDir, long diskBytes, boolean poolEnabled, Duration maxAge,
+                          String device, String diskDir, long diskBytes, List<String> poolManagers, Duration maxAge,
                           boolean drainOnShutdown) {
 
     /** Default host budget: 16 GiB, comfortably inside a serving host's memory. */
@@ -49,6 +50,7 @@ public record CacheConfig(Layout layout, long warmBytes, int concurrency, int wi
         if (diskBytes < 0) {
             throw new IllegalArgumentException("disk size " + diskBytes + " is invalid; allowed: 0 or more bytes");
         }
+        poolManagers = poolManagers == null ? List.of() : List.copyOf(poolManagers);
         if (maxAge != null && (maxAge.isNegative() || maxAge.isZero())) {
             throw new IllegalArgumentException("max-age " + maxAge + " is invalid; allowed: a positive duration or off");
         }
@@ -56,18 +58,23 @@ public record CacheConfig(Layout layout, long warmBytes, int concurrency, int wi
 
     /** A memory-only node of {@code warmBytes} for {@code layout} with defaults elsewhere. */
     public static CacheConfig memoryOnly(Layout layout, long warmBytes) {
-        return new CacheConfig(layout, warmBytes, 32, 0, DEFAULT_HOST_BUDGET_BYTES, "auto", null, 0, false, null,
-                false);
+        return new CacheConfig(layout, warmBytes, 32, 0, DEFAULT_HOST_BUDGET_BYTES, "auto", null, 0, List.of(),
+                null, false);
+    }
+
+    /** Whether the node retires records to a shared pool. */
+    public boolean poolEnabled() {
+        return !poolManagers.isEmpty();
     }
 
     /** Whether any tier is configured; a node without one answers {@code Disabled}. */
     public boolean enabled() {
-        return warmBytes > 0 || diskDir != null || poolEnabled;
+        return warmBytes > 0 || diskDir != null || poolEnabled();
     }
 
     /** Whether records have nowhere durable to go, so the coldest are simply evicted (B6). */
     public boolean memoryOnly() {
-        return diskDir == null && !poolEnabled;
+        return diskDir == null && !poolEnabled();
     }
 
     /** Slots of one transfer window: the configured value, or one record with a row. */
@@ -77,41 +84,46 @@ public record CacheConfig(Layout layout, long warmBytes, int concurrency, int wi
 
     public CacheConfig withWarmBytes(long bytes) {
         return new CacheConfig(layout, bytes, concurrency, windowSlots, hostBudgetBytes, device, diskDir, diskBytes,
-                poolEnabled, maxAge, drainOnShutdown);
+                poolManagers, maxAge, drainOnShutdown);
     }
 
     public CacheConfig withConcurrency(int n) {
         return new CacheConfig(layout, warmBytes, n, windowSlots, hostBudgetBytes, device, diskDir, diskBytes,
-                poolEnabled, maxAge, drainOnShutdown);
+                poolManagers, maxAge, drainOnShutdown);
     }
 
     public CacheConfig withHostBudgetBytes(long bytes) {
         return new CacheConfig(layout, warmBytes, concurrency, windowSlots, bytes, device, diskDir, diskBytes,
-                poolEnabled, maxAge, drainOnShutdown);
+                poolManagers, maxAge, drainOnShutdown);
     }
 
     public CacheConfig withDevice(String kind) {
         return new CacheConfig(layout, warmBytes, concurrency, windowSlots, hostBudgetBytes, kind, diskDir, diskBytes,
-                poolEnabled, maxAge, drainOnShutdown);
+                poolManagers, maxAge, drainOnShutdown);
     }
 
     public CacheConfig withWindowSlots(int slots) {
         return new CacheConfig(layout, warmBytes, concurrency, slots, hostBudgetBytes, device, diskDir, diskBytes,
-                poolEnabled, maxAge, drainOnShutdown);
+                poolManagers, maxAge, drainOnShutdown);
     }
 
     public CacheConfig withDisk(String dir, long bytes) {
         return new CacheConfig(layout, warmBytes, concurrency, windowSlots, hostBudgetBytes, device, dir, bytes,
-                poolEnabled, maxAge, drainOnShutdown);
+                poolManagers, maxAge, drainOnShutdown);
+    }
+
+    public CacheConfig withPool(List<String> managers) {
+        return new CacheConfig(layout, warmBytes, concurrency, windowSlots, hostBudgetBytes, device, diskDir, diskBytes,
+                managers, maxAge, drainOnShutdown);
     }
 
     public CacheConfig withMaxAge(Duration age) {
         return new CacheConfig(layout, warmBytes, concurrency, windowSlots, hostBudgetBytes, device, diskDir, diskBytes,
-                poolEnabled, age, drainOnShutdown);
+                poolManagers, age, drainOnShutdown);
     }
 
     public CacheConfig withDrainOnShutdown(boolean drain) {
         return new CacheConfig(layout, warmBytes, concurrency, windowSlots, hostBudgetBytes, device, diskDir, diskBytes,
-                poolEnabled, maxAge, drain);
+                poolManagers, maxAge, drain);
     }
 }

@@ -9,6 +9,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertAll;
@@ -98,7 +99,7 @@ class CacheConfigTest {
                 Arguments.of("max-age PT-1S is invalid; allowed: a positive duration or off",
                         (Executable) () -> BASE.withMaxAge(Duration.ofSeconds(-1))),
                 Arguments.of("layout is required",
-                        (Executable) () -> new CacheConfig(null, 0, 1, 0, 1, "auto", null, 0, false, null, false)));
+                        (Executable) () -> new CacheConfig(null, 0, 1, 0, 1, "auto", null, 0, List.of(), null, false)));
     }
 
     @ParameterizedTest(name = "{0}")

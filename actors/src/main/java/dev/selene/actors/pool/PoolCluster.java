@@ -1,0 +1,52 @@
+package dev.selene.actors.pool;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigParseOptions;
+import com.typesafe.config.ConfigValueFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** The Pekko settings of a pool node: cluster address, seed nodes and role over the library's cluster defaults. */
+public final class PoolCluster {
+
+    /** The actor system name every node of a pool shares (cluster members must agree on it). */
+    public static final String SYSTEM_NAME = "selene";
+    /** The role of manager nodes (they run the stores and the directory). */
+    public static final String MANAGER_ROLE = "manager";
+    /** The role of hosts. */
+    public static final String HOST_ROLE = "host";
+
+    private static final String RESOURCE = "/selene-cluster.conf";
+
+    private PoolCluster() {
+    }
+
+    /**
+     * Settings for a node bound to {@code hostname:port} (0: any free port) with role {@code role}, joining the
+     * cluster through {@code seeds} ({@code host:port} of manager nodes; empty: it forms a cluster alone), over
+     * {@code base} (the node's own Pekko settings, references included: the cluster file's keys win over it).
+     */
+    public static Config config(String hostname, int port, List<String> seeds, String role, Config base) {
+        List<String> seedNodes = new ArrayList<>(seeds.size());
+        for (String s : seeds) {
+            seedNodes.add(seedNode(s));
+        }
+        Config cluster = ConfigFactory.parseResources(PoolCluster.class, RESOURCE,
+                ConfigParseOptions.defaults().setAllowMissing(false));
+        return ConfigFactory.empty()
+                .withValue("pekko.remote.artery.canonical.hostname", ConfigValueFactory.fromAnyRef(hostname))
+                .withValue("pekko.remote.artery.canonical.port", ConfigValueFactory.fromAnyRef(port))
+                .withValue("pekko.cluster.seed-nodes", ConfigValueFactory.fromIterable(seedNodes))
+                .withValue("pekko.cluster.roles", ConfigValueFactory.fromIterable(List.of(role)))
+                .withFallback(cluster)
+                .withFallback(base)
+                .resolve();
+    }
+
+    /** The seed node address of a manager at {@code host:port}; a full {@code pekko://} address is kept as it is. */
+    public static String seedNode(String address) {
+        return address.startsWith("pekko://") ? address : "pekko://" + SYSTEM_NAME + "@" + address;
+    }
+}

@@ -1,0 +1,352 @@
+package dev.selene.actors.pool;
+
+import dev.selene.engine.key.RecordKey;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.javadsl.StashBuffer;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The directory of one namespace shard, a Cluster Sharding entity on the manager nodes: which stores hold which
+ * records of the namespaces that hash to the shard. It places a new record on {@code replicas} stores (rendezvous
+ * hashing over the stores that are up, so every host picks the same ones), answers chain lookups, drops every
+ * replica of a record one store evicted or expired (the replicas age together), and when a store goes away copies
+ * the records it held from a surviving replica to another store.
+ *
+ * <p>It holds no fact that is not also a store's: the stores hold the records, and an entity that starts (first
+ * use, a rebalance, its node lost, passivation) rebuilds its map by asking every store for its holdings of the
+ * shard, stashing requests meanwhile. Stores wake every shard's entity when the set of stores changes, so
+ * replicas are rebuilt even for shards no host is using.
+ */
+public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command> {
+
+    /** The protocol. */
+    public sealed interface Command {
+    }
+
+    /** The sharded entity type. */
+    public static final EntityTypeKey<Command> TYPE = EntityTypeKey.create(Command.class, "selene-pool-directory");
+
+    /** Where to store a new record: the stores to offer it to; {@code present} when the pool already holds it. */
+    public record Place(PoolEntry entry, ActorRef<Placed> replyTo) implements Command, PoolMessage {
+    }
+
+    /** The longest run of {@code chain} (record key hashes of {@code namespace}, in order) the pool holds. */
+    public record Find(String namespace, List<Long> chain, ActorRef<Found> replyTo) implements Command, PoolMessage {
+    }
+
+    /** Where one record is held. */
+    public record Locate(RecordKey key, ActorRef<Found> replyTo) implements Command, PoolMessage {
+    }
+
+    /** Removes records from the pool (every replica). */
+    public record Remove(List<RecordKey> keys) implements Command, PoolMessage {
+    }
+
+    /** From a store: it holds {@code entry} (validated). */
+    public record Held(PoolEntry entry, ActorRef<ManagerStore.Command> store) implements Command, PoolMessage {
+    }
+
+    /** From a store: it dropped a record it decided to drop (evicted, expired). */
+    public record Released(RecordKey key, ActorRef<ManagerStore.Command> store, String reason)
+            implements Command, PoolMessage {
+    }
+
+    /** From a store: the set of stores changed; check the replicas. Starts the entity when it is not running. */
+    public enum Wake implements Command, PoolMessage {
+        INSTANCE
+    }
+
+    /** Reply to {@link Place}. */
+    public record Placed(RecordKey key, List<ActorRef<ManagerStore.Command>> stores, boolean present)
+            implements PoolMessage {
+    }
+
+    /** Reply to {@link Find} and {@link Locate}: records in chain order with their holders. */
+    public record Found(List<Located> records) implements PoolMessage {
+    }
+
+    /** One record and the stores that hold it. */
+    public record Located(PoolEntry entry, List<ActorRef<ManagerStore.Command>> holders) implements PoolMessage {
+    }
+
+    private record StoresListed(Set<ActorRef<ManagerStore.Command>> stores) implements Command {
+    }
+
+    private record HoldingsAnswered(ManagerStore.HoldingsReply reply) implements Command {
+    }
+
+    private enum RebuildTimeout implements Command {
+        INSTANCE
+    }
+
+    /** How long a starting entity waits for the stores' holdings before it serves what it has. */
+    static final Duration REBUILD_PATIENCE = Duration.ofSeconds(3);
+
+    /** One record: what it is and who holds it. */
+    private static final class Entry {
+        final PoolEntry entry;
+        final LinkedHashSet<ActorRef<ManagerStore.Command>> holders = new LinkedHashSet<>();
+
+        Entry(PoolEntry entry) {
+            this.entry = entry;
+        }
+    }
+
+    private final ManagerConfig config;
+    private final int shard;
+    private final Map<RecordKey, Entry> entries = new HashMap<>();
+    private final Set<ActorRef<ManagerStore.Command>> stores = new HashSet<>();
+    private final StashBuffer<Command> stash;
+    private final TimerScheduler<Command> timers;
+    private final Set<ActorRef<ManagerStore.Command>> awaited = new HashSet<>();
+    private boolean ready;
+
+    /** The shard of a namespace: the same on every node (a string's hash is specified). */
+    public static int shardOf(String namespace, int shards) {
+        return Math.floorMod(namespace.hashCode(), shards);
+    }
+
+    /** The entity id of the directory that holds {@code namespace}. */
+    public static String entityId(String namespace, int shards) {
+        return "shard-" + shardOf(namespace, shards);
+    }
+
+    /** Every entity id of a cluster with {@code shards} directory shards. */
+    public static List<String> entityIds(int shards) {
+        List<String> ids = new ArrayList<>(shards);
+        for (int i = 0; i < shards; i++) {
+            ids.add("shard-" + i);
+        }
+        return ids;
+    }
+
+    /** The directory entity {@code entityId}. */
+    public static Behavior<Command> create(String entityId, ManagerConfig config) {
+        int shard = Integer.parseInt(entityId.substring("shard-".length()));
+        return Behaviors.withStash(10_000, stash -> Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
+            ctx.getSystem().receptionist().tell(Receptionist.subscribe(ManagerStore.KEY, ctx.messageAdapter(
+                    Receptionist.Listing.class, l -> new StoresListed(l.getServiceInstances(ManagerStore.KEY)))));
+            timers.startSingleTimer(RebuildTimeout.INSTANCE, REBUILD_PATIENCE);
+            return new PoolDirectory(ctx, config, shard, stash, timers);
+        })));
+    }
+
+    private PoolDirectory(ActorContext<Command> ctx, ManagerConfig config, int shard, StashBuffer<Command> stash,
+                          TimerScheduler<Command> timers) {
+        super(ctx);
+        this.config = config;
+        this.shard = shard;
+        this.stash = stash;
+        this.timers = timers;
+    }
+
+    @Override
+    public Receive<Command> createReceive() {
+        return newReceiveBuilder().onMessage(Command.class, this::onCommand).build();
+    }
+
+    private Behavior<Command> onCommand(Command command) {
+        if (!ready) {
+            return rebuilding(command);
+        }
+        switch (command) {
+            case Place p -> p.replyTo().tell(place(p.entry()));
+            case Find f -> f.replyTo().tell(find(f.namespace(), f.chain()));
+            case Locate l -> l.replyTo().tell(locate(l.key()));
+            case Remove r -> r.keys().forEach(k -> remove(k, "removed by a host", null));
+            case Held h -> onHeld(h.entry(), h.store());
+            case Released r -> onReleased(r);
+            case StoresListed l -> onStores(l.stores());
+            case HoldingsAnswered h -> onHoldings(h.reply());
+            case Wake w -> replicate();
+            case RebuildTimeout t -> {
+            }
+        }
+        return this;
+    }
+
+    // ---- start: rebuild from the stores ----
+
+    private Behavior<Command> rebuilding(Command command) {
+        switch (command) {
+            case StoresListed l -> {
+                Set<ActorRef<ManagerStore.Command>> fresh = new HashSet<>(l.stores());
+                fresh.removeAll(stores);
+                stores.clear();
+                stores.addAll(l.stores());
+                awaited.retainAll(stores);
+                for (ActorRef<ManagerStore.Command> s : fresh) {
+                    awaited.add(s);
+                    getContext().ask(ManagerStore.HoldingsReply.class, s, REBUILD_PATIENCE,
+                            r -> new ManagerStore.Holdings(shard, config.directoryShards(), r),
+                            (reply, failure) -> reply != null ? new HoldingsAnswered(reply)
+                                    : new HoldingsAnswered(new ManagerStore.HoldingsReply(s, List.of())));
+                }
+                if (awaited.isEmpty() && !stores.isEmpty()) {
+                    return becomeReady();
+                }
+            }
+            case HoldingsAnswered h -> {
+                onHoldings(h.reply());
+                awaited.remove(h.reply().store());
+                if (awaited.isEmpty()) {
+                    return becomeReady();
+                }
+            }
+            case RebuildTimeout t -> {
+                return becomeReady();
+            }
+            default -> stash.stash(command);
+        }
+        return this;
+    }
+
+    private Behavior<Command> becomeReady() {
+        ready = true;
+        timers.cancel(RebuildTimeout.INSTANCE);
+        getContext().getLog().debug("directory shard {}: {} records on {} stores", shard, entries.size(),
+                stores.size());
+        replicate();
+        return stash.unstashAll(this);
+    }
+
+    private void onHoldings(ManagerStore.HoldingsReply reply) {
+        if (!stores.contains(reply.store())) {
+            return;
+        }
+        for (PoolEntry e : reply.entries()) {
+            entries.computeIfAbsent(e.key(), k -> new Entry(e)).holders.add(reply.store());
+        }
+    }
+
+    // ---- requests ----
+
+    private Placed place(PoolEntry entry) {
+        Entry e = entries.get(entry.key());
+        if (e != null && !e.holders.isEmpty()) {
+            return new Placed(entry.key(), List.copyOf(e.holders), true);
+        }
+        return new Placed(entry.key(), ranked(entry.key(), Set.of()).stream().limit(required()).toList(), false);
+    }
+
+    private Found find(String namespace, List<Long> chain) {
+        List<Located> out = new ArrayList<>();
+        for (long hash : chain) {
+            Entry e = entries.get(new RecordKey(namespace, hash));
+            if (e == null || e.holders.isEmpty()) {
+                break;
+            }
+            out.add(new Located(e.entry, List.copyOf(e.holders)));
+        }
+        return new Found(out);
+    }
+
+    private Found locate(RecordKey key) {
+        Entry e = entries.get(key);
+        return e == null || e.holders.isEmpty() ? new Found(List.of())
+                : new Found(List.of(new Located(e.entry, List.copyOf(e.holders))));
+    }
+
+    private void onHeld(PoolEntry entry, ActorRef<ManagerStore.Command> store) {
+        if (!stores.contains(store)) {
+            stores.add(store); // the receptionist's listing may come after the store's first report
+        }
+        entries.computeIfAbsent(entry.key(), k -> new Entry(entry)).holders.add(store);
+    }
+
+    private void onReleased(Released r) {
+        Entry e = entries.get(r.key());
+        if (e == null) {
+            return;
+        }
+        e.holders.remove(r.store());
+        // Replicas see the same uses: when one store evicts or expires a record, the others drop it too rather
+        // than keep a copy the next rebuild would replicate again.
+        remove(r.key(), r.reason() + " by another replica", r.store());
+    }
+
+    private void remove(RecordKey key, String reason, ActorRef<ManagerStore.Command> except) {
+        Entry e = entries.remove(key);
+        if (e == null) {
+            return;
+        }
+        for (ActorRef<ManagerStore.Command> s : e.holders) {
+            if (!s.equals(except)) {
+                s.tell(new ManagerStore.Drop(List.of(key), reason));
+            }
+        }
+    }
+
+    // ---- stores and replicas ----
+
+    private void onStores(Set<ActorRef<ManagerStore.Command>> listed) {
+        Set<ActorRef<ManagerStore.Command>> gone = new HashSet<>(stores);
+        gone.removeAll(listed);
+        stores.clear();
+        stores.addAll(listed);
+        if (!gone.isEmpty()) {
+            for (Entry e : List.copyOf(entries.values())) {
+                e.holders.removeAll(gone);
+                if (e.holders.isEmpty()) {
+                    entries.remove(e.entry.key());
+                }
+            }
+            getContext().getLog().info("directory shard {}: {} store(s) gone; {} records remain", shard, gone.size(),
+                    entries.size());
+        }
+        replicate();
+    }
+
+    /** Copies every record held by fewer stores than it should be (and by at least one) to another store. */
+    private void replicate() {
+        int required = required();
+        for (Entry e : entries.values()) {
+            if (e.holders.isEmpty() || e.holders.size() >= required) {
+                continue;
+            }
+            List<ActorRef<ManagerStore.Command>> targets = ranked(e.entry.key(), e.holders);
+            ActorRef<ManagerStore.Command> source = e.holders.iterator().next();
+            for (int i = 0; i < required - e.holders.size() && i < targets.size(); i++) {
+                source.tell(new ManagerStore.CopyTo(e.entry.key(), targets.get(i)));
+            }
+        }
+    }
+
+    private int required() {
+        return Math.min(config.replicas(), stores.size());
+    }
+
+    /** Live stores other than {@code except}, by rendezvous hash with the key: every node ranks them alike. */
+    private List<ActorRef<ManagerStore.Command>> ranked(RecordKey key, Set<ActorRef<ManagerStore.Command>> except) {
+        return stores.stream()
+                .filter(s -> !except.contains(s))
+                .sorted(Comparator.comparingLong((ActorRef<ManagerStore.Command> s) -> -score(key, s))
+                        .thenComparing(s -> s.path().toString()))
+                .toList();
+    }
+
+    private static long score(RecordKey key, ActorRef<?> store) {
+        long h = key.hash() * 0x9E3779B97F4A7C15L ^ store.path().address().toString().hashCode();
+        h ^= h >>> 33;
+        h *= 0xff51afd7ed558ccdL;
+        h ^= h >>> 33;
+        return h;
+    }
+}

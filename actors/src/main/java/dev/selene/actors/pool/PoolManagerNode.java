@@ -1,0 +1,120 @@
+package dev.selene.actors.pool;
+
+import com.typesafe.config.Config;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
+import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
+import org.apache.pekko.cluster.typed.Cluster;
+
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A pool manager node: an actor system that joins the cluster with the manager role, runs this node's
+ * {@link ManagerStore} and hosts its share of the {@link PoolDirectory} entities. Stop it with {@link #close()}.
+ */
+public final class PoolManagerNode implements AutoCloseable {
+
+    /** The guardian's protocol. */
+    sealed interface Command {
+    }
+
+    private record GetStore(ActorRef<ActorRef<ManagerStore.Command>> replyTo) implements Command {
+    }
+
+    private record StoresListed(Set<ActorRef<ManagerStore.Command>> stores) implements Command {
+    }
+
+    private final ActorSystem<Command> system;
+    private final ActorRef<ManagerStore.Command> store;
+
+    private PoolManagerNode(ActorSystem<Command> system, ActorRef<ManagerStore.Command> store) {
+        this.system = system;
+        this.store = store;
+    }
+
+    /**
+     * Starts a manager with {@code config} on an actor system with {@code pekko} settings (from
+     * {@link PoolCluster#config}); it joins the cluster in the background.
+     */
+    public static PoolManagerNode start(ManagerConfig config, Config pekko) {
+        ActorSystem<Command> system = ActorSystem.create(guardian(config), PoolCluster.SYSTEM_NAME, pekko);
+        try {
+            ActorRef<ManagerStore.Command> store = AskPattern.<Command, ActorRef<ManagerStore.Command>>ask(system,
+                    GetStore::new, Duration.ofSeconds(30), system.scheduler()).toCompletableFuture()
+                    .get(30, TimeUnit.SECONDS);
+            return new PoolManagerNode(system, store);
+        } catch (Exception e) {
+            system.terminate();
+            throw new IllegalStateException("the pool manager did not start: " + e.getMessage(), e);
+        }
+    }
+
+    private static Behavior<Command> guardian(ManagerConfig config) {
+        return Behaviors.setup(ctx -> {
+            String node = ctx.getSystem().address().hostPort();
+            PoolMetrics metrics = new PoolMetrics(node);
+            ClusterSharding.get(ctx.getSystem()).init(Entity.of(PoolDirectory.TYPE,
+                    entity -> PoolDirectory.create(entity.getEntityId(), config)).withRole(PoolCluster.MANAGER_ROLE));
+            ActorRef<ManagerStore.Command> store = ctx.spawn(ManagerStore.create(config, metrics), "pool-store");
+            // When the set of stores changes (a manager joined, left or died) every directory entity is woken, so
+            // each checks its replicas even when no host is using its shard.
+            ctx.getSystem().receptionist().tell(Receptionist.subscribe(ManagerStore.KEY, ctx.messageAdapter(
+                    Receptionist.Listing.class, l -> new StoresListed(l.getServiceInstances(ManagerStore.KEY)))));
+            ClusterSharding sharding = ClusterSharding.get(ctx.getSystem());
+            return Behaviors.receive(Command.class)
+                    .onMessage(GetStore.class, g -> {
+                        g.replyTo().tell(store);
+                        return Behaviors.same();
+                    })
+                    .onMessage(StoresListed.class, l -> {
+                        for (String id : PoolDirectory.entityIds(config.directoryShards())) {
+                            sharding.entityRefFor(PoolDirectory.TYPE, id).tell(PoolDirectory.Wake.INSTANCE);
+                        }
+                        return Behaviors.same();
+                    })
+                    .build();
+        });
+    }
+
+    /** The actor system (for an admin server beside it). */
+    public ActorSystem<?> system() {
+        return system;
+    }
+
+    /** This node's cluster address, {@code host:port}. */
+    public String address() {
+        return system.address().hostPort();
+    }
+
+    /** Whether this node is an up member of the cluster. */
+    public boolean isUp() {
+        return Cluster.get(system).selfMember().status() == org.apache.pekko.cluster.MemberStatus.up();
+    }
+
+    /** The store's figures. */
+    public CompletionStage<ManagerStore.StoreStatus> status() {
+        return AskPattern.ask(store, ManagerStore.GetStatus::new, Duration.ofSeconds(5), system.scheduler());
+    }
+
+    /** Leaves the cluster and stops, waiting up to 30 s. */
+    @Override
+    public void close() {
+        system.terminate();
+        try {
+            system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("the pool manager did not stop within 30 s");
+        } catch (Exception e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,101 @@
+package dev.selene.actors.pool;
+
+import kamon.Kamon;
+import kamon.metric.Counter;
+import kamon.metric.Gauge;
+import kamon.metric.Histogram;
+import kamon.metric.MeasurementUnit;
+import kamon.metric.Metric;
+import kamon.tag.TagSet;
+
+import java.util.Locale;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.Map;
+
+/**
+ * A pool manager's instruments (Kamon): records and bytes held, capacity, transfers in and out, refused uploads,
+ * evictions, and expiries per namespace. Every series carries the {@code node} tag (the manager's cluster
+ * address). Thread-safe.
+ */
+public final class PoolMetrics {
+
+    /** A transfer's direction as the manager sees it. */
+    public enum Direction {
+        IN, OUT;
+
+        String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    private static final MeasurementUnit BYTES = MeasurementUnit.information().bytes();
+    private static final MeasurementUnit NANOS = MeasurementUnit.time().nanoseconds();
+
+    private static final Metric.Gauge RECORDS = Kamon.gauge("selene_pool_records", "Records the manager holds");
+    private static final Metric.Gauge HELD = Kamon.gauge("selene_pool_stored", "Bytes of records the manager holds",
+            BYTES);
+    private static final Metric.Gauge CAPACITY = Kamon.gauge("selene_pool_capacity",
+            "Bytes of record images the manager can hold", BYTES);
+    private static final Metric.Counter TRANSFERS = Kamon.counter("selene_pool_transfers",
+            "Record transfers completed, by direction (in: stored from a host or replica, out: served)");
+    private static final Metric.Counter TRANSFERRED = Kamon.counter("selene_pool_transferred",
+            "Bytes of record images moved, by direction", BYTES);
+    private static final Metric.Histogram UPLOAD_LATENCY = Kamon.histogram("selene_pool_upload_latency",
+            "Time from an offer's acceptance to a validated, held record", NANOS);
+    private static final Metric.Counter REFUSED = Kamon.counter("selene_pool_refused",
+            "Uploads refused or dropped (no room, wrong layout, failed or invalid stream)");
+    private static final Metric.Counter EVICTED = Kamon.counter("selene_pool_evicted",
+            "Records dropped, least recently used first, to make room");
+    private static final Metric.Counter EXPIRED = Kamon.counter("selene_pool_expired",
+            "Records dropped because they were unused for longer than max age, by namespace");
+
+    private final TagSet tags;
+    private final Gauge records;
+    private final Gauge held;
+    private final Counter refused;
+    private final Counter evicted;
+    private final Map<String, Counter> expired = new ConcurrentHashMap<>();
+
+    /** The instruments of the manager at {@code node}. */
+    public PoolMetrics(String node) {
+        this.tags = TagSet.of("node", node);
+        this.records = RECORDS.withTags(tags);
+        this.held = HELD.withTags(tags);
+        this.refused = REFUSED.withTags(tags);
+        this.evicted = EVICTED.withTags(tags);
+        for (Direction d : Direction.values()) {
+            TRANSFERS.withTags(tags.withTag("direction", d.label()));
+            TRANSFERRED.withTags(tags.withTag("direction", d.label()));
+        }
+    }
+
+    void capacity(long bytes) {
+        CAPACITY.withTags(tags).update(bytes);
+    }
+
+    void held(long count, long bytes) {
+        records.update(count);
+        held.update(bytes);
+    }
+
+    void transfer(Direction direction, long bytes, long nanos) {
+        TagSet t = tags.withTag("direction", direction.label());
+        TRANSFERS.withTags(t).increment();
+        TRANSFERRED.withTags(t).increment(bytes);
+        if (direction == Direction.IN && nanos > 0) {
+            UPLOAD_LATENCY.withTags(tags).record(nanos);
+        }
+    }
+
+    void refused() {
+        refused.increment();
+    }
+
+    void evicted() {
+        evicted.increment();
+    }
+
+    void expired(String namespace) {
+        expired.computeIfAbsent(namespace, ns -> EXPIRED.withTags(tags.withTag("namespace", ns))).increment();
+    }
+}
