@@ -84,6 +84,9 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
 
     /** How long a directory request may take (a lost manager's shards move to another within seconds). */
     static final Duration DIRECTORY_TIMEOUT = Duration.ofSeconds(5);
+    /** Why a transfer fails at once while no manager is up. */
+    static final String NO_MANAGER = "no pool manager is up";
+
     /** How long one retirement may take, all replicas together. */
     static final Duration UPLOAD_DEADLINE = Duration.ofSeconds(60);
     /** How long one fetch may take, holders tried in turn. */
@@ -184,6 +187,10 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         RecordKey key = w.spec().key();
         writing.computeIfAbsent(key, k -> new ArrayList<>()).add(w.replyTo());
         ended.remove(key);
+        if (!up) {
+            finishWrite(key, new WriteFailed(key, false, NO_MANAGER));
+            return;
+        }
         RecordImage.Frame frame;
         try {
             frame = RecordImage.frame(w.spec(), layout, shares(w.slots()));
@@ -210,7 +217,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             return;
         }
         if (p.placed().stores().isEmpty()) {
-            finishWrite(key, new WriteFailed(key, false, "no pool manager is up"));
+            finishWrite(key, new WriteFailed(key, false, NO_MANAGER));
             return;
         }
         traces.append(key, "PoolStore", "Retire: streaming to " + p.placed().stores().size() + " manager(s)");
@@ -259,6 +266,10 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
 
     private void onRead(Read r) {
         reading.computeIfAbsent(r.slots().slot(0), k -> new ArrayList<>()).add(r.replyTo());
+        if (!up) {
+            finishRead(r.slots().slot(0), new ReadFailed(r.key(), false, NO_MANAGER));
+            return;
+        }
         getContext().ask(PoolDirectory.Found.class, directory(r.key().namespace()), DIRECTORY_TIMEOUT,
                 q -> new PoolDirectory.Locate(r.key(), q), (found, failure) -> new Located(r, found, failure));
     }
@@ -311,7 +322,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     // ---- lookups and removal ----
 
     private void onFind(Find f) {
-        if (f.chain().isEmpty()) {
+        if (f.chain().isEmpty() || !up) {
             f.replyTo().tell(new Found(List.of()));
             return;
         }

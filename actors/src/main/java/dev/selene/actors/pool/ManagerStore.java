@@ -83,6 +83,26 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     public record GetStatus(ActorRef<StoreStatus> replyTo) implements Command, PoolMessage {
     }
 
+    /**
+     * A plain stream ref that discards what it receives: the raw baseline a benchmark measures record transfers
+     * against (same bytes, same JVMs, no slots, no codec).
+     */
+    public record OpenRawSink(ActorRef<RawSink> replyTo) implements Command, PoolMessage {
+    }
+
+    /** A plain stream ref that emits {@code bytes} bytes in chunks of {@code chunkBytes}: the raw read baseline. */
+    public record OpenRawSource(long bytes, int chunkBytes, ActorRef<RawSource> replyTo)
+            implements Command, PoolMessage {
+    }
+
+    /** Reply to {@link OpenRawSink}. */
+    public record RawSink(SinkRef<ByteString> sink) implements PoolMessage {
+    }
+
+    /** Reply to {@link OpenRawSource}. */
+    public record RawSource(SourceRef<ByteString> source) implements PoolMessage {
+    }
+
     /** Replies to {@link Offer}. */
     public sealed interface OfferReply extends PoolMessage {
     }
@@ -245,6 +265,9 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             case CopyAnswered a -> onCopyAnswered(a);
             case CopySent s -> getContext().getLog().debug("replica of {} sent", s.key());
             case GetStatus g -> g.replyTo().tell(status());
+            case OpenRawSink o -> o.replyTo().tell(new RawSink(StreamRefs.<ByteString>sinkRef()
+                    .idleTimeout(UPLOAD_IDLE_TIMEOUT).to(Sink.ignore()).run(materializer)));
+            case OpenRawSource o -> o.replyTo().tell(new RawSource(rawSource(o.bytes(), o.chunkBytes())));
             case SweepTick t -> sweep();
         }
         metrics.held(held.size(), bytes);
@@ -383,6 +406,17 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             serveBytes += s.bytes();
             metrics.transfer(PoolMetrics.Direction.OUT, s.bytes(), 0);
         }
+    }
+
+    private SourceRef<ByteString> rawSource(long total, int chunkBytes) {
+        if (chunkBytes < 1 || total < 0) {
+            throw new IllegalArgumentException("raw source of " + total + " bytes in chunks of " + chunkBytes);
+        }
+        byte[] chunk = new byte[chunkBytes];
+        long chunks = (total + chunkBytes - 1) / chunkBytes;
+        // A fresh array per element, as a record chunk copied out of its slot is.
+        return Source.range(1, (int) chunks).map(i -> ByteString.fromArrayUnsafe(chunk.clone()))
+                .runWith(StreamRefs.sourceRef(), materializer);
     }
 
     // ---- replicas ----

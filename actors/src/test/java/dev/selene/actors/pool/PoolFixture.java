@@ -1,0 +1,170 @@
+package dev.selene.actors.pool;
+
+import dev.selene.actors.api.CacheSettings;
+import dev.selene.actors.api.PublishOutcome;
+import dev.selene.actors.api.PublishResult;
+import dev.selene.actors.api.Publisher;
+import dev.selene.actors.api.RestoreResult;
+import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.api.SnapshotLease;
+import dev.selene.engine.config.CacheConfig;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.layout.Layout;
+import dev.selene.transport.gpu.DevicePlacement;
+import dev.selene.transport.gpu.KeyedContent;
+import dev.selene.transport.gpu.SimulatedDevice;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Pool managers and hosts of one test, each a real Pekko Cluster member (its own actor system) on loopback in this
+ * JVM, on the small layout and one simulated device; {@link #close()} stops them all.
+ */
+final class PoolFixture implements AutoCloseable {
+
+    static final Layout LAYOUT = Layout.small();
+    static final String NS = "pool";
+
+    final SimulatedDevice copier = SimulatedDevice.create();
+    private final List<SeleneCache> hosts = new ArrayList<>();
+    private final List<PoolManagerNode> managers = new ArrayList<>();
+    private final List<Integer> ports = new ArrayList<>();
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    /** Starts a manager of {@code storeSlots} slots on a free port, joining the first manager started. */
+    PoolManagerNode manager(int storeSlots, int replicas) throws IOException {
+        int port = freePort();
+        int seed = ports.isEmpty() ? port : ports.getFirst();
+        return manager(port, seed, storeSlots, replicas, null);
+    }
+
+    /** Starts a manager on {@code port} that joins through {@code seed}. */
+    PoolManagerNode manager(int port, int seed, int storeSlots, int replicas, Duration maxAge) {
+        ManagerConfig config = new ManagerConfig(LAYOUT, storeSlots * LAYOUT.slotBytes(), maxAge, replicas,
+                ManagerConfig.DEFAULT_DIRECTORY_SHARDS);
+        PoolManagerNode m = PoolManagerNode.start(config, PoolCluster.config("127.0.0.1", port,
+                List.of("127.0.0.1:" + seed), PoolCluster.MANAGER_ROLE, CacheSettings.standaloneSystemConfig()));
+        managers.add(m);
+        ports.add(port);
+        return m;
+    }
+
+    /** The managers' addresses, {@code host:port}. */
+    List<String> seeds() {
+        return ports.stream().map(p -> "127.0.0.1:" + p).toList();
+    }
+
+    /** A host of {@code warmSlots} warm slots (0: intake only) over {@code config}'s other settings. */
+    SeleneCache host(int warmSlots, String diskDir) {
+        CacheConfig config = CacheConfig.memoryOnly(LAYOUT, (long) warmSlots * LAYOUT.slotBytes()).withConcurrency(1)
+                .withWindowSlots(LAYOUT.slotsPerRecord(true))
+                .withHostBudgetBytes((warmSlots + 40L) * LAYOUT.slotBytes())
+                .withPool(seeds());
+        if (diskDir != null) {
+            config = config.withDisk(diskDir, 64L << 20);
+        }
+        SeleneCache cache = SeleneCache.start(config, copier);
+        hosts.add(cache);
+        return cache;
+    }
+
+    /** Stops a host now (it stays in the list; closing twice is harmless). */
+    void stopHost(SeleneCache host) {
+        host.close();
+    }
+
+    static RecordSpec spec(long hash, Long parent) {
+        return spec(NS, hash, parent);
+    }
+
+    static RecordSpec spec(String namespace, long hash, Long parent) {
+        return new RecordSpec(new RecordKey(namespace, hash), parent == null ? null : new RecordKey(namespace, parent),
+                true);
+    }
+
+    DevicePlacement snapshot(RecordSpec s) {
+        long base = copier.allocateDevice(DevicePlacement.bytesNeeded(LAYOUT, s.hasRow()));
+        DevicePlacement p = DevicePlacement.contiguous(LAYOUT, base, s.hasRow());
+        KeyedContent.fillRecord(copier, LAYOUT, p, s.key(), s.hasRow());
+        return p;
+    }
+
+    DevicePlacement target() {
+        long base = copier.allocateDevice(DevicePlacement.bytesNeeded(LAYOUT, true));
+        return DevicePlacement.contiguous(LAYOUT, base, true);
+    }
+
+    static <T> T await(CompletionStage<T> stage) throws Exception {
+        return stage.toCompletableFuture().get(40, TimeUnit.SECONDS);
+    }
+
+    /** Publishes a chain of {@code n} records from {@code first} with the retrying publisher; each is stored. */
+    List<RecordSpec> publishChain(SeleneCache cache, long first, int n) throws Exception {
+        return publishChain(cache, NS, first, n);
+    }
+
+    /** Publishes a chain of {@code n} records of {@code namespace}. */
+    List<RecordSpec> publishChain(SeleneCache cache, String namespace, long first, int n) throws Exception {
+        Publisher publisher = new Publisher(cache);
+        List<RecordSpec> specs = new ArrayList<>();
+        Long parent = null;
+        for (int i = 0; i < n; i++) {
+            RecordSpec s = spec(namespace, first + i, parent);
+            PublishOutcome o = await(publisher.publish(s, snapshot(s),
+                    SnapshotLease.until(System.nanoTime() + TimeUnit.SECONDS.toNanos(20))));
+            assertInstanceOf(PublishResult.Stored.class, o.result(), "publication " + i + ": " + o);
+            specs.add(s);
+            parent = first + i;
+        }
+        return specs;
+    }
+
+    static long[] chain(List<RecordSpec> specs) {
+        return specs.stream().mapToLong(s -> s.key().hash()).toArray();
+    }
+
+    /** Restores the chain; asserts it is restored whole and every record is byte-identical. */
+    RestoreResult restoreAndVerify(SeleneCache cache, List<RecordSpec> specs) throws Exception {
+        List<DevicePlacement> targets = specs.stream().map(s -> target()).toList();
+        RestoreResult r = await(cache.restore(specs.getFirst().key().namespace(), chain(specs), targets,
+                Duration.ofHours(1)));
+        assertEquals(RestoreResult.Outcome.RESTORED, r.outcome(), r.detail());
+        assertEquals(specs.size(), r.records());
+        for (int i = 0; i < specs.size(); i++) {
+            assertTrue(KeyedContent.verifyRecord(copier, LAYOUT, targets.get(i), specs.get(i).key(), true),
+                    "record " + i + " byte-identical");
+        }
+        return r;
+    }
+
+    /**
+     * Stops the hosts, then the managers newest first, so the oldest (which runs the shard coordinator) leaves
+     * last and nothing has to move twice.
+     */
+    @Override
+    public void close() {
+        long start = System.nanoTime();
+        hosts.parallelStream().forEach(SeleneCache::close);
+        long hostsDone = System.nanoTime();
+        managers.reversed().forEach(PoolManagerNode::close);
+        System.out.printf("pool fixture closed: hosts %d ms, managers %d ms%n", (hostsDone - start) / 1_000_000,
+                (System.nanoTime() - hostsDone) / 1_000_000);
+        copier.close();
+    }
+}
