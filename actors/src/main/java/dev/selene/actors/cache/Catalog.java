@@ -185,10 +185,12 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     /** Pool read bandwidth assumed before any sample (B15): a conservative figure for a 25 Gb/s network. */
     static final double PRIOR_POOL_BYTES_PER_SECOND = 1.0e9;
     /**
-     * The capacity the catalog gives a pool that is the node's only durable store: the managers decide what they
-     * keep, so the host never evicts a retired record for room.
+     * How much of what it retired a node keeps in its catalog when the pool is its only durable store (about 130,000
+     * records of the largest layout). The managers decide what the pool keeps; past this the node forgets its oldest
+     * retired records (their copies stay in the pool, and a lookup finds them through the directory), so the
+     * catalog stays bounded on a node that runs for months.
      */
-    static final long POOL_CAPACITY_BYTES = Long.MAX_VALUE / 4;
+    static final long POOL_CAPACITY_BYTES = 1L << 40;
     /** How long a lookup waits for the pool's part of a chain; without an answer the match ends at the node's own. */
     static final Duration POOL_FIND_TIMEOUT = Duration.ofSeconds(6);
     /** The most records of a chain asked of the pool at once. */

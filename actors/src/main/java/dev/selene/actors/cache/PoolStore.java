@@ -45,7 +45,8 @@ import java.util.Map;
 /**
  * The host side of the shared pool, a store like the disk store: a write retires a record (the directory places
  * it on {@code replicas} managers, and it counts as written once each of them has stored and validated it), a read
- * fetches one into staging slots (failing over to the next holder), a delete removes it from the pool. It also
+ * fetches one into staging slots (failing over to the next holder); a delete only forgets (the pool is shared, its
+ * managers decide what it keeps). It also
  * answers which part of a chain the pool holds ({@link Find}), so a match can go on where the host's own tiers
  * end. Each transfer is a child actor; this actor keeps which are running, for settles.
  */
@@ -332,13 +333,15 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                 (found, failure) -> new FindAnswered(replyTo, found));
     }
 
+    /**
+     * The catalog forgot records (for room in its own bookkeeping, expiry, an operator's eviction): the pool's copies
+     * stay, since other hosts may use them; the managers drop them by their own recency, size and max age.
+     */
     private void onDelete(Delete d) {
-        Map<String, List<RecordKey>> byNamespace = new HashMap<>();
         for (RecordKey k : d.keys()) {
-            byNamespace.computeIfAbsent(k.namespace(), n -> new ArrayList<>()).add(k);
             ended.remove(k);
+            traces.append(k, "PoolStore", "Forgotten by this host; the pool keeps its copy");
         }
-        byNamespace.forEach((ns, keys) -> directory(ns).tell(new PoolDirectory.Remove(keys)));
     }
 
     private EntityRef<PoolDirectory.Command> directory(String namespace) {

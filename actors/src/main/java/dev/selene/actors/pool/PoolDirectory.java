@@ -55,10 +55,6 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     public record Locate(RecordKey key, ActorRef<Found> replyTo) implements Command, PoolMessage {
     }
 
-    /** Removes records from the pool (every replica). */
-    public record Remove(List<RecordKey> keys) implements Command, PoolMessage {
-    }
-
     /** From a store: it holds {@code entry} (validated). */
     public record Held(PoolEntry entry, ActorRef<ManagerStore.Command> store) implements Command, PoolMessage {
     }
@@ -170,7 +166,6 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             case Place p -> p.replyTo().tell(place(p.entry()));
             case Find f -> f.replyTo().tell(find(f.namespace(), f.chain()));
             case Locate l -> l.replyTo().tell(locate(l.key()));
-            case Remove r -> r.keys().forEach(k -> remove(k, "removed by a host", null));
             case Held h -> onHeld(h.entry(), h.store());
             case Released r -> onReleased(r);
             case StoresListed l -> onStores(l.stores());

@@ -7,6 +7,7 @@ import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
 import org.apache.pekko.cluster.typed.Cluster;
@@ -97,7 +98,7 @@ public final class PoolManagerNode implements AutoCloseable {
 
     /** Whether this node is an up member of the cluster. */
     public boolean isUp() {
-        return Cluster.get(system).selfMember().status() == org.apache.pekko.cluster.MemberStatus.up();
+        return Cluster.get(system).selfMember().status() == MemberStatus.up();
     }
 
     /** The store's figures. */
