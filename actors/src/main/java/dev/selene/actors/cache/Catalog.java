@@ -17,6 +17,7 @@ import dev.selene.actors.api.RetryReason;
 import dev.selene.actors.api.Tier;
 import dev.selene.actors.pool.PoolEntry;
 import dev.selene.engine.catalog.RecordCatalog;
+import dev.selene.engine.config.ByteSize;
 import dev.selene.engine.cost.BandwidthEstimator;
 import dev.selene.engine.cost.RestoreCost;
 import dev.selene.engine.expiry.ExpirySweep;
@@ -191,6 +192,8 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
      * catalog stays bounded on a node that runs for months.
      */
     static final long POOL_CAPACITY_BYTES = 1L << 40;
+    /** The share of the free disk (plus its records) the disk tier takes when its size is more than that. */
+    static final double DISK_FILL_FRACTION = 0.95;
     /** How long a lookup waits for the pool's part of a chain; without an answer the match ends at the node's own. */
     static final Duration POOL_FIND_TIMEOUT = Duration.ofSeconds(6);
     /** The most records of a chain asked of the pool at once. */
@@ -231,6 +234,8 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     private int drainWritten;
     private int drainSkipped;
     private long restores;
+    /** When a full disk was last said at ERROR (0: never). */
+    private long diskFullSaidAt;
 
     /** The catalog of a node; {@code disk} and {@code pool} are null without those tiers. */
     static Behavior<Command> create(RecordContext records, ActorRef<Store.Command> disk,
@@ -300,7 +305,13 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
                 plan(); // chains that waited for it may now be written, or dropped as orphans
             }
             case Committed c -> onCommitted(c.key(), c.fileBytes(), c.nanos());
-            case WriteGivenUp g -> onGivenUp(g.key(), g.reason());
+            case WriteGivenUp g -> {
+                if (g.diskFull() && diskTier) {
+                    onDiskFull(g.key(), g.reason());
+                } else {
+                    onGivenUp(g.key(), g.reason());
+                }
+            }
             case Unpin u -> u.keys().forEach(catalog::unpin);
             case Used u -> catalog.used(u.deepest(), u.fromDisk());
             case AdoptRestored a -> onAdopt(a);
@@ -504,6 +515,29 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         RecordCatalog.Removal dropped = catalog.writeFailed(key);
         records.metrics().droppedUnwritable(dropped.removed().size());
         apply(dropped, "Dropped: its file (or an ancestor's) can never be written");
+        plan();
+    }
+
+    /**
+     * A write found the disk full before the tier's size was reached: the tier's size becomes what the disk held,
+     * the coldest files make room, and the record is written again (B12's retry does not apply: a full disk is not
+     * a failed record). Said once at ERROR, then at most once a minute.
+     */
+    private void onDiskFull(RecordKey key, String reason) {
+        live.remove(key);
+        long before = catalog.diskCapacityBytes();
+        RecordCatalog.Removal r = catalog.diskFull(key);
+        records.metrics().diskFull(catalog.diskCapacityBytes());
+        records.metrics().evicted(Tier.DISK, r.files().size());
+        records.traces().append(key, "Catalog", "The disk was full: dirty again, written once room is made");
+        long now = settings.clock().getAsLong();
+        if (diskFullSaidAt == 0 || now - diskFullSaidAt > TimeUnit.MINUTES.toNanos(1)) {
+            diskFullSaidAt = now;
+            getContext().getLog().error("the disk tier's disk is full ({}): the tier now holds at most {} (was {}); "
+                    + "the coldest files are deleted to make room and writing goes on", reason,
+                    ByteSize.format(catalog.diskCapacityBytes()), ByteSize.format(before));
+        }
+        apply(r, "File evicted: the disk was full");
         plan();
     }
 
@@ -762,6 +796,20 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             plan();
             return;
         }
+        long recordBytes = 0;
+        for (DiskStore.Found f : recovery.records()) {
+            recordBytes += f.fileBytes();
+        }
+        // The filesystem may hold less than the tier was given: the tier then uses what it can (with a margin for
+        // temporaries), says so once, and a later full disk lowers it further.
+        long fits = (long) ((recovery.usableBytes() + recordBytes) * DISK_FILL_FRACTION);
+        if (fits < settings.diskCapacityBytes()) {
+            getContext().getLog().warn("selene.disk.size = {} is more than the disk can hold ({} free and {} of "
+                    + "records): the disk tier uses {}", ByteSize.format(settings.diskCapacityBytes()),
+                    ByteSize.format(recovery.usableBytes()), ByteSize.format(recordBytes), ByteSize.format(fits));
+            apply(catalog.limitDiskCapacity(fits), "Deleted at start: the disk holds less than the tier's size");
+            records.metrics().diskCapacity(catalog.diskCapacityBytes());
+        }
         long wallNow = System.currentTimeMillis();
         List<RecordCatalog.Recovered> found = new ArrayList<>(recovery.records().size());
         for (DiskStore.Found f : recovery.records()) {
@@ -886,7 +934,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     private CacheStatus status(SlotPool.Stats s) {
         RecordCatalog.Stats c = catalog.stats();
         DiskStatus diskStatus = !diskTier ? null : new DiskStatus(c.diskRecords(), c.diskBytes(),
-                settings.diskCapacityBytes(), c.writing(), readEstimate.bytesPerSecond(settings.clock().getAsLong()),
+                catalog.diskCapacityBytes(), c.writing(), readEstimate.bytesPerSecond(settings.clock().getAsLong()),
                 readEstimate.samples());
         return new CacheStatus(true, s.total(), s.intake(), s.free(), s.clean(), c.residentRecords(), c.inFlight(),
                 records.metrics().counters().snapshot(), diskStatus, records.metrics().node());

@@ -83,8 +83,12 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
     private record ReadIo(long bytes, long nanos) {
     }
 
-    /** What the store found at start (or after a restart): valid records of complete chains. */
-    record Recovery(List<Found> records, int temporariesDeleted, int quarantined, int incompleteDeleted) {
+    /**
+     * What the store found at start (or after a restart): valid records of complete chains, and the space the
+     * filesystem had free for more.
+     */
+    record Recovery(List<Found> records, int temporariesDeleted, int quarantined, int incompleteDeleted,
+                    long usableBytes) {
     }
 
     /** One valid record file: its record, size and last use (file modification time). */
@@ -216,7 +220,8 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
                         + "{} quarantined, {} with incomplete chains deleted", dir, kept.size(), bytes,
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), scan.temporariesDeleted(), scan.rejected(),
                 incomplete.size());
-        return new Recovery(kept, scan.temporariesDeleted(), scan.rejected(), incomplete.size());
+        return new Recovery(kept, scan.temporariesDeleted(), scan.rejected(), incomplete.size(),
+                Files.getFileStore(dir).getUsableSpace());
     }
 
     @Override

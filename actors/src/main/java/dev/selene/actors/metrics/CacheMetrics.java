@@ -111,6 +111,9 @@ public final class CacheMetrics implements AutoCloseable {
             "Record file writes that failed");
     private static final Metric.Counter DISK_READ_FAILURES = Kamon.counter("selene_disk_read_failures",
             "Record file reads that failed");
+    private static final Metric.Counter DISK_FULL = Kamon.counter("selene_disk_full",
+            "Writes that found the disk full before the disk tier's size was reached; each lowers the size to what "
+                    + "the disk held");
     private static final Metric.Counter DISK_QUARANTINED = Kamon.counter("selene_disk_quarantined",
             "Record files moved aside because they failed validation");
     private static final Metric.Counter DISK_RECOVERED = Kamon.counter("selene_disk_recovered",
@@ -250,6 +253,7 @@ public final class CacheMetrics implements AutoCloseable {
     private final Counter diskWriteFailures;
     private final Counter diskReadFailures;
     private final Counter diskQuarantined;
+    private final Counter diskFull;
     private final Counter diskRecovered;
     private final Map<Direction, Counter> diskBusy;
     private final Histogram publishLatency;
@@ -304,6 +308,7 @@ public final class CacheMetrics implements AutoCloseable {
         diskWriteFailures = DISK_WRITE_FAILURES.withTags(tags);
         diskReadFailures = DISK_READ_FAILURES.withTags(tags);
         diskQuarantined = DISK_QUARANTINED.withTags(tags);
+        diskFull = DISK_FULL.withTags(tags);
         diskRecovered = DISK_RECOVERED.withTags(tags);
         diskBusy = byEnum(Direction.class, d -> DISK_BUSY.withTags(tags.withTag("direction", d.label())));
         publishLatency = PUBLISH_LATENCY.withTags(tags);
@@ -544,6 +549,13 @@ public final class CacheMetrics implements AutoCloseable {
         diskWrites.increment();
         writtenBytes.increment(bytes);
         diskWriteLatency.record(Math.max(0, nanos));
+    }
+
+    /** A write found the disk full; the disk tier's size is now {@code capacityBytes}. */
+    public void diskFull(long capacityBytes) {
+        counters.increment("disk.full");
+        diskFull.increment();
+        diskCapacity.update(capacityBytes);
     }
 
     /** A record file write failed. */

@@ -6,6 +6,7 @@ import dev.selene.actors.api.Publisher;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
+import dev.selene.engine.codec.RecordFileFormat;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -175,18 +176,29 @@ class DiskFaultsTest {
     }
 
     @Test
-    void diskFull_isNotRetried_theRecordIsGivenUp_andTheNodeKeepsServing() throws Exception {
-        SeleneCache cache = faultyNode(40);
-        RecordSpec full = spec(30, null);
-        publish(cache, full);
-        faulty.failPreallocation(NativeIo.ENOSPC);
-        await(cache.drain(Duration.ofSeconds(20)));
-        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> cache.counters().get("spill.given_up") == 1);
-        assertEquals(1, cache.counters().get("disk.write.failures"), "ENOSPC is not retried at once");
+    void aFullDisk_lowersTheTierSize_evictsTheColdestFile_andTheRecordIsWrittenOnceThereIsRoom() throws Exception {
+        // Intake only (10 slots, two records): publishing the third drops the coldest clean record from memory.
+        SeleneCache cache = faultyNode(0);
+        RecordSpec cold = spec(29, null);
+        RecordSpec warm = spec(30, null);
+        publish(cache, cold);
+        assertEquals(1, await(cache.drain(Duration.ofSeconds(20))).written());
+        publish(cache, warm);
+        assertEquals(1, await(cache.drain(Duration.ofSeconds(20))).written());
         RecordSpec next = spec(31, null);
         assertInstanceOf(PublishResult.Stored.class, publish(cache, next).result());
-        assertEquals(1, await(cache.drain(Duration.ofSeconds(20))).written());
-        assertTrue(onDisk(next));
+        faulty.failPreallocation(NativeIo.ENOSPC); // the disk fills up long before the tier's 64 MiB
+
+        assertEquals(0, await(cache.drain(Duration.ofSeconds(20))).skipped(), "nothing given up");
+
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> onDisk(next));
+        assertEquals(1, cache.counters().get("disk.full"));
+        assertEquals(0, cache.counters().get("spill.given_up"), "a full disk does not drop the record");
+        assertFalse(onDisk(cold), "the coldest file made room");
+        assertTrue(onDisk(warm));
+        assertEquals(2 * RecordFileFormat.fileLength(LAYOUT, true), await(cache.status()).disk().capacityBytes(),
+                "the tier's size is what the disk held");
+        assertEquals(RestoreResult.Outcome.RESTORED, restore(cache, List.of(next)).outcome());
     }
 
     @Test

@@ -86,6 +86,23 @@ class DiskNodeTest {
         return cache;
     }
 
+    @Test
+    void aDiskSizeBeyondWhatTheFilesystemHolds_isShrunkToItsFreeSpace_andTheNodeServes() throws Exception {
+        long petabyte = 1L << 50;
+        CacheConfig config = CacheConfig.memoryOnly(LAYOUT, 8 * LAYOUT.slotBytes()).withConcurrency(1)
+                .withWindowSlots(LAYOUT.slotsPerRecord(true)).withHostBudgetBytes(18 * LAYOUT.slotBytes())
+                .withDisk(dir.toString(), petabyte);
+        SeleneCache cache = SeleneCache.start(config, copier);
+        nodes.add(cache);
+        long free = Files.getFileStore(dir).getUsableSpace();
+        long capacity = await(cache.status()).disk().capacityBytes();
+        assertTrue(capacity < petabyte && capacity <= free && capacity > free / 2,
+                "capacity " + capacity + " follows the free space " + free);
+        List<RecordSpec> specs = publishChain(cache, 1, 3);
+        assertEquals(3, await(cache.drain(Duration.ofSeconds(20))).written());
+        assertRestoresEverything(cache, specs);
+    }
+
     private static RecordSpec spec(long hash, Long parent, boolean hasRow) {
         return new RecordSpec(new RecordKey(NS, hash), parent == null ? null : new RecordKey(NS, parent), hasRow);
     }

@@ -189,7 +189,7 @@ public final class RecordCatalog {
     private final Layout layout;
     private final LongSupplier clock;
     private final boolean durableTier;
-    private final long diskCapacityBytes;
+    private long diskCapacityBytes;
     private final int spillCap;
     private final RecordIndex memory;
     private final DiskIndex disk = new DiskIndex();
@@ -464,6 +464,63 @@ public final class RecordCatalog {
             dropDirtySubtree(key, out);
         }
         return out;
+    }
+
+    /**
+     * The write of {@code key} found the disk full before the catalog's capacity was reached (the filesystem holds
+     * less than the tier was given, or something else filled it): the capacity becomes what the disk held then
+     * (the committed files and the other writes in flight), the coldest files go to make room for this record
+     * once more, and the record is dirty again, to be planned anew. Returns the files removed.
+     */
+    public Removal diskFull(RecordKey key) {
+        Write w = writing.get(key);
+        long fileBytes = w == null ? 0 : w.fileBytes();
+        endWrite(key);
+        if (memory.contains(key)) {
+            memory.unpin(key);
+            wantWrite.add(key);
+        }
+        Removal out = limitDiskCapacity(disk.bytes() + reservedBytes);
+        RecordIndex.Entry e = memory.get(key);
+        if (e != null && fileBytes <= diskCapacityBytes) {
+            makeDiskRoom(e.spec(), fileBytes, out);
+        }
+        return out;
+    }
+
+    /**
+     * Lowers the disk tier's capacity to {@code bytes} (never raises it) and removes the least recently used files
+     * (with their descendants') until the committed files and the writes in flight fit; a file a write in flight
+     * hangs from stays. Returns the files removed.
+     */
+    public Removal limitDiskCapacity(long bytes) {
+        Removal out = Removal.empty();
+        if (!durableTier || bytes >= diskCapacityBytes) {
+            return out;
+        }
+        diskCapacityBytes = Math.max(bytes, reservedBytes);
+        Set<RecordKey> keep = new HashSet<>();
+        for (RecordKey w : writing.keySet()) {
+            RecordIndex.Entry e = memory.get(w);
+            keepChain(e == null ? null : e.spec().parent(), keep);
+        }
+        for (DiskIndex.Entry coldest : disk.entries()) {
+            if (disk.bytes() + reservedBytes <= diskCapacityBytes) {
+                break;
+            }
+            if (!keep.contains(coldest.key()) && disk.contains(coldest.key())) {
+                removeFiles(coldest.key(), out);
+            }
+        }
+        if (disk.bytes() + reservedBytes > diskCapacityBytes) {
+            diskCapacityBytes = disk.bytes() + reservedBytes; // only files that writes in flight hang from are left
+        }
+        return out;
+    }
+
+    /** The disk tier's capacity now (lowered from the configured size when the disk held less). */
+    public long diskCapacityBytes() {
+        return diskCapacityBytes;
     }
 
     /** The write started for {@code key} never ran (its request was lost): the record is dirty again, unpinned. */
@@ -757,15 +814,28 @@ public final class RecordCatalog {
         if (disk.bytes() + reservedBytes + fileBytes <= diskCapacityBytes) {
             return true;
         }
+        // Only files of records that are no longer in memory go for room: deleting the file of a resident record
+        // would make it dirty again, to be written back, and free no memory. Resident clean records leave memory
+        // first when room is needed there (B3), and their files are candidates from then on.
         for (DiskIndex.Entry coldest : disk.entries()) {
             if (disk.bytes() + reservedBytes + fileBytes <= diskCapacityBytes) {
                 break;
             }
-            if (!keep.contains(coldest.key()) && disk.contains(coldest.key())) {
+            if (!keep.contains(coldest.key()) && disk.contains(coldest.key()) && !residentInChain(coldest.key())) {
                 removeFiles(coldest.key(), out);
             }
         }
         return disk.bytes() + reservedBytes + fileBytes <= diskCapacityBytes;
+    }
+
+    /** Whether {@code key} or a descendant whose file goes with it is resident in memory. */
+    private boolean residentInChain(RecordKey key) {
+        for (DiskIndex.Entry d : disk.subtree(key)) {
+            if (memory.contains(d.key())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Adds {@code key} and its ancestors that are on disk to {@code keep}: a write in flight hangs from them. */

@@ -89,6 +89,26 @@ public final class DiskIndex {
         return removed;
     }
 
+    /** {@code key}'s entry and every descendant's (what {@link #removeWithDescendants} would remove), unchanged. */
+    public List<Entry> subtree(RecordKey key) {
+        List<Entry> out = new ArrayList<>();
+        ArrayList<RecordKey> todo = new ArrayList<>();
+        todo.add(key);
+        while (!todo.isEmpty()) {
+            RecordKey k = todo.removeLast();
+            Entry e = entries.get(k);
+            if (e == null) {
+                continue;
+            }
+            out.add(e);
+            List<RecordKey> kids = children.get(k);
+            if (kids != null) {
+                todo.addAll(kids);
+            }
+        }
+        return out;
+    }
+
     /** The least recently used record, or null. */
     public Entry coldest() {
         return entries.isEmpty() ? null : entries.values().iterator().next();

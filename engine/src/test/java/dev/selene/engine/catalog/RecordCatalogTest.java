@@ -771,6 +771,48 @@ class RecordCatalogTest {
     }
 
     @Test
+    void diskFull_lowersTheCapacityToWhatTheDiskHeld_evictsTheColdestForRoom_andKeepsTheRecordDirty() {
+        withDiskOf(8);
+        RecordSpec cold = root(1);
+        RecordSpec warm = root(2);
+        durableOnly(cold);
+        advance(10);
+        durableOnly(warm);
+        RecordSpec c = root(3);
+        publish(c);
+        assertEquals(List.of(c.key()), startedKeys(catalog.planSpills(Long.MAX_VALUE)));
+
+        Removal r = catalog.diskFull(c.key());
+
+        assertEquals(List.of(cold.key()), r.files(), "the coldest file made room for one more");
+        assertEquals(2 * ROW_FILE, catalog.diskCapacityBytes(), "what the disk held when it was full");
+        assertEquals(State.DIRTY, catalog.state(c.key()), "dirty again, not dropped");
+        assertEquals(List.of(c.key()), startedKeys(catalog.planSpills(Long.MAX_VALUE)), "planned anew");
+        assertEquals(Commit.COMMITTED, catalog.committed(c.key(), ROW_FILE));
+        assertEquals(State.DURABLE_ONLY, catalog.state(warm.key()));
+    }
+
+    @Test
+    void limitDiskCapacity_removesTheColdestFilesUntilTheRestFit_andNeverRaisesIt() {
+        withDiskOf(8);
+        RecordSpec a = root(1);
+        RecordSpec b = root(2);
+        RecordSpec c = root(3);
+        durableOnly(a);
+        advance(10);
+        durableOnly(b);
+        advance(10);
+        durableOnly(c);
+
+        Removal r = catalog.limitDiskCapacity(2 * ROW_FILE);
+
+        assertEquals(List.of(a.key()), r.files());
+        assertEquals(2 * ROW_FILE, catalog.diskCapacityBytes());
+        assertTrue(catalog.limitDiskCapacity(100 * ROW_FILE).isEmpty());
+        assertEquals(2 * ROW_FILE, catalog.diskCapacityBytes(), "never raised");
+    }
+
+    @Test
     void writeFailed_keepsAPinnedDescendantThatTheNextPlanDropsOnceUnpinned() {
         withDiskOf(8);
         RecordSpec a = root(1);
@@ -866,20 +908,22 @@ class RecordCatalogTest {
     }
 
     @Test
-    void planSpills_whenResidentRecordsFileIsEvictedForRoom_makesItDirtyAgain() {
+    void planSpills_neverDeletesAResidentRecordsFileForRoom_butOnceThatRecordHasLeftMemory() {
         withDiskOf(1);
         publish(root(1));
         spillAll();
         assertEquals(ROW_SLOTS, catalog.cleanSlots());
         publish(root(2));
 
-        SpillPlan plan = catalog.planSpills(Long.MAX_VALUE);
+        SpillPlan waiting = catalog.planSpills(Long.MAX_VALUE);
 
+        assertEquals(List.of(), startedKeys(waiting), "deleting 1's file would only make 1 dirty again");
+        assertTrue(waiting.removal().isEmpty());
+        assertEquals(State.CLEAN, catalog.state(key(1)));
+        assertEquals(List.of(key(1)), catalog.evictClean(ROW_SLOTS).removed(), "memory needs room first");
+        SpillPlan plan = catalog.planSpills(Long.MAX_VALUE);
         assertEquals(List.of(key(2)), startedKeys(plan));
         assertEquals(List.of(key(1)), plan.removal().files());
-        assertEquals(List.of(), plan.removal().slots(), "it stays in memory");
-        assertEquals(State.DIRTY, catalog.state(key(1)));
-        assertEquals(0, catalog.cleanSlots());
     }
 
     @Test
