@@ -41,7 +41,8 @@ import java.nio.ByteOrder;
  *   PageCrc        --&gt; Crc over the piece's shares, rank 0 first, each share's UsedBytes
  *   RowCrc         --&gt; Crc over RankRowCrc^Ranks (each as Int32); 0 when HasRow is clear
  *   RankRowCrc     --&gt; Crc over the UsedBytes of that rank's row pieces, in piece order
- *   WholeCrc       --&gt; Crc over the header block followed by the footer bytes before WholeCrc
+ *   WholeCrc       --&gt; Crc over the header block but its HeaderCrc (bytes [0, 4092)) followed by the footer
+ *                    bytes before WholeCrc; version 2: over the whole header block, which binds nothing (see below)
  * Footer (v1)    --&gt; FooterMagic, Version, WholeCrc, Padding                (4096 bytes)
  *   WholeCrc       --&gt; Crc over the header block followed by the whole body, padding included
  * </pre>
@@ -57,7 +58,12 @@ import java.nio.ByteOrder;
  *   1  one whole-file checksum; a reader must read the entire body to validate anything beyond the header.
  *   2  per-part checksums: one per page, one for the row. The row checksum folds one checksum per rank, each
  *      streaming over the used bytes of its row pieces, so it does not depend on how many slots the row used;
- *      WholeCrc covers the header and the part checksums, so header and footer validate without the body.
+ *      WholeCrc was meant to cover the header and the part checksums, but it runs over the whole header block,
+ *      HeaderCrc included, and CRC32C over any block followed by its own CRC32C always ends in the same state: the
+ *      header adds nothing, so any valid header of the same shape passes in front of any footer and body.
+ *   3  the footer of version 2, its WholeCrc run over the header block without HeaderCrc: it seals header and
+ *      footer together, so header and footer validate without the body. (Version 1's WholeCrc binds no header
+ *      either; it is only read.)
  * </pre>
  * Writers always write {@link #VERSION_CURRENT}; readers accept {@link #VERSION_OLDEST} .. {@link #VERSION_CURRENT}.
  */
@@ -72,10 +78,12 @@ public final class RecordFileFormat {
     public static final int VERSION_WHOLE_CHECKSUM = 1;
     /** Version 2: a checksum per page and one for the row, and a whole checksum over header and footer. */
     public static final int VERSION_PART_CHECKSUMS = 2;
+    /** Version 3: the footer of version 2, its whole checksum sealing the header block to the footer. */
+    public static final int VERSION_SEALED_HEADER = 3;
     /** Oldest version this reader knows. */
     public static final int VERSION_OLDEST = VERSION_WHOLE_CHECKSUM;
     /** Version every writer writes. */
-    public static final int VERSION_CURRENT = VERSION_PART_CHECKSUMS;
+    public static final int VERSION_CURRENT = VERSION_SEALED_HEADER;
 
     /** Unit of alignment for every offset and length in the file (the O_DIRECT unit). */
     public static final int BLOCK_BYTES = Layout.ALIGNMENT_BYTES;
@@ -128,7 +136,7 @@ public final class RecordFileFormat {
     public static int footerBytes(Layout layout, int version) {
         return switch (version) {
             case VERSION_WHOLE_CHECKSUM -> BLOCK_BYTES;
-            case VERSION_PART_CHECKSUMS ->
+            case VERSION_PART_CHECKSUMS, VERSION_SEALED_HEADER ->
                     (int) alignUp(FOOTER_V2_FIXED_BYTES + (long) Integer.BYTES * layout.pagesPerRecord());
             default -> throw new IllegalArgumentException("format version " + version + " is unknown; allowed: "
                     + VERSION_OLDEST + ".." + VERSION_CURRENT);

@@ -8,6 +8,7 @@ import java.util.zip.CRC32C;
 import static dev.selene.engine.codec.RecordFileFormat.FLAG_HAS_ROW;
 import static dev.selene.engine.codec.RecordFileFormat.FOOTER_MAGIC;
 import static dev.selene.engine.codec.RecordFileFormat.HEADER_BYTES;
+import static dev.selene.engine.codec.RecordFileFormat.HEADER_CRC_OFFSET;
 import static dev.selene.engine.codec.RecordFileFormat.INT32;
 import static dev.selene.engine.codec.RecordFileFormat.VERSION_WHOLE_CHECKSUM;
 import static dev.selene.engine.codec.RecordFormatException.Kind.CORRUPT;
@@ -61,7 +62,8 @@ public final class RecordFooter {
         RecordFooter unsealed = new RecordFooter(header.version(), hasRow, pages, sums.rowCrc(), 0);
         byte[] prefix = new byte[unsealed.wholeCrcOffset()];
         unsealed.encodeFields(MemorySegment.ofArray(prefix));
-        return new RecordFooter(header.version(), hasRow, pages, unsealed.rowCrc, sealV2(headerBlock, prefix));
+        return new RecordFooter(header.version(), hasRow, pages, unsealed.rowCrc,
+                seal(header.version(), headerBlock, prefix));
     }
 
     /** Format version. */
@@ -150,7 +152,7 @@ public final class RecordFooter {
         RecordFooter footer = new RecordFooter(version, hasRow, pages, rowCrc, 0);
         int stored = block.get(INT32, footer.wholeCrcOffset());
         byte[] prefix = block.asSlice(0, footer.wholeCrcOffset()).toArray(ValueLayout.JAVA_BYTE);
-        int computed = sealV2(headerBlock, prefix);
+        int computed = seal(version, headerBlock, prefix);
         if (stored != computed) {
             throw new RecordFormatException(CORRUPT, "header and footer checksum mismatch: stored " + hex(stored)
                     + ", computed " + hex(computed));
@@ -198,9 +200,15 @@ public final class RecordFooter {
         b.set(INT32, V2_OFFSET_PAGE_CRCS + (long) pageCrcs.length * Integer.BYTES, rowCrc);
     }
 
-    private static int sealV2(MemorySegment headerBlock, byte[] footerPrefix) {
+    /**
+     * The whole checksum of a version-2 or later footer. Version 2 runs it over the whole header block, which ends
+     * with its own CRC32C and so always leaves the same state; version 3 leaves HeaderCrc out, so that the header
+     * counts.
+     */
+    private static int seal(int version, MemorySegment headerBlock, byte[] footerPrefix) {
         CRC32C crc = new CRC32C();
-        crc.update(headerBlock.asSlice(0, HEADER_BYTES).asByteBuffer());
+        long sealed = version == RecordFileFormat.VERSION_PART_CHECKSUMS ? HEADER_BYTES : HEADER_CRC_OFFSET;
+        crc.update(headerBlock.asSlice(0, sealed).asByteBuffer());
         crc.update(footerPrefix);
         return (int) crc.getValue();
     }

@@ -5,7 +5,8 @@ import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 import java.util.Objects;
@@ -194,22 +195,20 @@ public record RecordHeader(int version, Layout layout, RecordSpec spec) {
         String namespace = getString(b, OFFSET_NAMESPACE, RecordKey.MAX_NAMESPACE_CHARS, "namespace");
         long afterNamespace = OFFSET_NAMESPACE + Short.BYTES + Short.toUnsignedInt(b.get(INT16, OFFSET_NAMESPACE));
         String layoutName = getString(b, afterNamespace, RecordFileFormat.MAX_LAYOUT_NAME_BYTES, "layout name");
-        Layout layout;
-        RecordSpec spec;
+        RecordHeader header;
         try {
-            layout = new Layout(layoutName, b.get(INT32, OFFSET_RANKS), b.get(INT32, OFFSET_PAGE_BYTES),
+            Layout layout = new Layout(layoutName, b.get(INT32, OFFSET_RANKS), b.get(INT32, OFFSET_PAGE_BYTES),
                     b.get(INT32, OFFSET_ROW_BYTES), b.get(INT32, OFFSET_PAGES_PER_RECORD),
                     b.get(INT32, OFFSET_TOKENS_PER_PAGE));
             RecordKey key = new RecordKey(namespace, b.get(INT64, OFFSET_KEY_HASH));
             RecordKey parent = hasParent ? new RecordKey(namespace, b.get(INT64, OFFSET_PARENT_HASH)) : null;
-            spec = new RecordSpec(key, parent, hasRow);
+            header = new RecordHeader(version, layout, new RecordSpec(key, parent, hasRow));
         } catch (IllegalArgumentException e) {
             throw new RecordFormatException(CORRUPT, "header fields are invalid: " + e.getMessage());
         }
         if (!hasParent && b.get(INT64, OFFSET_PARENT_HASH) != 0L) {
             throw new RecordFormatException(CORRUPT, "a root record has a parent hash");
         }
-        RecordHeader header = new RecordHeader(version, layout, spec);
         int pieceCount = b.get(INT32, OFFSET_PIECE_COUNT);
         long bodyBytes = b.get(INT64, OFFSET_BODY_BYTES);
         if (pieceCount != header.pieceCount() || bodyBytes != header.bodyBytes()) {
@@ -232,8 +231,12 @@ public record RecordHeader(int version, Layout layout, RecordSpec spec) {
             throw new RecordFormatException(CORRUPT, what + " length " + length + " is invalid; allowed: 0.."
                     + maxBytes);
         }
-        byte[] bytes = b.asSlice(at + Short.BYTES, length).toArray(ValueLayout.JAVA_BYTE);
-        return new String(bytes, StandardCharsets.UTF_8);
+        ByteBuffer bytes = b.asSlice(at + Short.BYTES, length).asByteBuffer();
+        try {
+            return StandardCharsets.UTF_8.newDecoder().decode(bytes).toString();
+        } catch (CharacterCodingException e) {
+            throw new RecordFormatException(CORRUPT, what + " is not valid UTF-8");
+        }
     }
 
     private static int crc(MemorySegment block) {

@@ -19,8 +19,14 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-/** A reader accepts every older version it knows (B10): a committed version-1 file is recovered byte-identically. */
+/**
+ * A reader accepts every older version it knows (B10): committed files of versions 1 and 2 (written by those
+ * versions' writers) are recovered byte-identically.
+ */
 class LegacyFormatTest {
+
+    /** A record file written by the version-2 writer (the same record and contents as the version-1 file). */
+    private static final String V2_RESOURCE = "/record-format/v2-legacy-small.rec";
 
     @TempDir(factory = BuildDirectoryTempDirs.class)
     Path dir;
@@ -44,6 +50,25 @@ class LegacyFormatTest {
             RecordHeader header = io.read(file, LegacyV1Writer.LAYOUT, target);
             assertEquals(RecordFileFormat.VERSION_WHOLE_CHECKSUM, header.version());
             assertEquals(LegacyV1Writer.SPEC, header.spec());
+            target.assertHolds(LegacyV1Writer.SEED);
+        }
+    }
+
+    @Test
+    void version2File_isRecoveredByteIdentically() throws IOException {
+        Path file = RecordFileNames.recordFile(dir, LegacyV1Writer.SPEC.key());
+        try (InputStream in = LegacyFormatTest.class.getResourceAsStream(V2_RESOURCE)) {
+            assertNotNull(in, V2_RESOURCE + " is on the test class path");
+            Files.write(file, in.readAllBytes());
+        }
+        try (DirectoryLock lock = DirectoryLock.acquire(dir)) {
+            RecoveryScan.Result result = RecoveryScan.run(lock, io, LegacyV1Writer.LAYOUT, RecoveryScan.Depth.FULL);
+            assertEquals(1, result.records().size());
+            assertEquals(LegacyV1Writer.SPEC, result.records().getFirst().spec());
+        }
+        try (RecordMemory target = RecordMemory.allocate(LegacyV1Writer.LAYOUT, true).clear()) {
+            RecordHeader header = io.read(file, LegacyV1Writer.LAYOUT, target);
+            assertEquals(RecordFileFormat.VERSION_PART_CHECKSUMS, header.version());
             target.assertHolds(LegacyV1Writer.SEED);
         }
     }
