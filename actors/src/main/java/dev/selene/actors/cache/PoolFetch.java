@@ -49,15 +49,16 @@ final class PoolFetch {
     }
 
     /**
-     * Reads {@code key} from {@code holders} (in order) into {@code target}; answers {@code replyTo} with
-     * {@link Store.ReadDone} or {@link Store.ReadFailed} ({@code fileLost} when no holder had it).
+     * Reads {@code key} from {@code holders} (in order) into {@code target}, the staging slots starting at
+     * {@code firstSlot}; tells {@code store} how it ended ({@link PoolStore.FetchEnded} with {@link Store.ReadDone}
+     * or {@link Store.ReadFailed}, {@code fileLost} when no holder had it).
      */
     static Behavior<Command> create(RecordKey key, Layout layout, PieceShares target,
                                     List<ActorRef<ManagerStore.Command>> holders, Duration deadline,
-                                    ActorRef<Store.ReadReply> replyTo) {
+                                    ActorRef<Store.Command> store, int firstSlot) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             timers.startSingleTimer(Deadline.INSTANCE, deadline);
-            return new Run(ctx, key, layout, target, holders, replyTo).next();
+            return new Run(ctx, key, layout, target, holders, store, firstSlot).next();
         }));
     }
 
@@ -68,7 +69,8 @@ final class PoolFetch {
         private final Layout layout;
         private final PieceShares target;
         private final List<ActorRef<ManagerStore.Command>> holders;
-        private final ActorRef<Store.ReadReply> replyTo;
+        private final ActorRef<Store.Command> store;
+        private final int firstSlot;
         private final Materializer materializer;
         private int tried;
         private boolean anyFailed;
@@ -78,20 +80,25 @@ final class PoolFetch {
         private long bytes;
 
         Run(ActorContext<Command> ctx, RecordKey key, Layout layout, PieceShares target,
-            List<ActorRef<ManagerStore.Command>> holders, ActorRef<Store.ReadReply> replyTo) {
+            List<ActorRef<ManagerStore.Command>> holders, ActorRef<Store.Command> store, int firstSlot) {
             this.ctx = ctx;
             this.key = key;
             this.layout = layout;
             this.target = target;
             this.holders = holders;
-            this.replyTo = replyTo;
+            this.store = store;
+            this.firstSlot = firstSlot;
             this.materializer = Materializer.createMaterializer(ctx);
+        }
+
+        private void answer(Store.ReadReply reply) {
+            store.tell(new PoolStore.FetchEnded(firstSlot, reply));
         }
 
         /** Asks the next holder, or gives up when none is left. */
         Behavior<Command> next() {
             if (tried >= holders.size()) {
-                replyTo.tell(new Store.ReadFailed(key, !anyFailed, lastFailure));
+                answer(new Store.ReadFailed(key, !anyFailed, lastFailure));
                 return Behaviors.stopped();
             }
             ActorRef<ManagerStore.Command> holder = holders.get(tried++);
@@ -100,7 +107,7 @@ final class PoolFetch {
             return Behaviors.receive(Command.class)
                     .onMessage(Answered.class, this::onAnswer)
                     .onMessage(Deadline.class, d -> {
-                        replyTo.tell(new Store.ReadFailed(key, false, "no answer from the pool in time"));
+                        answer(new Store.ReadFailed(key, false, "no answer from the pool in time"));
                         return Behaviors.stopped();
                     })
                     .onMessage(StreamEnded.class, e -> Behaviors.same())
@@ -140,7 +147,7 @@ final class PoolFetch {
                         if (failure == null) {
                             try {
                                 reader.finish();
-                                replyTo.tell(new Store.ReadDone(key, bytes));
+                                answer(new Store.ReadDone(key, bytes));
                                 return Behaviors.stopped();
                             } catch (RecordFormatException ex) {
                                 failure = ex;

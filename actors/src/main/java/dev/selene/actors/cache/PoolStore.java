@@ -77,7 +77,8 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private record WriteEnded(RecordKey key, WriteReply reply) implements Store.Command {
     }
 
-    private record ReadEnded(int firstSlot, ReadReply reply) implements Store.Command {
+    /** From a fetch child: how the read into the staging slots starting at {@code firstSlot} ended. */
+    record FetchEnded(int firstSlot, ReadReply reply) implements Store.Command {
     }
 
     /** Directory shards of the pool's cluster: the same number on hosts and managers. */
@@ -101,6 +102,8 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private final int shards;
     private final Map<RecordKey, List<ActorRef<WriteReply>>> writing = new HashMap<>();
     private final Map<Integer, List<ActorRef<ReadReply>>> reading = new HashMap<>();
+    /** When each running read started, by its first staging slot. */
+    private final Map<Integer, Long> readStarted = new HashMap<>();
     private final Map<RecordKey, WriteReply> ended = new LinkedHashMap<>(64, 0.75f, false) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<RecordKey, WriteReply> eldest) {
@@ -153,7 +156,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             case WriteEnded e -> onWriteEnded(e);
             case Read r -> onRead(r);
             case Located l -> onLocated(l);
-            case ReadEnded e -> onReadEnded(e);
+            case FetchEnded e -> finishRead(e.firstSlot(), e.reply());
             case Delete d -> onDelete(d);
             case Settle s -> onSettle(s);
             case SettleRead s -> onSettleRead(s);
@@ -267,6 +270,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
 
     private void onRead(Read r) {
         reading.computeIfAbsent(r.slots().slot(0), k -> new ArrayList<>()).add(r.replyTo());
+        readStarted.putIfAbsent(r.slots().slot(0), System.nanoTime());
         if (!up) {
             finishRead(r.slots().slot(0), new ReadFailed(r.key(), false, NO_MANAGER));
             return;
@@ -286,20 +290,17 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             finishRead(r.slots().slot(0), new ReadFailed(r.key(), true, "the pool no longer holds it"));
             return;
         }
-        int first = r.slots().slot(0);
-        ActorRef<ReadReply> done = getContext().messageAdapter(ReadReply.class,
-                reply -> new ReadEnded(first, reply));
+        // The child answers with its staging slot: a message adapter could not tell two fetches apart (an actor has
+        // one adapter per reply class).
         getContext().spawn(PoolFetch.create(r.key(), layout, shares(r.slots()),
-                l.found().records().getFirst().holders(), FETCH_DEADLINE, done), "fetch-" + (++transfers));
-    }
-
-    private void onReadEnded(ReadEnded e) {
-        finishRead(e.firstSlot(), e.reply());
+                l.found().records().getFirst().holders(), FETCH_DEADLINE, getContext().getSelf(), r.slots().slot(0)),
+                "fetch-" + (++transfers));
     }
 
     private void finishRead(int firstSlot, ReadReply reply) {
+        Long started = readStarted.remove(firstSlot);
         if (reply instanceof Store.ReadDone d) {
-            metrics.poolRead(d.bytes(), 0);
+            metrics.poolRead(d.bytes(), started == null ? 0 : System.nanoTime() - started);
             traces.append(d.key(), "PoolStore", "Fetched from the pool: " + d.bytes() + " bytes, verified");
         } else if (reply instanceof ReadFailed f) {
             metrics.poolReadFailed();

@@ -13,7 +13,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 import static dev.selene.actors.pool.PoolFixture.NS;
 import static dev.selene.actors.pool.PoolFixture.await;
@@ -52,6 +54,35 @@ class PoolNodeTest {
         assertTrue(found.records().stream().allMatch(l -> l.tier() == Tier.POOL), found.toString());
         RestoreResult r = pool.restoreAndVerify(b, specs);
         assertEquals(6, r.fromPool());
+    }
+
+    @Test
+    void restoresFromThePoolAtTheSameTime_eachGetTheirOwnRecords_byteIdentical() throws Exception {
+        pool.manager(256, 2);
+        pool.manager(256, 2);
+        SeleneCache a = pool.host(0, null);
+        List<List<RecordSpec>> chains = new ArrayList<>();
+        for (int c = 0; c < 6; c++) {
+            chains.add(pool.publishChain(a, 1_000L * (c + 1), 3));
+        }
+        assertEquals(0, await(a.drain(Duration.ofSeconds(30))).skipped());
+        SeleneCache b = pool.host(0, null);
+        List<List<DevicePlacement>> targets = new ArrayList<>();
+        List<CompletableFuture<RestoreResult>> restores = new ArrayList<>();
+        for (List<RecordSpec> chain : chains) {
+            List<DevicePlacement> t = chain.stream().map(s -> pool.target()).toList();
+            targets.add(t);
+            restores.add(b.restore(NS, chain(chain), t, Duration.ofHours(1)).toCompletableFuture());
+        }
+        for (int c = 0; c < chains.size(); c++) {
+            RestoreResult r = await(restores.get(c));
+            assertEquals(RestoreResult.Outcome.RESTORED, r.outcome(), "chain " + c + ": " + r.detail());
+            assertEquals(3, r.fromPool(), "chain " + c);
+            for (int i = 0; i < 3; i++) {
+                assertTrue(KeyedContent.verifyRecord(pool.copier, PoolFixture.LAYOUT, targets.get(c).get(i),
+                        chains.get(c).get(i).key(), true), "chain " + c + " record " + i + " byte-identical");
+            }
+        }
     }
 
     @Test

@@ -8,11 +8,14 @@ import dev.selene.actors.api.RecordPage;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.RecordView;
 import dev.selene.actors.api.Tier;
+import dev.selene.actors.pool.PoolCluster;
 import dev.selene.actors.trace.TraceEvent;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.layout.Layout;
 import dev.selene.node.config.AdminSettings;
+import org.apache.pekko.cluster.MemberStatus;
+import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpEntity;
@@ -179,13 +182,33 @@ final class AdminRoutes extends AllDirectives {
             disk.put("readEstimateSamples", s.disk().readSamples());
         }
         tiers.add(tier(Tier.DISK, c.diskDir() != null, disk));
-        tiers.add(tier(Tier.POOL, c.poolEnabled(), Map.of("managers", ctx.settings().poolManagers())));
+        tiers.add(tier(Tier.POOL, c.poolEnabled(), pool(c, s.counters())));
         out.put("tiers", tiers);
 
         out.put("config", config(c));
         out.put("counters", s.counters());
         out.put("traces", Map.of("records", cache.traces().records()));
         return out;
+    }
+
+    /** The pool tier: the managers configured, those up in the cluster now, and what this host moved. */
+    private Map<String, Object> pool(CacheConfig c, Map<String, Long> counters) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("managers", ctx.settings().poolManagers());
+        if (c.poolEnabled()) {
+            List<String> up = new ArrayList<>();
+            Cluster.get(cache.system()).state().getMembers().forEach(member -> {
+                if (member.hasRole(PoolCluster.MANAGER_ROLE) && member.status() == MemberStatus.up()) {
+                    up.add(member.address().toString());
+                }
+            });
+            m.put("managersUp", up);
+            m.put("retired", counters.getOrDefault("pool.retired", 0L));
+            m.put("writeBytes", counters.getOrDefault("pool.write.bytes", 0L));
+            m.put("readBytes", counters.getOrDefault("pool.read.bytes", 0L));
+            m.put("restoredRecords", counters.getOrDefault("restore.records.pool", 0L));
+        }
+        return m;
     }
 
     private static Map<String, Object> tier(Tier tier, boolean configured, Map<String, Object> details) {
@@ -443,7 +466,7 @@ final class AdminRoutes extends AllDirectives {
     }
 
     /** Pekko's default rejection answers (404, 405, 400 ...) with their text moved into the JSON error shape. */
-    private static RejectionHandler rejections() {
+    static RejectionHandler rejections() {
         return RejectionHandler.defaultHandler().mapRejectionResponse(AdminRoutes::jsonError);
     }
 

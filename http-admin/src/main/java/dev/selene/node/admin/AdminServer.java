@@ -2,11 +2,14 @@ package dev.selene.node.admin;
 
 import dev.selene.actors.api.SettingsException;
 import dev.selene.node.config.AdminSettings;
+import dev.selene.node.config.NodeSettings;
 import org.apache.pekko.Done;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.ServerBinding;
+import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.http.javadsl.settings.ServerSettings;
-import org.apache.pekko.actor.typed.javadsl.Adapter;
 
 import java.net.BindException;
 import java.time.Duration;
@@ -15,7 +18,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
-/** The admin HTTP server of one node: Pekko HTTP on the node's own actor system, bound to one address. */
+/**
+ * The admin HTTP server of one node, a cache node or a pool manager: Pekko HTTP on the node's own actor system,
+ * bound to one address.
+ */
 public final class AdminServer implements AutoCloseable {
 
     private final ServerBinding binding;
@@ -25,25 +31,39 @@ public final class AdminServer implements AutoCloseable {
     }
 
     /**
-     * Binds the admin routes for {@code ctx}; a port in use or an address that cannot be bound is a
+     * Binds the admin routes of a cache node; a port in use or an address that cannot be bound is a
      * {@link SettingsException} naming the setting.
      */
     public static AdminServer start(AdminContext ctx) {
         AdminSettings a = ctx.settings().admin();
-        AdminRoutes routes = new AdminRoutes(ctx);
+        return bind(ctx.cache().system(), a.bind(), a.port(), "selene.admin.bind/port",
+                new AdminRoutes(ctx).routes());
+    }
+
+    /**
+     * Binds the admin routes of a pool manager on {@code selene.admin.bind} and {@code selene.manager.admin-port};
+     * a port in use or an address that cannot be bound is a {@link SettingsException} naming the settings.
+     */
+    public static AdminServer start(ManagerContext ctx) {
+        NodeSettings s = ctx.settings();
+        return bind(ctx.node().system(), s.admin().bind(), s.manager().adminPort(),
+                "selene.admin.bind/selene.manager.admin-port", new ManagerRoutes(ctx).routes());
+    }
+
+    private static AdminServer bind(ActorSystem<?> system, String address, int port, String settings, Route route) {
         try {
-            ServerSettings server = ServerSettings.create(Adapter.toClassic(ctx.cache().system()))
+            ServerSettings server = ServerSettings.create(Adapter.toClassic(system))
                     .withParsingErrorHandler(JsonParsingErrorHandler.class.getName());
-            ServerBinding b = Http.get(ctx.cache().system()).newServerAt(a.bind(), a.port()).withSettings(server)
-                    .bind(routes.routes()).toCompletableFuture().get(15, TimeUnit.SECONDS);
+            ServerBinding b = Http.get(system).newServerAt(address, port).withSettings(server)
+                    .bind(route).toCompletableFuture().get(15, TimeUnit.SECONDS);
             return new AdminServer(b);
         } catch (ExecutionException e) {
             Throwable c = e.getCause();
             String why = c instanceof BindException || (c != null && c.getCause() instanceof BindException)
                     ? "it cannot be bound (" + (c.getMessage() == null ? "in use" : firstLine(c.getMessage())) + ")"
                     : String.valueOf(c);
-            throw new SettingsException("selene.admin.bind/port = '" + a.bind() + ":" + a.port() + "' is invalid: "
-                    + why + "; allowed: a free port on a local address, or port 0 for any free port");
+            throw new SettingsException(settings + " = '" + address + ":" + port + "' is invalid: " + why
+                    + "; allowed: a free port on a local address, or port 0 for any free port");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while binding the admin server", e);

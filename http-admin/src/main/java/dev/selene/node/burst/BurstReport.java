@@ -21,7 +21,9 @@ public final class BurstReport {
         long mismatchedRecords;
         long bytes;
         long fromDisk;
+        long fromPool;
         double seconds;
+        long poolBusyNanos;
 
         public long full() {
             return full;
@@ -42,6 +44,7 @@ public final class BurstReport {
             m.put("recomputed", recomputed);
             m.put("verified", verified());
             m.put("records_from_disk", fromDisk);
+            m.put("records_from_pool", fromPool);
             return m;
         }
     }
@@ -71,6 +74,14 @@ public final class BurstReport {
     double rawDiskReadGbps;
     long maxWriteDepth;
     long spilled;
+    int poolManagers;
+    long poolRetired;
+    long poolWriteBytes;
+    long poolReadBytes;
+    long poolDrainSkipped;
+    double retireSeconds;
+    double rawPoolWriteGbps;
+    double rawPoolReadGbps;
     String device = "";
     String layout = "";
     long warmBytes;
@@ -112,6 +123,28 @@ public final class BurstReport {
         spilled = c.get("spill.written");
     }
 
+    /** The pool's figures from the node's counters: records retired, bytes written and read. */
+    void poolCounters(CacheCounters c, int managers) {
+        poolManagers = managers;
+        poolRetired = c.get("pool.retired");
+        poolWriteBytes = c.get("pool.write.bytes");
+        poolReadBytes = c.get("pool.read.bytes");
+    }
+
+    /** Bytes retired to the pool over the retire phase (the burst and the drain after it), in GB/s. */
+    double poolWriteGbps() {
+        return retireSeconds > 0 ? poolWriteBytes / retireSeconds / 1e9 : 0;
+    }
+
+    /** Bytes read from the pool by the probe over the time a restore reading from it was in flight, in GB/s. */
+    double poolReadGbps() {
+        return probe.poolBusyNanos > 0 ? poolReadBytes / (double) probe.poolBusyNanos : 0;
+    }
+
+    private static double ratio(double ours, double raw) {
+        return raw > 0 ? ours / raw : 0;
+    }
+
     /** The report as an ordered map, the shape of the {@code --json} line. */
     public Map<String, Object> toMap() {
         Map<String, Object> m = new LinkedHashMap<>();
@@ -126,6 +159,7 @@ public final class BurstReport {
         m.put("restored_partial", probe.partial);
         m.put("recomputed", probe.recomputed);
         m.put("restored_from_disk_records", probe.fromDisk);
+        m.put("restored_from_pool", probe.fromPool);
         m.put("verified", verified());
         m.put("verified_records", probe.verifiedRecords + (afterRestart == null ? 0 : afterRestart.verifiedRecords));
         if (afterRestart != null) {
@@ -150,6 +184,21 @@ public final class BurstReport {
         m.put("disk_read_gbps", round(diskReadGbps));
         m.put("raw_disk_read_gbps", round(rawDiskReadGbps));
         m.put("max_write_depth", maxWriteDepth);
+        if (poolManagers > 0) {
+            m.put("pool_managers", poolManagers);
+            m.put("pool_retired_records", poolRetired);
+            m.put("pool_drain_skipped", poolDrainSkipped);
+            m.put("pool_write_bytes", poolWriteBytes);
+            m.put("pool_retire_seconds", round(retireSeconds));
+            m.put("pool_write_gbps", round(poolWriteGbps()));
+            m.put("pool_raw_write_gbps", round(rawPoolWriteGbps));
+            m.put("pool_write_ratio", round(ratio(poolWriteGbps(), rawPoolWriteGbps)));
+            m.put("pool_read_bytes", poolReadBytes);
+            m.put("pool_read_busy_seconds", round(probe.poolBusyNanos / 1e9));
+            m.put("pool_read_gbps", round(poolReadGbps()));
+            m.put("pool_raw_read_gbps", round(rawPoolReadGbps));
+            m.put("pool_read_ratio", round(ratio(poolReadGbps(), rawPoolReadGbps)));
+        }
         m.put("device", device);
         m.put("layout", layout);
         m.put("warm_bytes", warmBytes);
@@ -169,7 +218,8 @@ public final class BurstReport {
         row(b, "abandoned", abandoned.isEmpty() ? "0" : abandonedTotal() + " " + abandoned);
         row(b, "every publication accounted for", accountedFor() == published ? "yes" : "NO");
         row(b, "restored full / partial", probe.full + " / " + probe.partial
-                + (probe.fromDisk > 0 ? "  (" + probe.fromDisk + " records from disk)" : ""));
+                + (probe.fromDisk > 0 ? "  (" + probe.fromDisk + " records from disk)" : "")
+                + (probe.fromPool > 0 ? "  (" + probe.fromPool + " records from the pool)" : ""));
         row(b, "recomputed", Long.toString(probe.recomputed));
         row(b, "verified (byte-identical)", verified() ? "yes (" + (probe.verifiedRecords
                 + (afterRestart == null ? 0 : afterRestart.verifiedRecords)) + " records)"
@@ -202,6 +252,17 @@ public final class BurstReport {
             row(b, "disk read GB/s (raw O_DIRECT)", String.format(Locale.ROOT, "%.2f (%.2f, restore at %.2fx)",
                     diskReadGbps, rawDiskReadGbps, rawDiskReadGbps > 0 ? diskReadGbps / rawDiskReadGbps : 0));
             row(b, "max writes in flight", Long.toString(maxWriteDepth));
+        }
+        if (poolManagers > 0) {
+            row(b, "pool managers / records retired", poolManagers + " / " + poolRetired
+                    + (poolDrainSkipped > 0 ? "  (" + poolDrainSkipped + " not retired by the drain)" : ""));
+            row(b, "pool write GB/s (raw stream ref)", String.format(Locale.ROOT,
+                    "%.2f (%.2f, retire at %.2fx)  %.2f GiB in %.2f s", poolWriteGbps(), rawPoolWriteGbps,
+                    ratio(poolWriteGbps(), rawPoolWriteGbps), poolWriteBytes / (double) (1L << 30), retireSeconds));
+            row(b, "pool read GB/s (raw stream ref)", String.format(Locale.ROOT,
+                    "%.2f (%.2f, restore at %.2fx)  %.2f GiB in %.2f s", poolReadGbps(), rawPoolReadGbps,
+                    ratio(poolReadGbps(), rawPoolReadGbps), poolReadBytes / (double) (1L << 30),
+                    probe.poolBusyNanos / 1e9));
         }
         return b.toString();
     }

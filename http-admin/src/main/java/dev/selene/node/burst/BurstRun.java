@@ -1,6 +1,7 @@
 package dev.selene.node.burst;
 
 import dev.selene.actors.api.CacheStatus;
+import dev.selene.actors.api.DrainReport;
 import dev.selene.actors.api.PublishOutcome;
 import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.Publisher;
@@ -17,6 +18,7 @@ import dev.selene.transport.gpu.DeviceCopiers;
 import dev.selene.transport.gpu.DevicePlacement;
 import dev.selene.transport.gpu.KeyedContent;
 import dev.selene.transport.gpu.SimulatedDevice;
+import dev.selene.transport.pool.RecordImage;
 
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
@@ -24,12 +26,15 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -48,6 +53,9 @@ public final class BurstRun {
 
     /** The most bytes the raw-copy baseline copies (it reports a rate, so a sample suffices). */
     static final long RAW_COPY_MAX_BYTES = 1L << 30;
+
+    /** How long the drain that follows a pool burst may take. */
+    static final Duration DRAIN_TIMEOUT = Duration.ofMinutes(5);
 
     /** Namespace of the burst's records. */
     public static final String NAMESPACE = "burst";
@@ -77,7 +85,7 @@ public final class BurstRun {
      * separate node first brings the JIT up to speed, so that on a small machine the measured run does not
      * share its cores with the compiler.
      */
-    public BurstReport run(boolean warmUp) throws InterruptedException {
+    public BurstReport run(boolean warmUp) throws Exception {
         if (warmUp) {
             int conversations = Math.min(WARMUP_CONVERSATIONS, settings.conversations());
             long warm = settings.warmBytes() / settings.conversations() * conversations;
@@ -90,7 +98,7 @@ public final class BurstRun {
     }
 
     /** Runs the burst and the probe (and, when asked, a restart and a second probe) and returns the report. */
-    public BurstReport run() throws InterruptedException {
+    public BurstReport run() throws Exception {
         BurstReport report = new BurstReport();
         Layout layout = settings.layout();
         report.layout = layout.name();
@@ -114,14 +122,37 @@ public final class BurstRun {
                     prefill(copier, conversations);
                     report.rawCopyGbps = raw.gbps();
                 }
+                PoolRaw rawPool = null;
+                long imageBytes = 0;
+                if (settings.poolManagers() > 0) {
+                    // The raw baseline moves the bytes of every record's image (what the burst retires when nothing
+                    // is abandoned) in two halves around the burst and probe, so that neither side alone gets the
+                    // machine's better or worse moment.
+                    for (Conversation c : conversations) {
+                        for (RecordSpec spec : c.specs) {
+                            imageBytes += RecordImage.imageBytes(layout, spec.hasRow());
+                        }
+                    }
+                    rawPool = PoolRaw.await(cache.system(), settings.poolManagers(), (int) layout.slotBytes());
+                    rawPool.measure(imageBytes / 2);
+                }
                 long busyBefore = copier instanceof SimulatedDevice sim ? sim.busyNanosToHost() : 0;
                 burst(cache, conversations, report);
                 if (copier instanceof SimulatedDevice sim) {
                     report.copyEngineBusySeconds = (sim.busyNanosToHost() - busyBefore) / 1e9;
                 }
+                if (rawPool != null) {
+                    retireTheRest(cache, report);
+                }
                 freeSnapshots(copier, conversations);
                 report.probe = probe(cache, copier, conversations, "probe");
                 report.diskCounters(cache.counters());
+                if (rawPool != null) {
+                    report.poolCounters(cache.counters(), settings.poolManagers());
+                    rawPool.measure(imageBytes - imageBytes / 2);
+                    report.rawPoolWriteGbps = rawPool.writeGbps();
+                    report.rawPoolReadGbps = rawPool.readGbps();
+                }
                 if (settings.diskDir() != null && report.diskWriteBytes > 0) {
                     RawDisk.Result raw = RawDisk.measure(settings.diskDir().resolve("raw-baseline"),
                             Math.min(report.diskWriteBytes, RAW_COPY_MAX_BYTES),
@@ -301,6 +332,22 @@ public final class BurstRun {
                 .thenCompose(v -> publishTurns(publisher, conv, next, outcomes, published));
     }
 
+    /**
+     * Retires what is still dirty after the burst (a drain), so that every record is in the pool; the retire phase
+     * is the burst and this drain together.
+     */
+    private void retireTheRest(SeleneCache cache, BurstReport report) throws InterruptedException {
+        long start = System.nanoTime();
+        Progress progress = progress("retire", () -> cache.counters().get("pool.retired") + " records retired");
+        try {
+            DrainReport drained = cache.drain(DRAIN_TIMEOUT).toCompletableFuture().join();
+            report.poolDrainSkipped = drained.skipped();
+        } finally {
+            progress.stop();
+        }
+        report.retireSeconds = report.burstSeconds + (System.nanoTime() - start) / 1e9;
+    }
+
     private void freeSnapshots(DeviceCopier copier, List<Conversation> conversations) {
         for (Conversation conv : conversations) {
             for (int i = 0; i < conv.snapshots.length; i++) {
@@ -319,42 +366,55 @@ public final class BurstRun {
         BurstReport.Probe result = new BurstReport.Probe();
         AtomicLong probed = new AtomicLong();
         Progress progress = progress(phase, () -> probed.get() + "/" + conversations.size() + " conversations");
+        List<Probed> fromPool = new ArrayList<>();
         long start = System.nanoTime();
         try (ExecutorService pool = Executors.newFixedThreadPool(settings.concurrency())) {
-            List<java.util.concurrent.Future<long[]>> results = new ArrayList<>();
+            List<Future<Probed>> results = new ArrayList<>();
             for (Conversation conv : conversations) {
                 results.add(pool.submit(() -> {
-                    long[] r = probeOne(cache, copier, layout, conv);
+                    Probed r = probeOne(cache, copier, layout, conv);
                     probed.incrementAndGet();
                     return r;
                 }));
             }
             for (var f : results) {
-                long[] r = f.get();
-                int depth = (int) r[0];
-                if (depth == conversations.getFirst().chain.length) {
+                Probed r = f.get();
+                if (r.depth() == conversations.getFirst().chain.length) {
                     result.full++;
-                } else if (depth > 0) {
+                } else if (r.depth() > 0) {
                     result.partial++;
                 } else {
                     result.recomputed++;
                 }
-                result.verifiedRecords += r[1];
-                result.mismatchedRecords += r[2];
-                result.bytes += r[3];
-                result.fromDisk += r[4];
+                result.verifiedRecords += r.verified();
+                result.mismatchedRecords += r.mismatched();
+                result.bytes += r.bytes();
+                result.fromDisk += r.fromDisk();
+                result.fromPool += r.fromPool();
+                if (r.fromPool() > 0) {
+                    fromPool.add(r);
+                }
             }
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             throw new IllegalStateException("probe failed: " + e.getCause(), e.getCause());
         } finally {
             progress.stop();
         }
         result.seconds = (System.nanoTime() - start) / 1e9;
+        result.poolBusyNanos = busyNanos(fromPool);
         return result;
     }
 
-    /** {depth, records verified, records mismatched, bytes restored} for one conversation. */
-    private static long[] probeOne(SeleneCache cache, DeviceCopier copier, Layout layout, Conversation conv) {
+    /**
+     * What the probe of one conversation found: the depth restored, records verified and mismatched, bytes
+     * restored, records from disk and from the pool, and when its restore started and was answered (verification
+     * not included).
+     */
+    private record Probed(int depth, long verified, long mismatched, long bytes, int fromDisk, int fromPool,
+                          long startNanos, long endNanos) {
+    }
+
+    private static Probed probeOne(SeleneCache cache, DeviceCopier copier, Layout layout, Conversation conv) {
         List<DevicePlacement> targets = new ArrayList<>(conv.specs.length);
         long[] bases = new long[conv.specs.length];
         try {
@@ -363,10 +423,12 @@ public final class BurstRun {
                 bases[i] = copier.allocateDevice(DevicePlacement.bytesNeeded(layout, hasRow));
                 targets.add(DevicePlacement.contiguous(layout, bases[i], hasRow));
             }
+            long start = System.nanoTime();
             RestoreResult r = cache.restore(NAMESPACE, conv.chain, targets, Duration.ofHours(1))
                     .toCompletableFuture().join();
+            long end = System.nanoTime();
             if (r.outcome() != RestoreResult.Outcome.RESTORED) {
-                return new long[] {0, 0, 0, 0, 0};
+                return new Probed(0, 0, 0, 0, 0, 0, start, end);
             }
             long ok = 0;
             long bad = 0;
@@ -378,7 +440,7 @@ public final class BurstRun {
                     bad++;
                 }
             }
-            return new long[] {r.records(), ok, bad, r.bytes(), r.fromDisk()};
+            return new Probed(r.records(), ok, bad, r.bytes(), r.fromDisk(), r.fromPool(), start, end);
         } finally {
             for (long b : bases) {
                 if (b != 0) {
@@ -386,6 +448,25 @@ public final class BurstRun {
                 }
             }
         }
+    }
+
+    /** The time during which at least one of {@code restores} was in flight. */
+    private static long busyNanos(List<Probed> restores) {
+        List<Probed> sorted = new ArrayList<>(restores);
+        sorted.sort(Comparator.comparingLong(Probed::startNanos));
+        long total = 0;
+        long from = 0;
+        long to = Long.MIN_VALUE;
+        for (Probed r : sorted) {
+            if (r.startNanos() > to) {
+                total += to == Long.MIN_VALUE ? 0 : to - from;
+                from = r.startNanos();
+                to = r.endNanos();
+            } else {
+                to = Math.max(to, r.endNanos());
+            }
+        }
+        return total + (to == Long.MIN_VALUE ? 0 : to - from);
     }
 
     /**
@@ -419,7 +500,7 @@ public final class BurstRun {
             int threads = src.length;
             try (ExecutorService pool = Executors.newFixedThreadPool(threads)) {
                 long start = System.nanoTime();
-                List<java.util.concurrent.Future<?>> fs = new ArrayList<>();
+                List<Future<?>> fs = new ArrayList<>();
                 for (int t = 0; t < threads; t++) {
                     MemorySegment s = src[t];
                     MemorySegment d = dst[t];
@@ -437,7 +518,7 @@ public final class BurstRun {
                     bytes += d.byteSize() / piece * piece;
                 }
                 return bytes / (double) (System.nanoTime() - start);
-            } catch (java.util.concurrent.ExecutionException e) {
+            } catch (ExecutionException e) {
                 throw new IllegalStateException(e.getCause());
             }
         }

@@ -2,6 +2,8 @@ package dev.selene.node.burst;
 
 import dev.selene.engine.layout.Layout;
 
+import java.nio.file.Path;
+
 /**
  * The knobs of one burst run: the workload's shape, the GPU snapshot budget and the node under test.
  *
@@ -19,10 +21,21 @@ import dev.selene.engine.layout.Layout;
  * @param progress        whether to show progress on standard error
  * @param restart         whether to stop the node after the probe, start a new one on the same disk and probe again
  * @param diskDir         the node's disk tier directory, or null (used for the raw O_DIRECT baseline)
+ * @param poolManagers    pool managers the node retires to (0: no pool); with a pool the burst is followed by a
+ *                        drain that retires what is still dirty, and the raw stream-ref baseline is measured
+ *                        against the managers
  */
 public record BurstSettings(Layout layout, int conversations, int concurrency, int tokens, int turns, long warmBytes,
                             long snapshotMillis, String device, int copyThreads, long bandwidthCap, long seed,
-                            boolean progress, boolean restart, java.nio.file.Path diskDir) {
+                            boolean progress, boolean restart, Path diskDir, int poolManagers) {
+
+    /** Settings of a node without a pool. */
+    public BurstSettings(Layout layout, int conversations, int concurrency, int tokens, int turns, long warmBytes,
+                         long snapshotMillis, String device, int copyThreads, long bandwidthCap, long seed,
+                         boolean progress, boolean restart, Path diskDir) {
+        this(layout, conversations, concurrency, tokens, turns, warmBytes, snapshotMillis, device, copyThreads,
+                bandwidthCap, seed, progress, restart, diskDir, 0);
+    }
 
     public BurstSettings {
         if (conversations < 1) {
@@ -42,6 +55,9 @@ public record BurstSettings(Layout layout, int conversations, int concurrency, i
         }
         if (copyThreads < 1 || copyThreads > 64) {
             throw new IllegalArgumentException("--copy-threads must be in 1..64, was " + copyThreads);
+        }
+        if (poolManagers < 0) {
+            throw new IllegalArgumentException("pool managers must be 0 or more, was " + poolManagers);
         }
     }
 

@@ -6,6 +6,7 @@ import dev.selene.engine.layout.Layout;
 import dev.selene.node.burst.BurstReport;
 import dev.selene.node.burst.BurstRun;
 import dev.selene.node.burst.BurstSettings;
+import dev.selene.node.burst.PoolManagers;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -27,13 +28,30 @@ final class BurstCommand implements Callable<Integer> {
     /** Slack added to the warm tier that the memory-only preset sizes to hold the whole burst. */
     static final double AUTO_WARM_SLACK = 1.10;
 
+    /** The pool preset's warm tier, as a share of the burst: small, so most records retire to the pool. */
+    static final double POOL_WARM_SHARE = 0.10;
+
+    /** Manager JVMs the pool preset starts; every record has a replica on each. */
+    static final int POOL_MANAGERS = 2;
+
+    /** Slack on the managers' store over the burst's records (uploads in flight take slots too). */
+    static final double POOL_STORE_SLACK = 1.25;
+
+    /** Conversations of a run unless --conversations says otherwise. */
+    static final int DEFAULT_CONVERSATIONS = 128;
+
+    /** Conversations of a pool run unless --conversations says otherwise: every byte crosses the network twice. */
+    static final int POOL_CONVERSATIONS = 32;
+
     @Option(names = "--preset", defaultValue = "memory-only",
             description = "Deployment shape: memory-only (default; warm tier sized for the burst), 8g (8 GiB warm "
-                    + "tier + disk), disk-only (intake only + disk).")
+                    + "tier + disk), disk-only (intake only + disk), pool (a small warm tier retiring to two pool "
+                    + "manager JVMs started for the run).")
     String preset;
 
     @Option(names = "--disk-dir", description = "Disk tier directory for the disk presets (default: "
-            + ".selene-data/burst-<preset> under the current directory; emptied first unless --keep-disk).")
+            + ".selene-data/burst-<preset> under the current directory; emptied first unless --keep-disk); with "
+            + "--preset pool, where the managers' logs go.")
     String diskDir;
 
     @Option(names = "--disk-size", defaultValue = "16g", description = "Disk tier size (default: ${DEFAULT-VALUE}).")
@@ -53,8 +71,10 @@ final class BurstCommand implements Callable<Integer> {
             description = "Layout preset: deepseek-tp4, qwen-tp1, small (default: ${DEFAULT-VALUE}).")
     String layout;
 
-    @Option(names = "--conversations", defaultValue = "128", description = "Conversations per run (default: ${DEFAULT-VALUE}).")
-    int conversations;
+    @Option(names = "--conversations",
+            description = "Conversations per run (default: 128; 32 with --preset pool, which moves every byte over the "
+                    + "network twice and measures a raw baseline of the same bytes).")
+    Integer conversationsOption;
 
     @Option(names = "--concurrency", defaultValue = "32", description = "Conversations at once (default: ${DEFAULT-VALUE}).")
     int concurrency;
@@ -139,14 +159,26 @@ final class BurstCommand implements Callable<Integer> {
                 || n.equals(dev.selene.transport.disk.DirectoryLock.LOCK_FILE_NAME) || n.equals("raw-baseline");
     }
 
+    private static void awaitReady(PoolManagers managers) {
+        try {
+            managers.awaitReady();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while the pool managers started");
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
         String p = preset.toLowerCase(Locale.ROOT);
-        if (!p.equals("memory-only") && !p.equals("8g") && !p.equals("disk-only")) {
+        if (!List.of("memory-only", "8g", "disk-only", "pool").contains(p)) {
             throw new IllegalArgumentException("--preset '" + preset
-                    + "' is unknown; allowed: memory-only, 8g, disk-only");
+                    + "' is unknown; allowed: memory-only, 8g, disk-only, pool");
         }
-        boolean withDisk = !p.equals("memory-only");
+        boolean withDisk = p.equals("8g") || p.equals("disk-only");
+        boolean withPool = p.equals("pool");
+        int conversations = conversationsOption != null ? conversationsOption
+                : withPool ? POOL_CONVERSATIONS : DEFAULT_CONVERSATIONS;
         if ((restart || drain) && !withDisk) {
             throw new IllegalArgumentException("--restart and --drain need a disk tier; use --preset 8g or disk-only");
         }
@@ -163,6 +195,7 @@ final class BurstCommand implements Callable<Integer> {
             warmBytes = switch (p) {
                 case "8g" -> 8L << 30;
                 case "disk-only" -> 0;
+                case "pool" -> (long) Math.ceil(probe.slotsNeeded() * POOL_WARM_SHARE) * l.slotBytes();
                 default -> (long) Math.ceil(probe.slotsNeeded() * AUTO_WARM_SLACK) * l.slotBytes();
             };
         }
@@ -177,17 +210,34 @@ final class BurstCommand implements Callable<Integer> {
         }
         long cap = ByteSize.parse("--bandwidth-cap", bandwidthCap);
         BurstSettings settings = new BurstSettings(l, conversations, concurrency, tokens, turns, warmBytes,
-                snapshotMillis, device, copyThreads, cap, seed, !noProgress, restart, dir);
+                snapshotMillis, device, copyThreads, cap, seed, !noProgress, restart, dir,
+                withPool ? POOL_MANAGERS : 0);
         CacheConfig config = CacheConfig.memoryOnly(l, warmBytes).withConcurrency(concurrency)
                 .withDrainOnShutdown(drain);
         if (dir != null) {
             config = config.withDisk(dir.toString(), diskBytes);
         }
-        CacheConfig nodeConfig = config;
         System.err.printf(Locale.ROOT, "selene burst: %s, %d conversations of %d records (%d at once), warm %s%n",
                 l.name(), conversations, settings.recordsPerConversation(), concurrency, ByteSize.format(warmBytes));
-        BurstReport report = new BurstRun(settings, System.err,
-                copier -> SeleneCache.start(nodeConfig, copier)).run(!noWarmup);
+        BurstReport report;
+        if (withPool) {
+            long storeBytes = (long) Math.ceil(probe.slotsNeeded() * POOL_STORE_SLACK) * l.slotBytes();
+            Path logs = Path.of(diskDir != null ? diskDir : ".selene-data/burst-pool").toAbsolutePath();
+            System.err.printf(Locale.ROOT, "selene burst: starting %d pool managers of %s each (logs in %s)%n",
+                    POOL_MANAGERS, ByteSize.format(storeBytes), logs);
+            // The managers start in their own JVMs while this one runs the warm-up; the pool node waits for them.
+            try (PoolManagers managers = PoolManagers.start(POOL_MANAGERS, l, storeBytes, POOL_MANAGERS, logs)) {
+                CacheConfig hostConfig = config;
+                report = new BurstRun(settings, System.err, copier -> {
+                    awaitReady(managers);
+                    return SeleneCache.start(hostConfig.withPool(managers.addresses()), copier);
+                }).run(!noWarmup);
+            }
+        } else {
+            CacheConfig nodeConfig = config;
+            report = new BurstRun(settings, System.err, copier -> SeleneCache.start(nodeConfig, copier))
+                    .run(!noWarmup);
+        }
         System.out.print(report.table());
         if (json) {
             System.out.println(new ObjectMapper().writeValueAsString(report.toMap()));

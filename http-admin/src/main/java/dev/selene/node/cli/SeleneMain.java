@@ -1,13 +1,19 @@
 package dev.selene.node.cli;
 
+import dev.selene.node.manager.ManagerCommand;
+import dev.selene.node.replay.ReplayCommand;
+import dev.selene.node.serve.ServeCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 
 /** The {@code selene} command line: the node and its workloads. */
 @Command(name = "selene", mixinStandardHelpOptions = true, version = "selene 0.1.0",
         description = "Host tier under an LLM serving engine's GPU KV cache.",
-        subcommands = {BurstCommand.class, dev.selene.node.serve.ServeCommand.class,
-                dev.selene.node.replay.ReplayCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {BurstCommand.class, ServeCommand.class, ManagerCommand.class, ReplayCommand.class,
+                CommandLine.HelpCommand.class})
 public final class SeleneMain implements Runnable {
 
     @CommandLine.Spec
@@ -35,8 +41,8 @@ public final class SeleneMain implements Runnable {
         });
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             Throwable root = ex;
-            while (root.getCause() != null && (root instanceof java.util.concurrent.CompletionException
-                    || root instanceof java.util.concurrent.ExecutionException)) {
+            while (root.getCause() != null && (root instanceof CompletionException
+                    || root instanceof ExecutionException)) {
                 root = root.getCause();
             }
             String message = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();

@@ -4,13 +4,22 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * A pool manager node's settings (B20). Parsed and validated; the manager itself comes with the pool.
+ * A pool manager node's settings ({@code selene manager}, B20). Its record layout is the hosts' own,
+ * {@code selene.layout}; its admin server binds {@code selene.admin.bind} on {@link #adminPort()}.
  *
- * @param bind       cluster address to bind
- * @param port       cluster port
- * @param seeds      cluster seed nodes ({@code pekko://selene@host:port}); empty forms a cluster alone
+ * @param bind       cluster address to bind (other pool members must reach it)
+ * @param port       cluster port; 0 picks a free one
+ * @param seeds      cluster seed nodes as {@code host:port} (or {@code pekko://selene@host:port}); empty forms a
+ *                   cluster alone
  * @param storeBytes bytes of records the manager keeps
  * @param maxAge     records unused for longer are dropped; null = never
+ * @param replicas   managers that must hold a record before a retirement counts (1..3)
+ * @param adminPort  the manager's admin HTTP port; 0 picks a free one
  */
-public record ManagerSettings(String bind, int port, List<String> seeds, long storeBytes, Duration maxAge) {
+public record ManagerSettings(String bind, int port, List<String> seeds, long storeBytes, Duration maxAge,
+                              int replicas, int adminPort) {
+
+    public ManagerSettings {
+        seeds = List.copyOf(seeds);
+    }
 }

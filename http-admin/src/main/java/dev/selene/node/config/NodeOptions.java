@@ -3,6 +3,7 @@ package dev.selene.node.config;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -36,6 +37,10 @@ public final class NodeOptions {
     @Option(names = "--disk-size", paramLabel = "SIZE", description = "Disk tier size (selene.disk.size).")
     String diskSize;
 
+    @Option(names = "--pool-managers", paramLabel = "HOST:PORT,...",
+            description = "Comma-separated pool managers to retire records to (selene.pool.managers).")
+    String poolManagers;
+
     @Option(names = "--prefix-cache-max-age", paramLabel = "DURATION",
             description = "Drop records unused for longer, e.g. 2h; off = never (selene.prefix-cache.max-age).")
     String maxAge;
@@ -59,9 +64,9 @@ public final class NodeOptions {
         return SettingsLoader.load(config, overrides());
     }
 
-    /** Setting path → value for every flag given. */
-    public Map<String, String> overrides() {
-        Map<String, String> m = new LinkedHashMap<>();
+    /** Setting path → value for every flag given ({@code --pool-managers} as a list). */
+    public Map<String, Object> overrides() {
+        Map<String, Object> m = new LinkedHashMap<>();
         put(m, "layout", layout);
         put(m, "warm", warm);
         put(m, "concurrency", concurrency);
@@ -69,6 +74,10 @@ public final class NodeOptions {
         put(m, "device", device);
         put(m, "disk.dir", diskDir);
         put(m, "disk.size", diskSize);
+        if (poolManagers != null) {
+            m.put(SettingsLoader.ROOT + ".pool.managers", Arrays.stream(poolManagers.split(",")).map(String::strip)
+                    .filter(a -> !a.isEmpty()).toList());
+        }
         put(m, "prefix-cache.max-age", maxAge);
         put(m, "prefix-cache.drain-on-shutdown", drainOnShutdown == null ? null : drainOnShutdown.toString());
         put(m, "admin.bind", adminBind);
@@ -77,7 +86,7 @@ public final class NodeOptions {
         return m;
     }
 
-    private static void put(Map<String, String> m, String setting, String value) {
+    private static void put(Map<String, Object> m, String setting, String value) {
         if (value != null) {
             m.put(SettingsLoader.ROOT + "." + setting, value);
         }

@@ -2,29 +2,47 @@ package dev.selene.node.config;
 
 import dev.selene.engine.config.CacheConfig;
 
+import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Everything a node is started with, validated: the cache, the admin server, the pool hosts it retires to and
- * (for a manager node) the manager's settings.
+ * Everything a node is started with, validated: the cache, the admin server, the host's own address in a pool's
+ * cluster and (for a manager node) the manager's settings.
  *
- * @param cache        the cache node
- * @param admin        the admin HTTP server
- * @param poolManagers pool manager addresses; empty = no pool
- * @param manager      the manager's settings (used by {@code selene manager})
- * @param source       where the settings came from, for logs: "defaults" or the file
+ * @param cache    the cache node (its pool managers included)
+ * @param admin    the admin HTTP server
+ * @param poolHost where a pool host's cluster node listens (used only when the cache has pool managers)
+ * @param manager  the manager's settings (used by {@code selene manager})
+ * @param source   where the settings came from, for logs: "defaults" or the file
  */
-public record NodeSettings(CacheConfig cache, AdminSettings admin, List<String> poolManagers,
+public record NodeSettings(CacheConfig cache, AdminSettings admin, PoolHostSettings poolHost,
                            ManagerSettings manager, String source) {
 
-    /** The deployment shape in words: memory-only, disk-only, memory+disk, pool, or disabled. */
+    /** The pool managers this host retires records to; empty = no pool. */
+    public List<String> poolManagers() {
+        return cache.poolManagers();
+    }
+
+    /**
+     * The deployment shape in words: {@code memory-only}, {@code disk-only}, {@code memory+disk}, or with a pool
+     * its tiers joined by {@code +} ({@code pool}, {@code memory+pool}, {@code disk+pool},
+     * {@code memory+disk+pool}); {@code disabled} when nothing is configured.
+     */
     public String shape() {
         CacheConfig c = cache;
         if (!c.enabled()) {
             return "disabled";
         }
         if (c.poolEnabled()) {
-            return c.diskDir() != null ? "pool+disk" : "pool";
+            List<String> tiers = new ArrayList<>();
+            if (c.warmBytes() > 0) {
+                tiers.add("memory");
+            }
+            if (c.diskDir() != null) {
+                tiers.add("disk");
+            }
+            tiers.add("pool");
+            return String.join("+", tiers);
         }
         if (c.diskDir() != null) {
             return c.warmBytes() > 0 ? "memory+disk" : "disk-only";
@@ -33,10 +51,10 @@ public record NodeSettings(CacheConfig cache, AdminSettings admin, List<String> 
     }
 
     public NodeSettings withAdmin(AdminSettings a) {
-        return new NodeSettings(cache, a, poolManagers, manager, source);
+        return new NodeSettings(cache, a, poolHost, manager, source);
     }
 
     public NodeSettings withCache(CacheConfig c) {
-        return new NodeSettings(c, admin, poolManagers, manager, source);
+        return new NodeSettings(c, admin, poolHost, manager, source);
     }
 }

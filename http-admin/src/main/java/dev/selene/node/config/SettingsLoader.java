@@ -10,7 +10,10 @@ import com.typesafe.config.ConfigValueType;
 import dev.selene.actors.api.CacheSettings;
 import dev.selene.actors.api.SettingsException;
 import dev.selene.actors.api.SettingsReader;
+import dev.selene.actors.pool.PoolCluster;
+import dev.selene.engine.config.ByteSize;
 import dev.selene.engine.config.CacheConfig;
+import dev.selene.engine.layout.Layout;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Pattern;
 
 /**
  * Loads a node's settings: command-line overrides over a user file over every {@code reference.conf} (the
@@ -32,14 +36,18 @@ public final class SettingsLoader {
     /** The root of every Selene setting. */
     public static final String ROOT = CacheSettings.ROOT;
 
+    /** A seed node: {@code host:port}, or the full address of a member of the pool's actor system. */
+    private static final Pattern SEED = Pattern.compile("(pekko://" + PoolCluster.SYSTEM_NAME
+            + "@)?[^:/@\\s]+:\\d{1,5}");
+
     private SettingsLoader() {
     }
 
     /**
      * The settings from {@code file} (null: defaults only) with {@code overrides} (setting path → value, e.g.
-     * {@code selene.warm → 4g}) on top.
+     * {@code selene.warm → 4g}; a list setting takes a {@link List}) on top.
      */
-    public static NodeSettings load(Path file, Map<String, String> overrides) {
+    public static NodeSettings load(Path file, Map<String, ?> overrides) {
         Config user = ConfigFactory.empty();
         String source = "defaults";
         if (file != null) {
@@ -70,15 +78,23 @@ public final class SettingsLoader {
     public static NodeSettings fromConfig(Config c, String source) {
         CacheConfig cache = CacheSettings.fromConfig(c);
         SettingsReader r = new SettingsReader(c, ROOT);
-        List<String> managers = r.addresses("pool.managers");
-        return new NodeSettings(cache, admin(r), managers, manager(r), source);
+        return new NodeSettings(cache, admin(r), poolHost(r), manager(r, cache.layout()), source);
+    }
+
+    private static PoolHostSettings poolHost(SettingsReader r) {
+        return new PoolHostSettings(address(r, "pool.bind"), r.integer("pool.port", 0, 65_535));
+    }
+
+    private static String address(SettingsReader r, String setting) {
+        String bind = r.string(setting);
+        if (bind.isBlank() || bind.contains(" ") || bind.contains("/")) {
+            throw SettingsException.invalid(r.path(setting), bind, "an IP address or host name, e.g. 127.0.0.1");
+        }
+        return bind;
     }
 
     private static AdminSettings admin(SettingsReader r) {
-        String bind = r.string("admin.bind");
-        if (bind.isBlank() || bind.contains(" ") || bind.contains("/")) {
-            throw SettingsException.invalid(r.path("admin.bind"), bind, "an IP address or host name, e.g. 127.0.0.1");
-        }
+        String bind = address(r, "admin.bind");
         int port = r.integer("admin.port", 0, 65_535);
         String token = r.string("admin.token");
         if (token.chars().anyMatch(ch -> ch <= ' ' || ch > '~')) {
@@ -102,25 +118,26 @@ public final class SettingsLoader {
         return new AdminSettings(bind, port, token, maxBody, interval, history);
     }
 
-    private static ManagerSettings manager(SettingsReader r) {
-        String bind = r.string("manager.bind");
-        if (bind.isBlank()) {
-            throw SettingsException.invalid(r.path("manager.bind"), bind, "an IP address or host name");
-        }
+    private static ManagerSettings manager(SettingsReader r, Layout layout) {
+        String bind = address(r, "manager.bind");
         int port = r.integer("manager.port", 0, 65_535);
         List<String> seeds = r.strings("manager.seeds");
         for (String s : seeds) {
-            if (!s.matches("pekko://[A-Za-z0-9_-]+@[^:/\\s]+:\\d{1,5}")) {
+            if (!SEED.matcher(s).matches()) {
                 throw SettingsException.invalid(r.path("manager.seeds"), s,
-                        "addresses such as pekko://selene@host:7355");
+                        "manager addresses such as host:7355 or pekko://" + PoolCluster.SYSTEM_NAME + "@host:7355");
             }
         }
         long store = r.size("manager.store-size");
-        if (store == 0) {
+        long record = (long) layout.slotsPerRecord(true) * layout.slotBytes();
+        if (store < record) {
             throw SettingsException.invalid(r.path("manager.store-size"), r.raw("manager.store-size"),
-                    "more than 0 bytes, e.g. 64g");
+                    "at least one record of selene.layout (" + ByteSize.format(record) + "), e.g. 64g");
         }
-        return new ManagerSettings(bind, port, seeds, store, r.durationOrOff("manager.max-age"));
+        int replicas = r.integer("manager.replicas", 1, 3);
+        int adminPort = r.integer("manager.admin-port", 0, 65_535);
+        return new ManagerSettings(bind, port, seeds, store, r.durationOrOff("manager.max-age"), replicas,
+                adminPort);
     }
 
     /**

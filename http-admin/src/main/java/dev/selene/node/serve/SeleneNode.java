@@ -4,7 +4,6 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import dev.selene.actors.api.CacheSettings;
 import dev.selene.actors.api.SeleneCache;
-import dev.selene.actors.api.SettingsException;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.node.admin.AdminContext;
 import dev.selene.node.admin.AdminServer;
@@ -54,7 +53,7 @@ public final class SeleneNode implements AutoCloseable {
         this.ownsCopier = ownsCopier;
         CacheConfig c = settings.cache();
         PrometheusMetrics.start();
-        this.cache = SeleneCache.start(c, copier, pekkoConfig(c), "selene");
+        this.cache = SeleneCache.start(c, copier, pekkoConfig(settings), "selene");
         this.drain = DrainHooks.forNode(cache);
         try {
             StatusHistory history = new StatusHistory(settings.admin().historySamples());
@@ -76,30 +75,28 @@ public final class SeleneNode implements AutoCloseable {
         LOG.info("selene node up: {} ({}), admin http://{}", settings.shape(), settings.source(), admin.address());
     }
 
-    /** Starts a node on the device its settings select; the node closes that device when it stops. */
+    /**
+     * Starts a node on the device its settings select; the node closes that device when it stops. A pool host
+     * joins the managers' cluster first and fails to start, with one line, when no manager's store is reachable.
+     */
     public static SeleneNode start(NodeSettings settings) {
-        refuseUnbuilt(settings);
         return new SeleneNode(settings, DeviceCopiers.select(settings.cache().device()), true);
     }
 
     /** Starts a node on the caller's device copier, which the caller keeps. */
     public static SeleneNode start(NodeSettings settings, DeviceCopier copier) {
-        refuseUnbuilt(settings);
         return new SeleneNode(settings, copier, false);
     }
 
-    private static void refuseUnbuilt(NodeSettings settings) {
-        if (settings.cache().poolEnabled()) {
-            throw new SettingsException("selene.pool.managers = '" + settings.poolManagers() + "' is invalid for "
-                    + "this build: the pool tier is not built yet; allowed: [] (memory and disk tiers)");
-        }
-    }
-
-    private static Config pekkoConfig(CacheConfig c) {
+    /** The node's actor system settings; a pool host's cluster address ({@code selene.pool.bind/port}) among them. */
+    private static Config pekkoConfig(NodeSettings settings) {
+        CacheConfig c = settings.cache();
         long drainSeconds = c.drainOnShutdown() ? DRAIN_TIMEOUT.toSeconds() + 10 : 5;
         return ConfigFactory.parseMap(Map.of(
                 "pekko.coordinated-shutdown.phases.service-requests-done.timeout", drainSeconds + " s",
-                "pekko.coordinated-shutdown.exit-jvm", "off")).withFallback(CacheSettings.standaloneSystemConfig());
+                "pekko.coordinated-shutdown.exit-jvm", "off",
+                "selene.pool.bind", settings.poolHost().bind(),
+                "selene.pool.port", settings.poolHost().port())).withFallback(CacheSettings.standaloneSystemConfig());
     }
 
     private void addShutdownTasks() {

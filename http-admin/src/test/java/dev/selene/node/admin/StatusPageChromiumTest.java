@@ -70,7 +70,7 @@ class StatusPageChromiumTest {
         return Integer.parseInt(m.group(1));
     }
 
-    private static String dumpDom(Path chromium, Path profile, String url) throws IOException, InterruptedException {
+    static String dumpDom(Path chromium, Path profile, String url) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(chromium.toString(), "--headless", "--no-sandbox", "--disable-gpu",
                 "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update",
                 "--disable-sync", "--disable-dev-shm-usage", "--user-data-dir=" + profile,

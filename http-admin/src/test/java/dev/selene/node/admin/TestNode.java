@@ -18,6 +18,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -38,8 +39,13 @@ final class TestNode implements AutoCloseable {
     final String base;
     private final List<Long> deviceAllocations = new ArrayList<>();
 
-    TestNode(Map<String, String> overrides) {
-        Map<String, String> s = new HashMap<>(Map.of(
+    TestNode(Map<String, ?> overrides) {
+        this(null, overrides);
+    }
+
+    /** A node of {@code config} (null: the defaults) with the test's settings and {@code overrides} on top. */
+    TestNode(Path config, Map<String, ?> overrides) {
+        Map<String, Object> s = new HashMap<>(Map.of(
                 "selene.layout", "small",
                 "selene.warm", "1m",
                 "selene.concurrency", "1",
@@ -49,7 +55,7 @@ final class TestNode implements AutoCloseable {
                 "selene.admin.token", TOKEN,
                 "selene.admin.sample-interval", "100ms"));
         s.putAll(overrides);
-        NodeSettings settings = SettingsLoader.load(null, s);
+        NodeSettings settings = SettingsLoader.load(config, s);
         this.node = SeleneNode.start(settings, device);
         this.base = "http://127.0.0.1:" + node.adminPort();
     }

@@ -107,6 +107,31 @@ class BurstCommandTest {
     }
 
     @Test
+    void pool_retiresToTwoManagerJvms_restoresFromThePool_andStopsThem() throws Exception {
+        java.nio.file.Path logs = java.nio.file.Files.createDirectories(java.nio.file.Path.of("target", "burst-tests",
+                "pool"));
+        Run r = run("burst", "--preset", "pool", "--disk-dir", logs.toString(), "--layout", "small",
+                "--conversations", "8", "--concurrency", "4", "--tokens", "256", "--snapshot-ms", "20000",
+                "--device", "simulated", "--no-progress", "--no-warmup", "--json");
+        assertEquals(0, r.exit(), r.err());
+        JsonNode j = r.json();
+        assertEquals(0, j.get("abandoned").size(), "a 20 s snapshot budget outlasts the retirements");
+        assertTrue(j.get("accounted").asBoolean());
+        assertEquals(8, j.get("restored_full").asLong());
+        assertTrue(j.get("verified").asBoolean());
+        assertEquals(2, j.get("pool_managers").asInt());
+        assertEquals(j.get("stored").asLong(), j.get("pool_retired_records").asLong(), "the drain retired the rest");
+        assertTrue(j.get("restored_from_pool").asLong() > 0, "a warm tier of a tenth of the burst keeps little");
+        // The small layout's rates round to 0.000 GB/s; their ratios to the raw path, measured in the same run, do not.
+        for (String measured : new String[] {"pool_write_bytes", "pool_read_bytes", "pool_raw_write_gbps",
+                "pool_raw_read_gbps", "pool_write_ratio", "pool_read_ratio"}) {
+            assertTrue(j.get(measured).asDouble() > 0, measured + " measured: " + j);
+        }
+        assertTrue(r.out().contains("pool write GB/s (raw stream ref)"), "the human table shows the pool");
+        assertEquals(0, ProcessHandle.current().children().count(), "the manager JVMs are stopped");
+    }
+
+    @Test
     void restartWithoutADisk_isRefusedWithOneLine() {
         Run r = run("burst", "--restart");
         assertEquals(2, r.exit());

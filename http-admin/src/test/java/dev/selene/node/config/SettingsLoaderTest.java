@@ -11,6 +11,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -32,7 +34,7 @@ class SettingsLoaderTest {
         return SettingsLoader.load(null, flags);
     }
 
-    private static String error(Path file, Map<String, String> flags) {
+    private static String error(Path file, Map<String, ?> flags) {
         SettingsException e = assertThrows(SettingsException.class, () -> SettingsLoader.load(file, flags));
         assertFalse(e.getMessage().contains("\n"), "one line: " + e.getMessage());
         return e.getMessage();
@@ -54,12 +56,20 @@ class SettingsLoaderTest {
     }
 
     @Test
-    void everyExampleFile_loadsAndHasTheShapeItIsNamedFor() {
+    void everyFileInConfig_loadsAndHasTheShapeItIsNamedFor() throws IOException {
         Map<String, String> shapes = Map.of("memory-only.conf", "memory-only", "disk-only.conf", "disk-only",
-                "memory-disk.conf", "memory+disk", "pool.conf", "pool", "manager.conf", "memory-only");
-        for (var e : shapes.entrySet()) {
-            NodeSettings s = SettingsLoader.load(CONFIG_DIR.resolve(e.getKey()), Map.of());
-            assertEquals(e.getValue(), s.shape(), e.getKey());
+                "memory-disk.conf", "memory+disk", "pool.conf", "pool", "warm-pool.conf", "memory+pool",
+                "disk-pool.conf", "disk+pool", "warm-disk-pool.conf", "memory+disk+pool",
+                "manager.conf", "memory-only");
+        List<Path> files;
+        try (var list = Files.list(CONFIG_DIR)) {
+            files = list.filter(f -> f.toString().endsWith(".conf")).sorted().toList();
+        }
+        assertEquals(new TreeSet<>(shapes.keySet()), files.stream().map(f -> f.getFileName().toString())
+                .collect(Collectors.toCollection(TreeSet::new)), "every file in config/ has its shape here");
+        for (Path f : files) {
+            NodeSettings s = SettingsLoader.load(f, Map.of());
+            assertEquals(shapes.get(f.getFileName().toString()), s.shape(), f.toString());
         }
         NodeSettings disk = SettingsLoader.load(CONFIG_DIR.resolve("disk-only.conf"), Map.of());
         assertEquals(0, disk.cache().warmBytes());
@@ -69,10 +79,32 @@ class SettingsLoaderTest {
         NodeSettings pool = SettingsLoader.load(CONFIG_DIR.resolve("pool.conf"), Map.of());
         assertEquals(List.of("pool-manager-1:7355", "pool-manager-2:7355"), pool.poolManagers());
         assertTrue(pool.cache().poolEnabled());
+        assertEquals(0, pool.cache().warmBytes());
+        assertEquals(new PoolHostSettings("gpu-host-1", 7357), pool.poolHost());
+        NodeSettings warmPool = SettingsLoader.load(CONFIG_DIR.resolve("warm-pool.conf"), Map.of());
+        assertEquals(8L << 30, warmPool.cache().warmBytes());
+        assertTrue(warmPool.cache().poolEnabled());
         ManagerSettings m = SettingsLoader.load(CONFIG_DIR.resolve("manager.conf"), Map.of()).manager();
+        assertEquals("pool-manager-1", m.bind());
         assertEquals(7355, m.port());
+        assertEquals(List.of("pool-manager-1:7355", "pool-manager-2:7355"), m.seeds());
+        assertEquals(64L << 30, m.storeBytes());
         assertEquals(Duration.ofHours(24), m.maxAge());
-        assertEquals(2, m.seeds().size());
+        assertEquals(2, m.replicas());
+        assertEquals(7356, m.adminPort());
+    }
+
+    @Test
+    void managerDefaults_andFlags() {
+        ManagerSettings d = load(Map.of()).manager();
+        assertEquals(new ManagerSettings("127.0.0.1", 7355, List.of(), 64L << 30, null, 2, 7356), d);
+        ManagerSettings m = SettingsLoader.load(null, Map.of("selene.manager.seeds",
+                List.of("10.0.0.1:7355", "pekko://selene@10.0.0.2:7355"), "selene.manager.replicas", "3",
+                "selene.manager.admin-port", "0", "selene.manager.max-age", "2h")).manager();
+        assertEquals(List.of("10.0.0.1:7355", "pekko://selene@10.0.0.2:7355"), m.seeds());
+        assertEquals(3, m.replicas());
+        assertEquals(0, m.adminPort());
+        assertEquals(Duration.ofHours(2), m.maxAge());
     }
 
     @Test
@@ -97,6 +129,16 @@ class SettingsLoaderTest {
         assertTrue(error(null, Map.of("selene.admin.port", "70000")).contains("selene.admin.port"));
         assertTrue(error(null, Map.of("selene.admin.history", "1s")).startsWith("selene.admin.history = '1s'"));
         assertTrue(error(null, Map.of("selene.manager.seeds", "x")).contains("selene.manager.seeds"));
+        assertEquals("selene.manager.seeds = 'pekko://other@h:1' is invalid; allowed: manager addresses such as "
+                + "host:7355 or pekko://selene@host:7355", error(null, Map.of("selene.manager.seeds",
+                List.of("pekko://other@h:1"))));
+        assertEquals("selene.manager.replicas = '4' is invalid; allowed: an integer in 1..3",
+                error(null, Map.of("selene.manager.replicas", "4")));
+        assertTrue(error(null, Map.of("selene.manager.store-size", "1m"))
+                .startsWith("selene.manager.store-size = '1m' is invalid; allowed: at least one record of selene.layout"));
+        assertTrue(error(null, Map.of("selene.manager.admin-port", "-1")).startsWith("selene.manager.admin-port"));
+        assertTrue(error(null, Map.of("selene.pool.port", "70000")).startsWith("selene.pool.port"));
+        assertTrue(error(null, Map.of("selene.pool.bind", "a b")).startsWith("selene.pool.bind"));
     }
 
     @Test

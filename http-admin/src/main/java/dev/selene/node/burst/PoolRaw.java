@@ -1,0 +1,112 @@
+package dev.selene.node.burst;
+
+import dev.selene.actors.pool.ManagerStore;
+import dev.selene.actors.pool.PoolBaseline;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * The raw path under the pool's record transfers, measured from the burst's host JVM against the same manager JVMs:
+ * plain stream refs ({@link PoolBaseline}) carrying the same bytes in slot-sized chunks, with no slots, record
+ * codec or directory in the way. A write sends its bytes to every manager at once, as a retirement streams each
+ * record to each of its replicas (the pool preset keeps a replica on every manager); a read takes an equal share
+ * from each manager at once, as the probe's fetches spread over the records' holders. Rates are the bytes over
+ * the wall time of all the streams together.
+ */
+final class PoolRaw {
+
+    /** How long the host may take to see every manager's store. */
+    static final Duration STORES_TIMEOUT = Duration.ofSeconds(20);
+
+    private final ActorSystem<?> system;
+    private final List<ActorRef<ManagerStore.Command>> stores;
+    private final int chunkBytes;
+    private long writeBytes;
+    private long writeNanos;
+    private long readBytes;
+    private long readNanos;
+
+    private PoolRaw(ActorSystem<?> system, List<ActorRef<ManagerStore.Command>> stores, int chunkBytes) {
+        this.system = system;
+        this.stores = stores;
+        this.chunkBytes = chunkBytes;
+    }
+
+    /** Waits until the host's actor system sees {@code managers} stores; streams go in chunks of {@code chunkBytes}. */
+    static PoolRaw await(ActorSystem<?> system, int managers, int chunkBytes) throws Exception {
+        long deadline = System.nanoTime() + STORES_TIMEOUT.toNanos();
+        List<ActorRef<ManagerStore.Command>> stores = PoolBaseline.stores(system);
+        while (stores.size() < managers) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the host sees " + stores.size() + " of " + managers
+                        + " pool managers' stores after " + STORES_TIMEOUT.toSeconds() + " s");
+            }
+            Thread.sleep(100);
+            stores = PoolBaseline.stores(system);
+        }
+        return new PoolRaw(system, stores, chunkBytes);
+    }
+
+    /** One round: {@code bytes} written to every manager at once, then {@code bytes} read, a share from each. */
+    void measure(long bytes) throws Exception {
+        if (bytes <= 0) {
+            return;
+        }
+        long start = System.nanoTime();
+        all(stores.stream().map(s -> (Task) () -> PoolBaseline.send(system, s, bytes, chunkBytes)).toList());
+        writeNanos += System.nanoTime() - start;
+        writeBytes += bytes;
+        List<Task> reads = new ArrayList<>();
+        long share = bytes / stores.size();
+        for (int i = 0; i < stores.size(); i++) {
+            ActorRef<ManagerStore.Command> s = stores.get(i);
+            long b = i == stores.size() - 1 ? bytes - share * (stores.size() - 1) : share;
+            reads.add(() -> PoolBaseline.receive(system, s, b, chunkBytes));
+        }
+        start = System.nanoTime();
+        all(reads);
+        readNanos += System.nanoTime() - start;
+        readBytes += bytes;
+    }
+
+    /** A blocking transfer. */
+    private interface Task {
+        long run() throws Exception;
+    }
+
+    private static void all(List<Task> tasks) throws Exception {
+        try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            List<Future<Long>> running = new ArrayList<>();
+            for (Task t : tasks) {
+                running.add(pool.submit(t::run));
+            }
+            for (Future<Long> f : running) {
+                try {
+                    f.get();
+                } catch (ExecutionException e) {
+                    throw new IllegalStateException("raw pool stream failed: " + e.getCause(), e.getCause());
+                }
+            }
+        }
+    }
+
+    double writeGbps() {
+        return writeNanos > 0 ? writeBytes / (double) writeNanos : 0;
+    }
+
+    double readGbps() {
+        return readNanos > 0 ? readBytes / (double) readNanos : 0;
+    }
+
+    long bytes() {
+        return writeBytes;
+    }
+}

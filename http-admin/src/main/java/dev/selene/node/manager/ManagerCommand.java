@@ -1,0 +1,49 @@
+package dev.selene.node.manager;
+
+import dev.selene.engine.config.ByteSize;
+import dev.selene.node.config.ManagerOptions;
+import dev.selene.node.config.ManagerSettings;
+import dev.selene.node.config.NodeSettings;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import sun.misc.Signal;
+
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * {@code selene manager}: a pool manager with its admin HTTP server; SIGTERM or SIGINT leaves the cluster and exits
+ * with 0.
+ */
+@Command(name = "manager", mixinStandardHelpOptions = true,
+        description = "Run a pool manager (holds records that pool hosts retire) with its admin HTTP server until "
+                + "SIGTERM (or Ctrl-C), which leaves the cluster and exits 0.")
+public final class ManagerCommand implements Callable<Integer> {
+
+    @Mixin
+    ManagerOptions options;
+
+    @Override
+    public Integer call() {
+        NodeSettings settings = options.load();
+        // A stop signal is a request to stop, not a failure: the manager leaves the cluster and main returns 0
+        // (the JVM's default handler would exit with 128 + the signal's number). One that arrives while the
+        // manager starts stops it as soon as it is up.
+        CompletableFuture<ManagerNode> started = new CompletableFuture<>();
+        for (String name : new String[] {"TERM", "INT"}) {
+            Signal.handle(new Signal(name), s -> started.thenAccept(ManagerNode::stop));
+        }
+        ManagerNode node = ManagerNode.start(settings);
+        ManagerSettings m = settings.manager();
+        System.err.printf("selene manager: cluster %s, layout %s, store %s, replicas %d, max age %s, seeds %s; "
+                        + "admin http://%s:%d/%n", node.clusterAddress(), settings.cache().layout().name(),
+                ByteSize.format(m.storeBytes()), m.replicas(), m.maxAge() == null ? "off" : m.maxAge(),
+                m.seeds().isEmpty() ? "none (a cluster of its own)" : String.join(",", m.seeds()),
+                settings.admin().bind(), node.adminPort());
+        System.err.flush();
+        started.complete(node);
+        node.whenStopped().toCompletableFuture().join();
+        System.err.println("selene manager: stopped");
+        return 0;
+    }
+}
