@@ -32,7 +32,8 @@ final class BurstCommand implements Callable<Integer> {
     static final double POOL_WARM_SHARE = 0.10;
 
     /** Manager JVMs the pool preset starts; every record has a replica on each. */
-    static final int POOL_MANAGERS = 2;
+    /** Managers that hold each record in the pool preset (fewer when fewer run). */
+    static final int POOL_REPLICAS = 2;
 
     /** Slack on the managers' store over the burst's records (uploads in flight take slots too). */
     static final double POOL_STORE_SLACK = 1.25;
@@ -110,6 +111,10 @@ final class BurstCommand implements Callable<Integer> {
     @Option(names = "--no-warmup", description = "Skip the small untimed warm-up burst that runs first.")
     boolean noWarmup;
 
+    @Option(names = "--managers", defaultValue = "2", description = "Pool manager JVMs the pool preset starts, 1..3; "
+            + "each record is held by two of them, or by one when there is one (default: ${DEFAULT-VALUE}).")
+    int managers;
+
     @Option(names = "--json", description = "Print the report as one JSON object on the last line of standard output.")
     boolean json;
 
@@ -185,6 +190,9 @@ final class BurstCommand implements Callable<Integer> {
         if (!device.equals("auto") && !device.equals("simulated") && !device.equals("cuda")) {
             throw new IllegalArgumentException("--device '" + device + "' is unknown; allowed: auto, simulated, cuda");
         }
+        if (managers < 1 || managers > 3) {
+            throw new IllegalArgumentException("--managers " + managers + " is invalid; allowed: 1..3");
+        }
         Layout l = Layout.preset(layout);
         BurstSettings probe = new BurstSettings(l, conversations, concurrency, tokens, turns, 0, snapshotMillis,
                 device, copyThreads, 0, seed, false, false, null);
@@ -211,7 +219,7 @@ final class BurstCommand implements Callable<Integer> {
         long cap = ByteSize.parse("--bandwidth-cap", bandwidthCap);
         BurstSettings settings = new BurstSettings(l, conversations, concurrency, tokens, turns, warmBytes,
                 snapshotMillis, device, copyThreads, cap, seed, !noProgress, restart, dir,
-                withPool ? POOL_MANAGERS : 0);
+                withPool ? managers : 0);
         CacheConfig config = CacheConfig.memoryOnly(l, warmBytes).withConcurrency(concurrency)
                 .withDrainOnShutdown(drain);
         if (dir != null) {
@@ -224,13 +232,14 @@ final class BurstCommand implements Callable<Integer> {
             long storeBytes = (long) Math.ceil(probe.slotsNeeded() * POOL_STORE_SLACK) * l.slotBytes();
             Path logs = Path.of(diskDir != null ? diskDir : ".selene-data/burst-pool").toAbsolutePath();
             System.err.printf(Locale.ROOT, "selene burst: starting %d pool managers of %s each (logs in %s)%n",
-                    POOL_MANAGERS, ByteSize.format(storeBytes), logs);
+                    managers, ByteSize.format(storeBytes), logs);
             // The managers start in their own JVMs while this one runs the warm-up; the pool node waits for them.
-            try (PoolManagers managers = PoolManagers.start(POOL_MANAGERS, l, storeBytes, POOL_MANAGERS, logs)) {
+            try (PoolManagers pool = PoolManagers.start(managers, l, storeBytes, Math.min(POOL_REPLICAS, managers),
+                    logs)) {
                 CacheConfig hostConfig = config;
                 report = new BurstRun(settings, System.err, copier -> {
-                    awaitReady(managers);
-                    return SeleneCache.start(hostConfig.withPool(managers.addresses()), copier);
+                    awaitReady(pool);
+                    return SeleneCache.start(hostConfig.withPool(pool.addresses()), copier);
                 }).run(!noWarmup);
             }
         } else {
