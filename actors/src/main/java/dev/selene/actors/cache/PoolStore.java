@@ -211,8 +211,9 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private void onPlaced(Placed p) {
         RecordKey key = p.write().spec().key();
         if (p.failure() != null) {
-            finishWrite(key, new WriteFailed(key, false, "the pool directory did not answer: "
-                    + p.failure().getMessage()));
+            // The directory is moving (its manager left) or busy: not a failed record. The record actor asks again.
+            traces.append(key, "PoolStore", "The pool directory did not answer; the retirement is asked again");
+            finishWrite(key, new NotWritten(key));
             return;
         }
         if (p.placed().present()) {

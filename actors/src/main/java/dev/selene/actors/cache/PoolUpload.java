@@ -43,6 +43,10 @@ final class PoolUpload {
     private record StreamEnded(Throwable failure) implements Command {
     }
 
+    /** A store the record was offered to stopped (its node left or was downed). */
+    private record StoreGone(ActorRef<ManagerStore.Command> store) implements Command {
+    }
+
     private enum Deadline implements Command {
         INSTANCE
     }
@@ -60,6 +64,9 @@ final class PoolUpload {
             ActorRef<ManagerStore.OfferReply> answers = ctx.messageAdapter(ManagerStore.OfferReply.class,
                     Answered::new);
             for (ActorRef<ManagerStore.Command> s : stores) {
+                // A store that dies before it has stored the record ends the upload when its node is downed, not
+                // at the deadline: an offer it never answered would otherwise pin the record's slots that long.
+                ctx.watchWith(s, new StoreGone(s));
                 s.tell(new ManagerStore.Offer(entry, answers));
             }
             return new Run(ctx, entry, layout, frame, source, stores.size(), replyTo, System.nanoTime()).waiting();
@@ -116,6 +123,13 @@ final class PoolUpload {
                         }
                         return finish();
                     })
+                    .onMessage(StoreGone.class, g -> {
+                        if (stored.contains(g.store().path().address().toString())) {
+                            return Behaviors.same();
+                        }
+                        failure = "pool manager " + g.store().path().address() + " left before it stored the record";
+                        return finish();
+                    })
                     .build();
         }
 
@@ -168,6 +182,7 @@ final class PoolUpload {
                     })
                     .onMessage(Answered.class, a -> Behaviors.same())
                     .onMessage(StreamEnded.class, e -> Behaviors.same())
+                    .onMessage(StoreGone.class, g -> Behaviors.same())
                     .build();
         }
     }

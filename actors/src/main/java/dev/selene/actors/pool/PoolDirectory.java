@@ -92,8 +92,14 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         INSTANCE
     }
 
+    private enum ReplicaCheck implements Command {
+        INSTANCE
+    }
+
     /** How long a starting entity waits for the stores' holdings before it serves what it has. */
     static final Duration REBUILD_PATIENCE = Duration.ofSeconds(3);
+    /** How long after asking for copies a shard looks again for records short of replicas (a copy can fail). */
+    static final Duration REPLICA_RECHECK = Duration.ofSeconds(5);
 
     /** One record: what it is and who holds it. */
     private static final class Entry {
@@ -171,6 +177,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             case StoresListed l -> onStores(l.stores());
             case HoldingsAnswered h -> onHoldings(h.reply());
             case Wake w -> replicate();
+            case ReplicaCheck c -> replicate();
             case RebuildTimeout t -> {
             }
         }
@@ -312,6 +319,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     /** Copies every record held by fewer stores than it should be (and by at least one) to another store. */
     private void replicate() {
         int required = required();
+        boolean asked = false;
         for (Entry e : entries.values()) {
             if (e.holders.isEmpty() || e.holders.size() >= required) {
                 continue;
@@ -320,7 +328,12 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             ActorRef<ManagerStore.Command> source = e.holders.iterator().next();
             for (int i = 0; i < required - e.holders.size() && i < targets.size(); i++) {
                 source.tell(new ManagerStore.CopyTo(e.entry.key(), targets.get(i)));
+                asked = true;
             }
+        }
+        if (asked) {
+            // A copy that fails is reported to nobody: look again until every record has its replicas.
+            timers.startSingleTimer(ReplicaCheck.INSTANCE, REPLICA_RECHECK);
         }
     }
 

@@ -91,7 +91,7 @@ public final class PoolManagerNode implements AutoCloseable {
         return system;
     }
 
-    /** This node's cluster address, {@code host:port}. */
+    /** This node's cluster address as Pekko prints it, {@code selene@host:port}. */
     public String address() {
         return system.address().hostPort();
     }

@@ -1,12 +1,14 @@
 package dev.selene.actors.pool;
 
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,6 +18,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
+import java.util.stream.Stream;
 
 /**
  * A test main class of this package running in a JVM of its own: the child speaks a line protocol (lines on its
@@ -32,6 +35,13 @@ final class ChildJvm implements AutoCloseable {
     private static final List<String> JVM_FLAGS = List.of("--enable-native-access=ALL-UNNAMED",
             "--sun-misc-unsafe-memory-access=allow", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
             "-Dlogback.configurationFile=pool-process-logback.xml");
+
+    /** Where the children's copy of this JVM's class directories goes. */
+    private static final Path CLASS_SNAPSHOT = Path.of("target", "pool-kill-classpath",
+            String.valueOf(ProcessHandle.current().pid()));
+
+    /** The children's class path, made on first use. Guarded by the class. */
+    private static String classPath;
 
     private final String name;
     private final Process process;
@@ -52,7 +62,7 @@ final class ChildJvm implements AutoCloseable {
         reader.start();
     }
 
-    /** Starts {@code main} with {@code args} on this JVM's java binary and class path; its log goes to {@code logDir}. */
+    /** Starts {@code main} with {@code args} on this JVM's java binary and class path, logging to {@code logDir}. */
     static ChildJvm start(String name, Class<?> main, Path logDir, List<String> args) throws IOException {
         String java = ProcessHandle.current().info().command()
                 .orElseThrow(() -> new IllegalStateException("the test JVM's java binary is unknown"));
@@ -60,17 +70,54 @@ final class ChildJvm implements AutoCloseable {
         command.add(java);
         command.addAll(JVM_FLAGS);
         command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
+        command.add(classPath());
         command.add(main.getName());
         command.addAll(args);
         Files.createDirectories(logDir);
         Path log = logDir.resolve(name + ".log");
         Files.writeString(log, "# " + String.join(" ", args) + System.lineSeparator(), StandardCharsets.UTF_8,
-                StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+                StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING);
         Process p = new ProcessBuilder(command)
                 .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
                 .start();
         return new ChildJvm(name, p, log);
+    }
+
+    /**
+     * This JVM's class path with each class directory replaced by a copy taken on first use: a build of the same
+     * working tree that recompiles meanwhile deletes and rewrites class files under a child, which loads its classes
+     * lazily (a child then fails with a missing class).
+     */
+    private static synchronized String classPath() throws IOException {
+        if (classPath == null) {
+            List<String> entries = new ArrayList<>();
+            int copies = 0;
+            for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+                Path dir = Path.of(entry);
+                if (Files.isDirectory(dir)) {
+                    Path copy = CLASS_SNAPSHOT.resolve(String.valueOf(copies++)).toAbsolutePath();
+                    copyTree(dir, copy);
+                    entries.add(copy.toString());
+                } else {
+                    entries.add(entry);
+                }
+            }
+            classPath = String.join(File.pathSeparator, entries);
+        }
+        return classPath;
+    }
+
+    private static void copyTree(Path from, Path to) throws IOException {
+        try (Stream<Path> paths = Files.walk(from)) {
+            for (Path p : (Iterable<Path>) paths::iterator) {
+                Path target = to.resolve(from.relativize(p).toString());
+                if (Files.isDirectory(p)) {
+                    Files.createDirectories(target);
+                } else {
+                    Files.copy(p, target, StandardCopyOption.REPLACE_EXISTING);
+                }
+            }
+        }
     }
 
     private void readStdout() {
@@ -149,12 +196,16 @@ final class ChildJvm implements AutoCloseable {
         }
     }
 
-    /** Sends {@code command} (with a request number) and returns its answer's fields, {@code key=value} each. */
-    Map<String, String> request(String command, Duration timeout) throws IOException, InterruptedException {
+    /**
+     * Sends {@code command} with a request number and {@code args}, and returns its answer's fields,
+     * {@code key=value} each.
+     */
+    Map<String, String> request(String command, Duration timeout, String... args)
+            throws IOException, InterruptedException {
         int id = requests.incrementAndGet();
         int from = lineCount();
         synchronized (stdin) {
-            stdin.write(command + " " + id + "\n");
+            stdin.write(command + " " + id + (args.length == 0 ? "" : " " + String.join(" ", args)) + "\n");
             stdin.flush();
         }
         String answer = awaitLine(from, l -> l.startsWith(command + " " + id + " ") || l.equals(command + " " + id),
@@ -167,6 +218,14 @@ final class ChildJvm implements AutoCloseable {
             }
         }
         return fields;
+    }
+
+    /** Stops the child with SIGSTOP: it answers nothing, its sockets stay open, as a hung process. */
+    void freeze() throws IOException, InterruptedException {
+        Process stop = new ProcessBuilder("kill", "-STOP", String.valueOf(pid())).inheritIO().start();
+        if (!stop.waitFor(10, TimeUnit.SECONDS) || stop.exitValue() != 0) {
+            throw new IllegalStateException("could not SIGSTOP " + this);
+        }
     }
 
     /** Kills the child with SIGKILL and waits until it is gone. */

@@ -6,6 +6,7 @@ import dev.selene.actors.api.RecordDescription;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
+import dev.selene.actors.trace.TraceEvent;
 import dev.selene.engine.codec.PieceShares;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
@@ -130,6 +131,19 @@ final class KeyedChains {
         } finally {
             bases.forEach(device::freeDevice);
         }
+    }
+
+    /** The last steps of each record's trace on {@code cache}, for a failure message. */
+    static String traces(SeleneCache cache, List<RecordSpec> specs) {
+        StringBuilder out = new StringBuilder();
+        for (RecordSpec s : specs) {
+            List<TraceEvent> trace = cache.traces().trace(s.key()).orElse(List.of());
+            out.append(System.lineSeparator()).append("  ").append(s.key()).append(':');
+            for (TraceEvent e : trace.subList(Math.max(0, trace.size() - 6), trace.size())) {
+                out.append(" [").append(e.actor()).append("] ").append(e.message()).append(';');
+            }
+        }
+        return out.toString();
     }
 
     /** The shares of a record's keyed bytes in heap memory, for an image framed without a host. */

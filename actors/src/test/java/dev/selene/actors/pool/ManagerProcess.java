@@ -5,6 +5,10 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.cluster.sharding.ShardRegion;
+import org.apache.pekko.cluster.sharding.typed.ClusterShardingQuery;
+import org.apache.pekko.cluster.sharding.typed.GetShardRegionState;
+import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,7 +23,8 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  *   <li>{@code status <n>}: {@code records=} {@code uploading=} {@code serving=} {@code refused=} of its store;</li>
  *   <li>{@code list <n>}: {@code records=namespace:hash:parent,...} its store holds ({@code parent} {@code -} for
- *   a root).</li>
+ *   a root);</li>
+ *   <li>{@code entities <n>}: {@code entities=shard-i,...}, the directory entities running on it.</li>
  * </ul>
  * Arguments: port, every manager's {@code host:port} (comma-separated, the same order on every manager, so the
  * first seed restarted joins the others), replicas, store slots.
@@ -52,7 +57,8 @@ final class ManagerProcess {
         ChildJvm.say("ready address=" + node.address());
         ChildJvm.serve(Map.of(
                 "status", a -> status(node),
-                "list", a -> list(node)));
+                "list", a -> list(node),
+                "entities", a -> entities(node)));
     }
 
     private static String status(PoolManagerNode node) throws Exception {
@@ -82,6 +88,18 @@ final class ManagerProcess {
             }
         }
         return "records=" + String.join(",", records);
+    }
+
+    /** The directory entities running on this node now. */
+    private static String entities(PoolManagerNode node) throws Exception {
+        ActorSystem<?> system = node.system();
+        ShardRegion.CurrentShardRegionState state = AskPattern.<ClusterShardingQuery,
+                ShardRegion.CurrentShardRegionState>ask(ClusterSharding.get(system).shardState(),
+                r -> new GetShardRegionState(PoolDirectory.TYPE, r), ASK_TIMEOUT, system.scheduler())
+                .toCompletableFuture().get(ASK_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        List<String> ids = new ArrayList<>();
+        state.getShards().forEach(s -> ids.addAll(s.getEntityIds()));
+        return "entities=" + String.join(",", ids);
     }
 
     private static ActorRef<ManagerStore.Command> localStore(ActorSystem<?> system) throws Exception {
