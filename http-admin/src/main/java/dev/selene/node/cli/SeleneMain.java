@@ -12,7 +12,8 @@ import java.util.concurrent.ExecutionException;
 /** The {@code selene} command line: the node and its workloads. */
 @Command(name = "selene", mixinStandardHelpOptions = true, version = "selene 0.1.0",
         description = "Host tier under an LLM serving engine's GPU KV cache.",
-        subcommands = {BurstCommand.class, ServeCommand.class, ManagerCommand.class, ReplayCommand.class,
+        subcommands = {BurstCommand.class, SoakCommand.class, ServeCommand.class, ManagerCommand.class,
+                ReplayCommand.class,
                 CommandLine.HelpCommand.class})
 public final class SeleneMain implements Runnable {
 

@@ -51,12 +51,21 @@ class MetricsScrapeTest {
             // section of their own, checked against a manager's scrape (ManagerNodeTest).
             Set<String> managers = MetricCatalogue.names(MetricCatalogue.MANAGER);
             Set<String> documented = new TreeSet<>();
+            Set<String> unsampled = new TreeSet<>();
             for (MetricCatalogue.Row d : MetricCatalogue.rows(MetricCatalogue.NODE)) {
+                if (d.type().equals("histogram") && scrape.series(d.name() + "_count", Map.of()).isEmpty()) {
+                    // A histogram appears with its first sample; this scenario has no pool, so the pool's retire
+                    // latency may be missing (it is present when a pool host ran earlier in this JVM).
+                    assertTrue(d.name().startsWith("selene_pool_"), d.name() + " exported");
+                    unsampled.add(d.name());
+                    continue;
+                }
                 documented.add(d.name());
                 MetricCatalogue.check(d, scrape, Map.of());
             }
             Set<String> exported = new TreeSet<>(scrape.types().keySet());
             exported.removeAll(managers);
+            exported.removeAll(unsampled); // declared (a TYPE line) but without a series yet
             assertEquals(documented, exported,
                     "every metric exported is in the catalogue, and every one there is exported");
             for (Scrape.Sample s : scrape.samples()) {

@@ -1,0 +1,115 @@
+package dev.selene.node.cli;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code selene soak} for a few seconds on small bursts: its lines, its live admin server and its exit code. */
+class SoakCommandTest {
+
+    private static final Pattern LINE = Pattern.compile("^soak +\\d+\\.\\ds  bursts +(\\d+)  rss +[\\d.]+ MiB  "
+            + "heap-after-gc +[\\d.]+ MiB  threads +\\d+  fds +\\d+  records +(\\d+)  disk-records +\\d+  lost (\\d+)$");
+    private static final Pattern ADMIN = Pattern.compile("admin http://127\\.0\\.0\\.1:(\\d+)/");
+
+    private record Run(int exit, String out, String err) {
+    }
+
+    /** Runs {@code selene} in this JVM with standard output and error captured; {@code whileRunning} sees the error. */
+    private static Run run(Consumer<ByteArrayOutputStream> whileRunning, String... args)
+            throws Exception {
+        PrintStream oldOut = System.out;
+        PrintStream oldErr = System.err;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            // its own thread: the burst blocks on futures that may need the common pool (one thread on 2 cores)
+            FutureTask<Integer> exit = new FutureTask<>(() -> SeleneMain.execute(args));
+            Thread.ofPlatform().daemon().name("soak-under-test").start(exit);
+            whileRunning.accept(err);
+            return new Run(exit.get(120, TimeUnit.SECONDS), out.toString(StandardCharsets.UTF_8),
+                    err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(oldOut);
+            System.setErr(oldErr);
+        }
+    }
+
+    @Test
+    void soak_printsALineBeforeAndAfterEveryBurst_servesTheStatusPage_andExitsZeroWhenNothingIsLost()
+            throws Exception {
+        int[] statusCode = {0};
+        Run r = run(err -> {
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> ADMIN.matcher(err.toString(StandardCharsets.UTF_8)).find());
+            Matcher m = ADMIN.matcher(err.toString(StandardCharsets.UTF_8));
+            assertTrue(m.find());
+            try (HttpClient http = HttpClient.newHttpClient()) {
+                statusCode[0] = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + m.group(1)
+                                + "/status")).timeout(Duration.ofSeconds(10)).build(),
+                        HttpResponse.BodyHandlers.ofString()).statusCode();
+            } catch (Exception e) {
+                throw new AssertionError("the admin server of the running soak did not answer", e);
+            }
+        }, "soak", "--minutes", "0.05", "--layout", "small", "--conversations", "24", "--concurrency", "4",
+                "--tokens", "256", "--device", "simulated", "--admin-port", "0", "--no-warmup");
+
+        assertEquals(0, r.exit(), r.err());
+        assertEquals(200, statusCode[0], "the status page answers while the soak runs");
+        List<Matcher> lines = r.out().lines().map(LINE::matcher).filter(Matcher::matches).toList();
+        assertTrue(lines.size() >= 2, "a line at the start and one after each burst:\n" + r.out());
+        assertEquals("0", lines.getFirst().group(1), "the first line is taken before any burst");
+        for (int i = 0; i < lines.size(); i++) {
+            assertEquals(Integer.toString(i), lines.get(i).group(1), "one line per burst, in order");
+            assertEquals("0", lines.get(i).group(3), "nothing lost");
+        }
+        assertEquals(Integer.toString(24 * 8), lines.get(1).group(2),
+                "the first burst's node held every record it stored (memory-only, sized for the burst)");
+        assertTrue(r.out().contains("soak summary: "), r.out());
+        assertTrue(r.out().contains(" 0 lost, every restored byte matched"), r.out());
+        assertTrue(r.out().lines().anyMatch(l -> l.strip().startsWith("heap after GC MiB")), r.out());
+    }
+
+    @Test
+    void soak_withZeroMinutes_getsOneLine_andExitCode2() throws Exception {
+        Run r = run(err -> { }, "soak", "--minutes", "0");
+        assertEquals(2, r.exit());
+        assertEquals("selene: --minutes = '0' is invalid; allowed: a number of minutes above 0 and at most 10080, "
+                + "e.g. 0.5 or 20", r.err().strip());
+        assertFalse(r.err().contains("\tat "), r.err());
+        assertEquals("", r.out());
+    }
+
+    @Test
+    void soak_onADiskDirectoryHoldingFiles_isRefusedWithOneLine() throws Exception {
+        Path dir = Files.createTempDirectory(
+                Files.createDirectories(Path.of("target", "soak-tests")), "full");
+        Files.writeString(dir.resolve("notes.txt"), "keep me");
+        Run r = run(err -> { }, "soak", "--minutes", "1", "--preset", "disk-only", "--disk-dir", dir.toString());
+        assertEquals(2, r.exit());
+        assertTrue(r.err().strip().startsWith("selene: --disk-dir '" + dir.toAbsolutePath() + "' is not empty"),
+                r.err());
+        assertTrue(Files.exists(dir.resolve("notes.txt")));
+    }
+}
