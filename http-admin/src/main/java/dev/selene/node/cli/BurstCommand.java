@@ -1,7 +1,9 @@
 package dev.selene.node.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.selene.actors.api.SeleneCache;
 import dev.selene.engine.config.ByteSize;
+import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.layout.Layout;
 import dev.selene.node.burst.BurstReport;
 import dev.selene.node.burst.BurstRun;
@@ -10,14 +12,15 @@ import dev.selene.node.burst.PoolManagers;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-import dev.selene.actors.api.SeleneCache;
-import dev.selene.engine.config.CacheConfig;
-
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 
 /** {@code selene burst}: the production burst scenario against an embedded node. */
 @Command(name = "burst", mixinStandardHelpOptions = true,
@@ -114,6 +117,10 @@ final class BurstCommand implements Callable<Integer> {
     @Option(names = "--managers", defaultValue = "2", description = "Pool manager JVMs the pool preset starts, 1..3; "
             + "each record is held by two of them, or by one when there is one (default: ${DEFAULT-VALUE}).")
     int managers;
+
+    @Option(names = "--cpu-hog", description = "Start a second process that burns one core for the whole run, to "
+            + "see how admission holds under CPU contention.")
+    boolean cpuHog;
 
     @Option(names = "--json", description = "Print the report as one JSON object on the last line of standard output.")
     boolean json;
@@ -227,6 +234,36 @@ final class BurstCommand implements Callable<Integer> {
         }
         System.err.printf(Locale.ROOT, "selene burst: %s, %d conversations of %d records (%d at once), warm %s%n",
                 l.name(), conversations, settings.recordsPerConversation(), concurrency, ByteSize.format(warmBytes));
+        Process hog = cpuHog ? startCpuHog() : null;
+        BurstReport report;
+        try {
+            report = run(settings, config, probe, l, withPool);
+        } finally {
+            if (hog != null) {
+                hog.destroyForcibly();
+                hog.waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+        System.out.print(report.table());
+        if (json) {
+            Map<String, Object> m = new LinkedHashMap<>(report.toMap());
+            m.put("cpu_hog", cpuHog);
+            System.out.println(new ObjectMapper().writeValueAsString(m));
+        }
+        return report.complete() ? 0 : 1;
+    }
+
+    /** A child process that spins on one core until it is destroyed (the shell's busy loop, nothing else). */
+    private static Process startCpuHog() throws IOException {
+        Process p = new ProcessBuilder("sh", "-c", "while :; do :; done").redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        System.err.printf(Locale.ROOT, "selene burst: a second process (pid %d) burns one core for the whole run%n",
+                p.pid());
+        return p;
+    }
+
+    private BurstReport run(BurstSettings settings, CacheConfig config, BurstSettings probe, Layout l,
+                            boolean withPool) throws Exception {
         BurstReport report;
         if (withPool) {
             long storeBytes = (long) Math.ceil(probe.slotsNeeded() * POOL_STORE_SLACK) * l.slotBytes();
@@ -247,10 +284,6 @@ final class BurstCommand implements Callable<Integer> {
             report = new BurstRun(settings, System.err, copier -> SeleneCache.start(nodeConfig, copier))
                     .run(!noWarmup);
         }
-        System.out.print(report.table());
-        if (json) {
-            System.out.println(new ObjectMapper().writeValueAsString(report.toMap()));
-        }
-        return report.complete() ? 0 : 1;
+        return report;
     }
 }

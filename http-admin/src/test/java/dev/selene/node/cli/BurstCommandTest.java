@@ -74,6 +74,23 @@ class BurstCommandTest {
     }
 
     @Test
+    void diskOnlyBurst_withACpuHog_countsEveryPublicationWithItsReason_andEndsTheHog() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory(
+                java.nio.file.Files.createDirectories(java.nio.file.Path.of("target", "burst-tests")), "cpu-hog");
+        Run r = run("burst", "--preset", "disk-only", "--disk-dir", dir.toString(), "--disk-size", "64m",
+                "--layout", "small", "--conversations", "16", "--concurrency", "4", "--tokens", "256",
+                "--device", "simulated", "--cpu-hog", "--no-progress", "--no-warmup", "--json");
+        assertEquals(0, r.exit(), r.err());
+        assertTrue(r.err().contains("burns one core for the whole run"), r.err());
+        JsonNode j = r.json();
+        assertTrue(j.get("cpu_hog").asBoolean());
+        assertTrue(j.get("accounted").asBoolean(), "every publication counted, abandoned ones with their reason");
+        assertTrue(j.get("verified").asBoolean());
+        assertEquals(0, ProcessHandle.current().children().filter(ProcessHandle::isAlive).count(),
+                "the hog ended with the run");
+    }
+
+    @Test
     void badFlag_getsOneClearLine_noStackTrace() {
         Run r = run("burst", "--warm", "lots");
         assertEquals(2, r.exit());
