@@ -159,12 +159,8 @@ final class PoolFixture implements AutoCloseable {
      */
     @Override
     public void close() {
-        long start = System.nanoTime();
         hosts.parallelStream().forEach(SeleneCache::close);
-        long hostsDone = System.nanoTime();
         managers.reversed().forEach(PoolManagerNode::close);
-        System.out.printf("pool fixture closed: hosts %d ms, managers %d ms%n", (hostsDone - start) / 1_000_000,
-                (System.nanoTime() - hostsDone) / 1_000_000);
         copier.close();
     }
 }
