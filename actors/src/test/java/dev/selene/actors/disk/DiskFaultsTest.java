@@ -186,8 +186,9 @@ class DiskFaultsTest {
         publish(cache, warm);
         assertEquals(1, await(cache.drain(Duration.ofSeconds(20))).written());
         RecordSpec next = spec(31, null);
-        assertInstanceOf(PublishResult.Stored.class, publish(cache, next).result());
+        // Armed before the publication: the spill of the next record may start preallocating at once.
         faulty.failPreallocation(NativeIo.ENOSPC); // the disk fills up long before the tier's 64 MiB
+        assertInstanceOf(PublishResult.Stored.class, publish(cache, next).result());
 
         assertEquals(0, await(cache.drain(Duration.ofSeconds(20))).skipped(), "nothing given up");
 
