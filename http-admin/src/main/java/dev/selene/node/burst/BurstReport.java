@@ -72,6 +72,10 @@ public final class BurstReport {
     double rawDiskWriteGbps;
     double diskReadGbps;
     double rawDiskReadGbps;
+    /** Why the raw O_DIRECT baseline has no figures (it could not run, or failed), or null. */
+    String rawDiskError;
+    /** Writes that found the disk full (ENOSPC); the disk store stopped taking writes until it had room. */
+    long diskFull;
     long maxWriteDepth;
     long spilled;
     int poolManagers;
@@ -107,6 +111,16 @@ public final class BurstReport {
         return accountedFor() == published && verified();
     }
 
+    /** Whether the disk filled up during the run and publications were abandoned while it did. */
+    public boolean lostToFullDisk() {
+        return diskFull > 0 && abandonedTotal() > 0;
+    }
+
+    /** Times a write found the disk full. */
+    public long diskFull() {
+        return diskFull;
+    }
+
     public long restoredFull() {
         return probe.full;
     }
@@ -120,6 +134,7 @@ public final class BurstReport {
         long readBusy = c.get("disk.read.busy_nanos");
         diskReadGbps = readBusy > 0 ? readBytes / (double) readBusy : 0;
         maxWriteDepth = c.get("disk.write.max_in_flight");
+        diskFull = c.get("disk.full");
         spilled = c.get("spill.written");
     }
 
@@ -183,6 +198,10 @@ public final class BurstReport {
         m.put("raw_disk_write_gbps", round(rawDiskWriteGbps));
         m.put("disk_read_gbps", round(diskReadGbps));
         m.put("raw_disk_read_gbps", round(rawDiskReadGbps));
+        if (rawDiskError != null) {
+            m.put("raw_disk_error", rawDiskError);
+        }
+        m.put("disk_full", diskFull);
         m.put("max_write_depth", maxWriteDepth);
         if (poolManagers > 0) {
             m.put("pool_managers", poolManagers);
@@ -252,6 +271,13 @@ public final class BurstReport {
             row(b, "disk read GB/s (raw O_DIRECT)", String.format(Locale.ROOT, "%.2f (%.2f, restore at %.2fx)",
                     diskReadGbps, rawDiskReadGbps, rawDiskReadGbps > 0 ? diskReadGbps / rawDiskReadGbps : 0));
             row(b, "max writes in flight", Long.toString(maxWriteDepth));
+            if (rawDiskError != null) {
+                row(b, "raw O_DIRECT baseline", rawDiskError);
+            }
+        }
+        if (diskFull > 0) {
+            row(b, "disk full (ENOSPC)", diskFull + " writes found it full; the disk store took no writes until it "
+                    + "had made room");
         }
         if (poolManagers > 0) {
             row(b, "pool managers / records retired", poolManagers + " / " + poolRetired

@@ -92,7 +92,10 @@ public final class BurstRun {
             BurstSettings small = new BurstSettings(settings.layout(), conversations, settings.concurrency(),
                     settings.tokens(), settings.turns(), warm, settings.snapshotMillis(), settings.device(), settings.copyThreads(),
                     settings.bandwidthCap(), settings.seed() + 1, false, false, null);
-            new BurstRun(small, progressOut).run(false);
+            // With a pool the warm-up retires to it and restores from it too, so that the compiler has seen the
+            // transfer path of this JVM and of the managers' before the measured run.
+            (settings.poolManagers() > 0 ? new BurstRun(small, progressOut, nodeFactory)
+                    : new BurstRun(small, progressOut)).run(false);
         }
         return run();
     }
@@ -154,12 +157,18 @@ public final class BurstRun {
                     report.rawPoolReadGbps = rawPool.readGbps();
                 }
                 if (settings.diskDir() != null && report.diskWriteBytes > 0) {
-                    RawDisk.Result raw = RawDisk.measure(settings.diskDir().resolve("raw-baseline"),
-                            Math.min(report.diskWriteBytes, RAW_COPY_MAX_BYTES),
-                            report.diskWriteBytes / Math.max(1, report.spilled),
-                            dev.selene.actors.cache.HostCache.SPILL_IN_FLIGHT_CAP);
-                    report.rawDiskWriteGbps = raw.writeGbps();
-                    report.rawDiskReadGbps = raw.readGbps();
+                    // Beside the tier's directory, never inside it; a baseline that fails (a full disk) is a line
+                    // of the report, not the loss of it.
+                    try {
+                        RawDisk.Result raw = RawDisk.measure(RawDisk.beside(settings.diskDir()),
+                                Math.min(report.diskWriteBytes, RAW_COPY_MAX_BYTES),
+                                report.diskWriteBytes / Math.max(1, report.spilled),
+                                dev.selene.actors.cache.HostCache.SPILL_IN_FLIGHT_CAP);
+                        report.rawDiskWriteGbps = raw.writeGbps();
+                        report.rawDiskReadGbps = raw.readGbps();
+                    } catch (RawDisk.BaselineException e) {
+                        report.rawDiskError = e.getMessage();
+                    }
                 }
                 if (settings.restart()) {
                     long stop = System.nanoTime();

@@ -3,6 +3,7 @@ package dev.selene.node.burst;
 import dev.selene.transport.disk.NativeIo;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
@@ -19,20 +20,63 @@ import java.util.concurrent.atomic.AtomicInteger;
  * with fallocate and written with O_DIRECT from 4096-aligned buffers, then fsynced, by as many threads as the
  * spill scheduler keeps writes in flight; then read back with O_DIRECT. No header, no checksum, no rename.
  */
-final class RawDisk {
+public final class RawDisk {
 
     /** Bytes of one O_DIRECT transfer. */
     static final int TRANSFER_BYTES = 1 << 20;
 
+    /** Share of the filesystem's free space the baseline may take at most. */
+    static final double FREE_SPACE_SHARE = 0.5;
+
     record Result(double writeGbps, double readGbps) {
+    }
+
+    /** The baseline could not run or failed part way; the message is one line for the report. */
+    static final class BaselineException extends Exception {
+        BaselineException(String message) {
+            super(message);
+        }
     }
 
     private RawDisk() {
     }
 
-    static Result measure(Path dir, long totalBytes, long fileBytes, int threads) throws InterruptedException {
-        long files = Math.max(threads, totalBytes / fileBytes);
+    /**
+     * The baseline's scratch directory for a tier in {@code tierDir}: a sibling on the same filesystem
+     * ({@code <tier>.raw-baseline}), so that it never mixes with the tier's files and a run killed during it leaves
+     * nothing inside the tier.
+     */
+    static Path beside(Path tierDir) {
+        Path abs = tierDir.toAbsolutePath().normalize();
+        return abs.resolveSibling(abs.getFileName() + ".raw-baseline");
+    }
+
+    /** Deletes the scratch directory a killed run may have left beside {@code tierDir}. */
+    public static void removeLeftover(Path tierDir) {
+        deleteQuietly(beside(tierDir));
+    }
+
+    /**
+     * Writes then reads about {@code totalBytes} in files of {@code fileBytes} under {@code dir} (created, and
+     * deleted afterwards), taking at most {@link #FREE_SPACE_SHARE} of the free space there.
+     */
+    static Result measure(Path dir, long totalBytes, long fileBytes, int threads) throws InterruptedException,
+            BaselineException {
         long fileLength = (fileBytes + 4095) / 4096 * 4096;
+        long free;
+        try {
+            Path parent = dir.toAbsolutePath().getParent();
+            free = Files.getFileStore(parent).getUsableSpace();
+        } catch (IOException e) {
+            throw new BaselineException("not run: cannot read the free space beside the tier (" + e.getMessage()
+                    + ")");
+        }
+        long allowed = (long) (free * FREE_SPACE_SHARE);
+        if (allowed < threads * fileLength) {
+            throw new BaselineException(String.format(java.util.Locale.ROOT,
+                    "not run: %,d bytes free beside the tier, it needs %,d", free, 2 * threads * fileLength));
+        }
+        long files = Math.max(threads, Math.min(totalBytes, allowed) / fileLength);
         try (Arena arena = Arena.ofShared(); ExecutorService pool = Executors.newFixedThreadPool(threads)) {
             Files.createDirectories(dir);
             MemorySegment[] buffers = new MemorySegment[threads];
@@ -43,17 +87,24 @@ final class RawDisk {
             double write = run(pool, threads, files, fileLength, buffers, dir, true);
             double read = run(pool, threads, files, fileLength, buffers, dir, false);
             return new Result(write, read);
-        } catch (IOException e) {
-            throw new IllegalStateException("raw disk baseline failed in " + dir + ": " + e.getMessage(), e);
+        } catch (IOException | UncheckedIOException e) {
+            throw new BaselineException("failed in " + dir + ": " + e.getMessage());
         } finally {
-            try (var list = Files.list(dir)) {
-                for (Path p : list.toList()) {
-                    Files.deleteIfExists(p);
-                }
-                Files.deleteIfExists(dir);
-            } catch (IOException ignored) {
-                // best effort: the directory is inside the burst's own data folder
+            deleteQuietly(dir);
+        }
+    }
+
+    private static void deleteQuietly(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            return;
+        }
+        try (var list = Files.list(dir)) {
+            for (Path p : list.toList()) {
+                Files.deleteIfExists(p);
             }
+            Files.deleteIfExists(dir);
+        } catch (IOException ignored) {
+            // best effort: the directory is the baseline's own scratch space beside the tier
         }
     }
 
@@ -95,7 +146,7 @@ final class RawDisk {
             try {
                 f.get();
             } catch (java.util.concurrent.ExecutionException e) {
-                throw new IllegalStateException("raw disk baseline: " + e.getCause().getMessage(), e.getCause());
+                throw new UncheckedIOException(new IOException(e.getCause().getMessage(), e.getCause()));
             }
         }
         return files * fileLength / (double) (System.nanoTime() - start);

@@ -9,6 +9,7 @@ import dev.selene.node.burst.BurstReport;
 import dev.selene.node.burst.BurstRun;
 import dev.selene.node.burst.BurstSettings;
 import dev.selene.node.burst.PoolManagers;
+import dev.selene.node.burst.RawDisk;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -40,6 +41,9 @@ final class BurstCommand implements Callable<Integer> {
 
     /** Slack on the managers' store over the burst's records (uploads in flight take slots too). */
     static final double POOL_STORE_SLACK = 1.25;
+
+    /** Exit code of a run that abandoned publications while the disk was full. */
+    static final int EXIT_DISK_FULL = 3;
 
     /** Conversations of a run unless --conversations says otherwise. */
     static final int DEFAULT_CONVERSATIONS = 128;
@@ -222,6 +226,7 @@ final class BurstCommand implements Callable<Integer> {
             if (!keepDisk) {
                 emptyDirectory(dir);
             }
+            RawDisk.removeLeftover(dir);
         }
         long cap = ByteSize.parse("--bandwidth-cap", bandwidthCap);
         BurstSettings settings = new BurstSettings(l, conversations, concurrency, tokens, turns, warmBytes,
@@ -249,6 +254,19 @@ final class BurstCommand implements Callable<Integer> {
             Map<String, Object> m = new LinkedHashMap<>(report.toMap());
             m.put("cpu_hog", cpuHog);
             System.out.println(new ObjectMapper().writeValueAsString(m));
+        }
+        if (report.lostToFullDisk()) {
+            System.err.printf(Locale.ROOT, "selene burst: the disk filled up (%d writes found it full) and %d "
+                    + "publications were abandoned; give the disk tier a size its filesystem can hold (--disk-size)%n",
+                    report.diskFull(), report.abandonedTotal());
+        }
+        return exitCode(report);
+    }
+
+    /** 3 when publications were abandoned while the disk was full, else 0 when nothing is lost or wrong, else 1. */
+    static int exitCode(BurstReport report) {
+        if (report.lostToFullDisk()) {
+            return EXIT_DISK_FULL;
         }
         return report.complete() ? 0 : 1;
     }

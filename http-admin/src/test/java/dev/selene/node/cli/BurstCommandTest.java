@@ -121,6 +121,34 @@ class BurstCommandTest {
         assertTrue(j.get("verified").asBoolean());
         assertTrue(j.get("max_write_depth").asLong() >= 1);
         assertTrue(j.get("raw_disk_write_gbps").asDouble() > 0, "raw O_DIRECT baseline measured in the same run");
+        assertEquals(0, j.get("disk_full").asLong());
+        assertFalse(java.nio.file.Files.exists(dir.resolve("raw-baseline")), "the baseline never writes in the tier");
+        assertFalse(java.nio.file.Files.exists(dir.resolveSibling(dir.getFileName() + ".raw-baseline")),
+                "the baseline's scratch directory beside the tier is gone after the run");
+    }
+
+    @Test
+    void aDiskThatStaysFull_faultInjected_isReported_everyPublicationCounted_andTheExitCodeIs3() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory(
+                java.nio.file.Files.createDirectories(java.nio.file.Path.of("target", "burst-tests")), "full");
+        dev.selene.engine.layout.Layout layout = dev.selene.engine.layout.Layout.small();
+        dev.selene.node.burst.BurstSettings settings = new dev.selene.node.burst.BurstSettings(layout, 12, 4, 256, 2,
+                0, 300, "simulated", 1, 0, 7, false, false, dir);
+        dev.selene.engine.config.CacheConfig config = dev.selene.engine.config.CacheConfig.memoryOnly(layout, 0)
+                .withConcurrency(4).withDisk(dir.toString(), 64L << 20);
+        dev.selene.node.burst.BurstReport report = new dev.selene.node.burst.BurstRun(settings,
+                new PrintStream(java.io.OutputStream.nullOutputStream()),
+                copier -> dev.selene.actors.api.SeleneCache.start(config, copier, executor -> {
+                    var io = new dev.selene.transport.disk.FaultInjectingRecordIo(executor, 4);
+                    io.failEveryPreallocation(dev.selene.transport.disk.NativeIo.ENOSPC);
+                    return io;
+                })).run(false);
+        assertTrue(report.diskFull() > 0, "writes found the disk full");
+        assertTrue(report.abandonedTotal() > 0, "with nowhere to spill, the intake fills and publications give up");
+        assertEquals(report.accountedFor(), 12L * settings.recordsPerConversation(), "nothing unaccounted for");
+        assertTrue(report.verified(), "whatever is restored is byte-identical");
+        assertEquals(3, BurstCommand.exitCode(report));
+        assertTrue(report.table().contains("disk full (ENOSPC)"), report.table());
     }
 
     @Test

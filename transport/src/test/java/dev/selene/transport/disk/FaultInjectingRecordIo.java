@@ -71,6 +71,11 @@ public final class FaultInjectingRecordIo implements RecordIo {
         faults.preallocateErrno.set(errno);
     }
 
+    /** Every preallocation from now on fails with {@code errno}: a disk that stays full (ENOSPC). */
+    public void failEveryPreallocation(int errno) {
+        faults.everyPreallocateErrno.set(errno);
+    }
+
     /** The next fsync of a file fails with {@code errno}. */
     public void failSync(int errno) {
         faults.syncErrno.set(errno);
@@ -129,6 +134,7 @@ public final class FaultInjectingRecordIo implements RecordIo {
         final AtomicInteger writeErrno = new AtomicInteger();
         final AtomicInteger writesBeforeFailure = new AtomicInteger();
         final AtomicInteger preallocateErrno = new AtomicInteger();
+        final AtomicInteger everyPreallocateErrno = new AtomicInteger();
         final AtomicInteger syncErrno = new AtomicInteger();
         final AtomicInteger directorySyncErrno = new AtomicInteger();
         final AtomicReference<Stall> stall = new AtomicReference<>();
@@ -148,6 +154,10 @@ public final class FaultInjectingRecordIo implements RecordIo {
         @Override
         public void preallocate(OpenFile file, long length) throws IOException {
             fail(preallocateErrno, "fallocate of " + length + " bytes for", file.path());
+            int always = everyPreallocateErrno.get();
+            if (always != 0) {
+                throw new NativeIoException("fallocate of " + length + " bytes for", file.path(), always);
+            }
             real.preallocate(file, length);
         }
 
