@@ -66,6 +66,8 @@ public final class PoolManagers implements AutoCloseable {
                 List<String> cmd = List.of(java, "--enable-native-access=ALL-UNNAMED",
                         "--sun-misc-unsafe-memory-access=allow", MANAGER_HEAP, "-XX:+AutoCreateSharedArchive",
                         "-XX:SharedArchiveFile=" + logDir.resolve("manager-" + i + ".jsa"),
+                        // A stale archive (the jar was rebuilt) is simply recreated: not worth error lines in the log.
+                        "-Xlog:cds=off", "-Xlog:cds+dynamic=off",
                         "-cp", System.getProperty("java.class.path"), "dev.selene.node.cli.SeleneMain", "manager",
                         "--layout", layout.name(), "--bind", "127.0.0.1", "--port", Integer.toString(port),
                         "--seeds", "127.0.0.1:" + seedPort, "--store-size", Long.toString(storeBytes),
