@@ -226,6 +226,32 @@ public final class BurstReport {
         return m;
     }
 
+    /**
+     * One line that says what held and what did not: publications kept, conversations restored in full, bytes
+     * verified, and the disk filling up when it did.
+     */
+    public String verdict() {
+        long conversations = probe.full + probe.partial + probe.recomputed;
+        StringBuilder b = new StringBuilder("verdict: ");
+        boolean held = abandoned.isEmpty() && accountedFor() == published && verified()
+                && probe.full == conversations && diskFull == 0;
+        b.append(held ? "OK: " : "NOT MET: ");
+        if (accountedFor() != published) {
+            b.append(published - accountedFor()).append(" publications unaccounted for; ");
+        }
+        b.append(abandoned.isEmpty() ? "every publication kept" : abandonedTotal() + " of " + published
+                + " publications abandoned " + abandoned);
+        b.append(", ").append(probe.full).append('/').append(conversations).append(" conversations restored in full");
+        if (afterRestart != null) {
+            b.append(" (").append(afterRestart.full).append(" after the restart)");
+        }
+        b.append(verified() ? ", every restored byte verified" : ", RESTORED BYTES DIFFER");
+        if (diskFull > 0) {
+            b.append(", the disk filled up ").append(diskFull).append(" times");
+        }
+        return b.toString();
+    }
+
     /** The human table. */
     public String table() {
         StringBuilder b = new StringBuilder();

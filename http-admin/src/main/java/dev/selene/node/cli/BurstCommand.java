@@ -132,6 +132,10 @@ final class BurstCommand implements Callable<Integer> {
     @Option(names = "--no-progress", description = "Do not show progress on standard error.")
     boolean noProgress;
 
+    @Option(names = "--verbose", description = "Show the nodes' log lines (INFO and up) on standard error; without "
+            + "it only their warnings and errors appear, between the progress lines and the report.")
+    boolean verbose;
+
     /**
      * Deletes what an earlier burst left in {@code dir}: record files, temporaries, the quarantine, the raw-disk
      * baseline. It holds the directory lock while it does (a live node's directory is refused) and refuses a
@@ -186,6 +190,27 @@ final class BurstCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        ch.qos.logback.classic.Logger root = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ch.qos.logback.classic.Logger pekko = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                "org.apache.pekko");
+        ch.qos.logback.classic.Level rootBefore = root.getLevel();
+        ch.qos.logback.classic.Level pekkoBefore = pekko.getLevel();
+        if (!verbose) {
+            // The terminal shows the progress and the report; the nodes' start-up lines (twice, with the warm-up)
+            // and Pekko's connection warnings as the run's nodes stop are not the run's outcome.
+            root.setLevel(ch.qos.logback.classic.Level.WARN);
+            pekko.setLevel(ch.qos.logback.classic.Level.ERROR);
+        }
+        try {
+            return runCommand();
+        } finally {
+            root.setLevel(rootBefore);
+            pekko.setLevel(pekkoBefore);
+        }
+    }
+
+    private int runCommand() throws Exception {
         String p = preset.toLowerCase(Locale.ROOT);
         if (!List.of("memory-only", "8g", "disk-only", "pool").contains(p)) {
             throw new IllegalArgumentException("--preset '" + preset
@@ -250,6 +275,7 @@ final class BurstCommand implements Callable<Integer> {
             }
         }
         System.out.print(report.table());
+        System.out.println(report.verdict());
         if (json) {
             Map<String, Object> m = new LinkedHashMap<>(report.toMap());
             m.put("cpu_hog", cpuHog);

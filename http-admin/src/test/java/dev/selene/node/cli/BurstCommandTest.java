@@ -53,6 +53,8 @@ class BurstCommandTest {
         assertTrue(j.get("raw_copy_gbps").asDouble() > 0);
         assertTrue(j.get("bytes_published").asLong() > 0);
         assertTrue(r.out().contains("restored full / partial"), "the human table is printed too");
+        assertTrue(r.out().contains("verdict: OK: every publication kept, 24/24 conversations restored in full, "
+                + "every restored byte verified"), r.out());
     }
 
     @Test
@@ -71,6 +73,7 @@ class BurstCommandTest {
         assertTrue(j.get("recomputed").asLong() + j.get("restored_partial").asLong() > 0,
                 "a warm tier this small cannot keep every conversation");
         assertTrue(j.get("verified").asBoolean(), "whatever is restored is byte-identical");
+        assertTrue(r.out().contains("verdict: NOT MET: "), "a run that recomputes conversations says so: " + r.out());
     }
 
     @Test

@@ -291,7 +291,7 @@ class CrashRecoveryProcessTest {
                 "--concurrency", Integer.toString(CONCURRENCY),
                 "--tokens", Integer.toString(RECORDS_PER_CONVERSATION * LAYOUT.tokensPerRecord()),
                 "--turns", Integer.toString(RECORDS_PER_CONVERSATION), "--device", "simulated",
-                "--seed", Long.toString(burstSeed), "--no-warmup");
+                "--seed", Long.toString(burstSeed), "--no-warmup", "--verbose");
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD);
         pb.environment().put("SELENE_LOG_LEVEL", "INFO");
         Process p = pb.start();
