@@ -20,9 +20,12 @@ import dev.selene.transport.gpu.KeyedContent;
 import dev.selene.transport.gpu.SimulatedDevice;
 import dev.selene.transport.pool.RecordImage;
 
+import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -63,6 +66,8 @@ public final class BurstRun {
     private final BurstSettings settings;
     private final PrintStream progressOut;
     private final Function<DeviceCopier, SeleneCache> nodeFactory;
+    private final Function<DeviceCopier, SeleneCache> warmUpFactory;
+    private final Runnable afterWarmUp;
 
     /** A run that starts its own memory-only node. */
     public BurstRun(BurstSettings settings, PrintStream progressOut) {
@@ -72,9 +77,44 @@ public final class BurstRun {
 
     /** A run against nodes made by {@code nodeFactory} (other presets start nodes with other tiers). */
     public BurstRun(BurstSettings settings, PrintStream progressOut, Function<DeviceCopier, SeleneCache> nodeFactory) {
+        this(settings, progressOut, nodeFactory, null, () -> { });
+    }
+
+    private BurstRun(BurstSettings settings, PrintStream progressOut, Function<DeviceCopier, SeleneCache> nodeFactory,
+                     Function<DeviceCopier, SeleneCache> warmUpFactory, Runnable afterWarmUp) {
         this.settings = settings;
         this.progressOut = progressOut;
         this.nodeFactory = nodeFactory;
+        this.warmUpFactory = warmUpFactory;
+        this.afterWarmUp = afterWarmUp;
+    }
+
+    /**
+     * This run with its warm-up on nodes made by {@code factory} (the preset's tiers, elsewhere than the measured
+     * node's directory), and {@code cleanup} run once the warm-up has ended.
+     */
+    public BurstRun withWarmUpNodes(Function<DeviceCopier, SeleneCache> factory, Runnable cleanup) {
+        return new BurstRun(settings, progressOut, nodeFactory, factory, cleanup);
+    }
+
+    /** The scratch directory of a disk preset's warm-up node: beside the tier's, on the same filesystem. */
+    public static Path warmUpDirectory(Path tierDir) {
+        Path abs = tierDir.toAbsolutePath().normalize();
+        return abs.resolveSibling(abs.getFileName() + ".warmup");
+    }
+
+    /** Deletes a warm-up directory and everything in it (best effort; a later run tries again). */
+    public static void deleteWarmUpDirectory(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            return;
+        }
+        try (var walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException | java.io.UncheckedIOException ignored) {
+            // best effort: the next run removes what is left
+        }
     }
 
     /** Conversations of the untimed warm-up run that precedes a measured run. */
@@ -92,10 +132,14 @@ public final class BurstRun {
             BurstSettings small = new BurstSettings(settings.layout(), conversations, settings.concurrency(),
                     settings.tokens(), settings.turns(), warm, settings.snapshotMillis(), settings.device(), settings.copyThreads(),
                     settings.bandwidthCap(), settings.seed() + 1, false, false, null);
-            // With a pool the warm-up retires to it and restores from it too, so that the compiler has seen the
-            // transfer path of this JVM and of the managers' before the measured run.
-            (settings.poolManagers() > 0 ? new BurstRun(small, progressOut, nodeFactory)
-                    : new BurstRun(small, progressOut)).run(false);
+            // On the preset's tiers (a pool, a disk in a scratch directory), so that the compiler has seen every
+            // path the measured run takes, the managers' included.
+            try {
+                (warmUpFactory != null ? new BurstRun(small, progressOut, warmUpFactory)
+                        : new BurstRun(small, progressOut)).run(false);
+            } finally {
+                afterWarmUp.run();
+            }
         }
         return run();
     }

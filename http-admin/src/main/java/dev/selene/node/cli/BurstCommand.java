@@ -252,6 +252,7 @@ final class BurstCommand implements Callable<Integer> {
                 emptyDirectory(dir);
             }
             RawDisk.removeLeftover(dir);
+            BurstRun.deleteWarmUpDirectory(BurstRun.warmUpDirectory(dir));
         }
         long cap = ByteSize.parse("--bandwidth-cap", bandwidthCap);
         BurstSettings settings = new BurstSettings(l, conversations, concurrency, tokens, turns, warmBytes,
@@ -318,15 +319,31 @@ final class BurstCommand implements Callable<Integer> {
             try (PoolManagers pool = PoolManagers.start(managers, l, storeBytes, Math.min(POOL_REPLICAS, managers),
                     logs)) {
                 CacheConfig hostConfig = config;
-                report = new BurstRun(settings, System.err, copier -> {
+                java.util.function.Function<dev.selene.transport.gpu.DeviceCopier, SeleneCache> host = copier -> {
                     awaitReady(pool);
                     return SeleneCache.start(hostConfig.withPool(pool.addresses()), copier);
-                }).run(!noWarmup);
+                };
+                report = new BurstRun(settings, System.err, host).withWarmUpNodes(host, () -> { })
+                        .run(!noWarmup);
             }
         } else {
             CacheConfig nodeConfig = config;
-            report = new BurstRun(settings, System.err, copier -> SeleneCache.start(nodeConfig, copier))
-                    .run(!noWarmup);
+            BurstRun run = new BurstRun(settings, System.err, copier -> SeleneCache.start(nodeConfig, copier));
+            if (settings.diskDir() != null) {
+                // The warm-up writes and reads a disk too, in a scratch directory beside the tier's, deleted after.
+                Path warmUpDir = BurstRun.warmUpDirectory(settings.diskDir());
+                run = run.withWarmUpNodes(copier -> {
+                    try {
+                        Files.createDirectories(warmUpDir);
+                    } catch (IOException e) {
+                        throw new IllegalStateException("cannot create the warm-up directory " + warmUpDir + ": "
+                                + e.getMessage());
+                    }
+                    return SeleneCache.start(nodeConfig.withDisk(warmUpDir.toString(), nodeConfig.diskBytes()),
+                            copier);
+                }, () -> BurstRun.deleteWarmUpDirectory(warmUpDir));
+            }
+            report = run.run(!noWarmup);
         }
         return report;
     }

@@ -109,12 +109,12 @@ class BurstCommandTest {
     }
 
     @Test
-    void diskOnly_restartWithDrain_restoresEveryConversationFromDisk() throws Exception {
+    void diskOnly_restartWithDrain_restoresEveryConversationFromDisk_andLeavesNothingBesideTheTier() throws Exception {
         java.nio.file.Path dir = java.nio.file.Files.createTempDirectory(
                 java.nio.file.Files.createDirectories(java.nio.file.Path.of("target", "burst-tests")), "disk-only");
         Run r = run("burst", "--preset", "disk-only", "--disk-dir", dir.toString(), "--disk-size", "64m",
                 "--layout", "small", "--conversations", "16", "--concurrency", "4", "--tokens", "256",
-                "--device", "simulated", "--restart", "--drain", "--no-progress", "--no-warmup", "--json");
+                "--device", "simulated", "--restart", "--drain", "--no-progress", "--json");
         assertEquals(0, r.exit(), r.err());
         JsonNode j = r.json();
         assertEquals(0, j.get("abandoned").size());
@@ -128,6 +128,8 @@ class BurstCommandTest {
         assertFalse(java.nio.file.Files.exists(dir.resolve("raw-baseline")), "the baseline never writes in the tier");
         assertFalse(java.nio.file.Files.exists(dir.resolveSibling(dir.getFileName() + ".raw-baseline")),
                 "the baseline's scratch directory beside the tier is gone after the run");
+        assertFalse(java.nio.file.Files.exists(dir.resolveSibling(dir.getFileName() + ".warmup")),
+                "the warm-up's disk directory beside the tier is gone after the run");
     }
 
     @Test
