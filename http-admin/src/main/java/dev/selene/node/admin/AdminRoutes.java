@@ -83,7 +83,8 @@ final class AdminRoutes extends AllDirectives {
     }
 
     Route routes() {
-        return handleExceptions(exceptions(), () -> handleRejections(rejections(), () -> bodyLimit(() -> concat(
+        return withRequestTimeoutResponse(r -> timedOut("node"), () -> handleExceptions(exceptions(),
+                () -> handleRejections(rejections(), () -> bodyLimit(() -> concat(
                 pathSingleSlash(() -> get(() -> getFromResource("selene-admin/index.html",
                         ContentTypes.TEXT_HTML_UTF8))),
                 pathPrefix("assets", () -> get(() -> getFromResourceDirectory("selene-admin"))),
@@ -102,7 +103,7 @@ final class AdminRoutes extends AllDirectives {
                         (ns, key) -> get(() -> withKey(ns, key, this::trace))),
                 path("actors", () -> get(() -> completeWithFuture(ActorTree.walk(cache.system()).thenApply(Json::ok)))),
                 path("drain", () -> post(() -> authorized(this::drain))),
-                path("expire", () -> post(() -> authorized(this::expire)))))));
+                path("expire", () -> post(() -> authorized(this::expire))))))));
     }
 
     // --- read-only ----------------------------------------------------------------------------------------------
@@ -463,6 +464,12 @@ final class AdminRoutes extends AllDirectives {
         LOG.error("admin request failed", root);
         return Json.error(StatusCodes.INTERNAL_SERVER_ERROR, "internal", "the request failed inside the node: "
                 + root.getClass().getSimpleName() + " (details in the node's log)");
+    }
+
+    /** The answer to a request whose route did not answer within the admin server's request timeout. */
+    static HttpResponse timedOut(String who) {
+        return Json.error(StatusCodes.SERVICE_UNAVAILABLE, "timeout", "the " + who
+                + " did not answer within the admin server's request timeout; retry");
     }
 
     /** Pekko's default rejection answers (404, 405, 400 ...) with their text moved into the JSON error shape. */

@@ -1,5 +1,9 @@
 package dev.selene.node.admin;
 
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigParseOptions;
 import dev.selene.actors.api.SettingsException;
 import dev.selene.node.config.AdminSettings;
 import dev.selene.node.config.NodeSettings;
@@ -8,8 +12,12 @@ import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.ServerBinding;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.http.javadsl.settings.ServerSettings;
+import org.apache.pekko.stream.javadsl.BidiFlow;
+import org.apache.pekko.stream.javadsl.Flow;
 
 import java.net.BindException;
 import java.time.Duration;
@@ -20,9 +28,14 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * The admin HTTP server of one node, a cache node or a pool manager: Pekko HTTP on the node's own actor system,
- * bound to one address.
+ * bound to one address, with connection limits of its own ({@value #LIMITS_RESOURCE}) and a header-read deadline.
  */
 public final class AdminServer implements AutoCloseable {
+
+    /** The class-path resource of the admin server's connection limits. */
+    static final String LIMITS_RESOURCE = "selene-admin-server.conf";
+    /** Their section, in that resource and (to override them) in the actor system's configuration. */
+    static final String LIMITS_PATH = "selene-admin-server";
 
     private final ServerBinding binding;
 
@@ -51,11 +64,23 @@ public final class AdminServer implements AutoCloseable {
     }
 
     private static AdminServer bind(ActorSystem<?> system, String address, int port, String settings, Route route) {
+        Config systemConfig = Adapter.toClassic(system).settings().config();
+        ServerSettings server;
+        Flow<HttpRequest, HttpResponse, ?> handler;
         try {
-            ServerSettings server = ServerSettings.create(Adapter.toClassic(system))
+            Config limits = limits(systemConfig);
+            server = ServerSettings.create(limits.getConfig("pekko-http-server").atPath("pekko.http.server")
+                            .withFallback(systemConfig))
                     .withParsingErrorHandler(JsonParsingErrorHandler.class.getName());
+            handler = BidiFlow.fromGraph(new HeaderReadDeadline(limits.getDuration("header-read-timeout")))
+                    .join(route.flow(system));
+        } catch (ConfigException | IllegalArgumentException e) {
+            throw new SettingsException(LIMITS_PATH + " is invalid: " + e.getMessage() + "; see " + LIMITS_RESOURCE
+                    + " for the settings and their defaults");
+        }
+        try {
             ServerBinding b = Http.get(system).newServerAt(address, port).withSettings(server)
-                    .bind(route).toCompletableFuture().get(15, TimeUnit.SECONDS);
+                    .bindFlow(handler).toCompletableFuture().get(15, TimeUnit.SECONDS);
             return new AdminServer(b);
         } catch (ExecutionException e) {
             Throwable c = e.getCause();
@@ -70,6 +95,16 @@ public final class AdminServer implements AutoCloseable {
         } catch (TimeoutException e) {
             throw new IllegalStateException("the admin server did not bind within 15 s", e);
         }
+    }
+
+    /**
+     * The admin server's connection limits: those of {@link #LIMITS_RESOURCE}, under any that {@code systemConfig}
+     * (an application.conf, system properties) sets at {@link #LIMITS_PATH}.
+     */
+    static Config limits(Config systemConfig) {
+        Config shipped = ConfigFactory.parseResources(AdminServer.class, "/" + LIMITS_RESOURCE,
+                ConfigParseOptions.defaults().setAllowMissing(false)).getConfig(LIMITS_PATH);
+        return systemConfig.hasPath(LIMITS_PATH) ? systemConfig.getConfig(LIMITS_PATH).withFallback(shipped) : shipped;
     }
 
     /** The port bound (the one picked when the setting was 0). */

@@ -50,7 +50,8 @@ final class ManagerRoutes extends AllDirectives {
     }
 
     Route routes() {
-        return handleExceptions(exceptions(), () -> handleRejections(AdminRoutes.rejections(), () -> concat(
+        return withRequestTimeoutResponse(r -> AdminRoutes.timedOut("manager"), () -> handleExceptions(exceptions(),
+                () -> handleRejections(AdminRoutes.rejections(), () -> concat(
                 pathSingleSlash(() -> get(() -> getFromResource("selene-admin/manager.html",
                         ContentTypes.TEXT_HTML_UTF8))),
                 pathPrefix("assets", () -> get(() -> getFromResourceDirectory("selene-admin"))),
@@ -58,7 +59,8 @@ final class ManagerRoutes extends AllDirectives {
                 path("ready", () -> get(this::ready)),
                 path("metrics", () -> get(() -> complete(HttpResponse.create().withEntity(
                         HttpEntities.create(ContentTypes.TEXT_PLAIN_UTF8, PrometheusMetrics.scrape()))))),
-                path("status", () -> get(() -> completeWithFuture(node.status().thenApply(s -> Json.ok(status(s)))))))));
+                path("status", () -> get(() -> completeWithFuture(
+                        node.status().thenApply(s -> Json.ok(status(s))))))))));
     }
 
     /** Why the manager does not take traffic, or null: starting or stopping, or not (yet) an Up member. */

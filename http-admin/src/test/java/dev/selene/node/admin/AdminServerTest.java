@@ -235,7 +235,7 @@ class AdminServerTest {
             out.flush();
             InputStream in = s.getInputStream();
             String response = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            assertTrue(response.startsWith("HTTP/1.1 4") || response.startsWith("HTTP/1.1 501"), response);
+            assertTrue(response.startsWith("HTTP/1.1 400"), response);
             assertTrue(response.contains("application/json"), response);
             assertTrue(response.contains("\"error\""), response);
         }
