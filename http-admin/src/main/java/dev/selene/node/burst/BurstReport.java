@@ -76,6 +76,8 @@ public final class BurstReport {
     String rawDiskError;
     /** Writes that found the disk full (ENOSPC); the disk store stopped taking writes until it had room. */
     long diskFull;
+    /** Publications sent again after a {@code Retry} answer, over all publications. */
+    long retries;
     long maxWriteDepth;
     long spilled;
     int poolManagers;
@@ -170,6 +172,7 @@ public final class BurstReport {
         m.put("failed", failed);
         m.put("abandoned", new LinkedHashMap<>(abandoned));
         m.put("accounted", accountedFor() == published);
+        m.put("retries_per_publication", published > 0 ? round(retries / (double) published) : 0.0);
         m.put("restored_full", probe.full);
         m.put("restored_partial", probe.partial);
         m.put("recomputed", probe.recomputed);
@@ -262,6 +265,8 @@ public final class BurstReport {
         row(b, "present / oversize / failed", present + " / " + oversize + " / " + failed);
         row(b, "abandoned", abandoned.isEmpty() ? "0" : abandonedTotal() + " " + abandoned);
         row(b, "every publication accounted for", accountedFor() == published ? "yes" : "NO");
+        row(b, "retries per publication", String.format(Locale.ROOT, "%.2f", published > 0
+                ? retries / (double) published : 0.0));
         row(b, "restored full / partial", probe.full + " / " + probe.partial
                 + (probe.fromDisk > 0 ? "  (" + probe.fromDisk + " records from disk)" : "")
                 + (probe.fromPool > 0 ? "  (" + probe.fromPool + " records from the pool)" : ""));

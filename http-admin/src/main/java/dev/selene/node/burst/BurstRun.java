@@ -333,6 +333,7 @@ public final class BurstRun {
         for (PublishOutcome o : outcomes) {
             latencies[k++] = o.latencyNanos();
             report.published++;
+            report.retries += o.attempts() - 1;
             if (o.abandoned()) {
                 report.abandoned.merge(o.abandonReason(), 1L, Long::sum);
                 continue;

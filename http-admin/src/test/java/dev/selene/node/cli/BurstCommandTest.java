@@ -51,6 +51,7 @@ class BurstCommandTest {
         assertEquals(0, j.get("recomputed").asLong());
         assertTrue(j.get("verified").asBoolean());
         assertTrue(j.get("raw_copy_gbps").asDouble() > 0);
+        assertEquals(0.0, j.get("retries_per_publication").asDouble(), "the node holds a waiting publication itself");
         assertTrue(j.get("bytes_published").asLong() > 0);
         assertTrue(r.out().contains("restored full / partial"), "the human table is printed too");
         assertTrue(r.out().contains("verdict: OK: every publication kept, 24/24 conversations restored in full, "
