@@ -63,6 +63,10 @@ public final class BurstReport {
     double burstSeconds;
     double publishGbps;
     double rawCopyGbps;
+    /** The raw copy's bytes per CPU-second of its threads. */
+    double rawCopyCpuGbps;
+    /** CPU time of the simulated device's device-to-host copy threads during the burst (0 on a real GPU). */
+    long copyThreadCpuNanos;
     long publishP50Nanos;
     long publishP99Nanos;
     double copyEngineBusySeconds;
@@ -189,6 +193,10 @@ public final class BurstReport {
         m.put("publish_gbps", round(publishGbps));
         m.put("raw_copy_gbps", round(rawCopyGbps));
         m.put("publish_vs_raw_copy", round(rawCopyGbps > 0 ? publishGbps / rawCopyGbps : 0));
+        m.put("publish_wall_ratio", round(rawCopyGbps > 0 ? publishGbps / rawCopyGbps : 0));
+        m.put("publish_cpu_gbps", round(publishCpuGbps()));
+        m.put("raw_copy_cpu_gbps", round(rawCopyCpuGbps));
+        m.put("publish_cpu_ratio", round(ratio(publishCpuGbps(), rawCopyCpuGbps)));
         m.put("copy_engine_busy_seconds", round(copyEngineBusySeconds));
         m.put("burst_cpu_cores", round(burstCpuCores));
         m.put("publish_p50_ms", round(publishP50Nanos / 1e6));
@@ -206,6 +214,10 @@ public final class BurstReport {
         }
         m.put("disk_full", diskFull);
         m.put("max_write_depth", maxWriteDepth);
+        if (diskWriteBytes > 0) {
+            m.put("spill_wall_ratio", round(ratio(diskWriteGbps, rawDiskWriteGbps)));
+            m.put("restore_read_ratio", round(ratio(diskReadGbps, rawDiskReadGbps)));
+        }
         if (poolManagers > 0) {
             m.put("pool_managers", poolManagers);
             m.put("pool_retired_records", poolRetired);
@@ -255,6 +267,11 @@ public final class BurstReport {
         return b.toString();
     }
 
+    /** Bytes published per CPU-second of the device-to-host copy threads (0 when they are not this JVM's). */
+    double publishCpuGbps() {
+        return copyThreadCpuNanos > 0 ? bytesPublished / (double) copyThreadCpuNanos : 0;
+    }
+
     /** The human table. */
     public String table() {
         StringBuilder b = new StringBuilder();
@@ -285,6 +302,10 @@ public final class BurstReport {
         row(b, "publish GB/s", String.format(Locale.ROOT, "%.2f in %.2f s", publishGbps, burstSeconds));
         row(b, "raw copy GB/s, same bytes", String.format(Locale.ROOT, "%.2f (publish at %.2fx)", rawCopyGbps,
                 rawCopyGbps > 0 ? publishGbps / rawCopyGbps : 0));
+        if (copyThreadCpuNanos > 0) {
+            row(b, "per copy-thread CPU-second GB/s", String.format(Locale.ROOT, "%.2f (raw %.2f, publish at %.2fx)",
+                    publishCpuGbps(), rawCopyCpuGbps, ratio(publishCpuGbps(), rawCopyCpuGbps)));
+        }
         if (copyEngineBusySeconds > 0) {
             row(b, "copy engine busy / GB/s while busy", String.format(Locale.ROOT, "%.2f s / %.2f",
                     copyEngineBusySeconds, bytesPublished / copyEngineBusySeconds / 1e9));

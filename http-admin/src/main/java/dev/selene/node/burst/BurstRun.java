@@ -168,6 +168,7 @@ public final class BurstRun {
                 try (RawCopy raw = new RawCopy(burstBytes, rawThreads, layout.pageBytes())) {
                     prefill(copier, conversations);
                     report.rawCopyGbps = raw.gbps();
+                    report.rawCopyCpuGbps = raw.cpuGbps();
                 }
                 PoolRaw rawPool = null;
                 long imageBytes = 0;
@@ -315,6 +316,7 @@ public final class BurstRun {
                 + outcomes.stream().filter(PublishOutcome::abandoned).count() + " abandoned");
         long start = System.nanoTime();
         long cpuStart = processCpuNanos();
+        long copyCpuStart = threadCpuNanos(COPY_THREAD_PREFIX);
         try {
             for (Conversation conv : conversations) {
                 inFlight.acquire();
@@ -328,6 +330,7 @@ public final class BurstRun {
         }
         long elapsed = System.nanoTime() - start;
         report.burstCpuCores = (processCpuNanos() - cpuStart) / (double) elapsed;
+        report.copyThreadCpuNanos = threadCpuNanos(COPY_THREAD_PREFIX) - copyCpuStart;
         long[] latencies = new long[outcomes.size()];
         int k = 0;
         for (PublishOutcome o : outcomes) {
@@ -531,11 +534,29 @@ public final class BurstRun {
      * as long as the node's slots and the snapshots have (on the VMs this runs on, memory left idle for a few
      * seconds is markedly slower to touch again; a baseline copying warm, reused buffers would flatter memcpy).
      */
+    /** Name prefix of the simulated device's device-to-host copy threads (the publication's copy). */
+    static final String COPY_THREAD_PREFIX = "sim-copy-d2h-";
+
+    /** CPU time so far of the live threads whose name starts with {@code prefix}, summed. */
+    private static long threadCpuNanos(String prefix) {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        long sum = 0;
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().startsWith(prefix)) {
+                long n = mx.getThreadCpuTime(t.threadId());
+                sum += Math.max(0, n);
+            }
+        }
+        return sum;
+    }
+
     private static final class RawCopy implements AutoCloseable {
         private final Arena arena = Arena.ofShared();
         private final MemorySegment[] src;
         private final MemorySegment[] dst;
         private final int piece;
+        private final AtomicLong cpuNanos = new AtomicLong();
+        private long copiedBytes;
 
         RawCopy(long bytes, int threads, int piece) {
             long perThread = Math.max(piece, Math.min(bytes, RAW_COPY_MAX_BYTES) / threads / piece * piece);
@@ -559,9 +580,13 @@ public final class BurstRun {
                     MemorySegment s = src[t];
                     MemorySegment d = dst[t];
                     fs.add(pool.submit(() -> {
+                        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory
+                                .getThreadMXBean();
+                        long cpu = mx.getCurrentThreadCpuTime();
                         for (long off = 0; off + piece <= d.byteSize(); off += piece) {
                             MemorySegment.copy(s, off, d, off, piece);
                         }
+                        cpuNanos.addAndGet(mx.getCurrentThreadCpuTime() - cpu);
                     }));
                 }
                 for (var f : fs) {
@@ -571,10 +596,17 @@ public final class BurstRun {
                 for (MemorySegment d : dst) {
                     bytes += d.byteSize() / piece * piece;
                 }
+                copiedBytes = bytes;
                 return bytes / (double) (System.nanoTime() - start);
             } catch (ExecutionException e) {
                 throw new IllegalStateException(e.getCause());
             }
+        }
+
+        /** Bytes per CPU-nanosecond (GB per CPU-second) of the copying threads in the last {@link #gbps()}. */
+        double cpuGbps() {
+            long cpu = cpuNanos.get();
+            return cpu > 0 ? copiedBytes / (double) cpu : 0;
         }
 
         @Override

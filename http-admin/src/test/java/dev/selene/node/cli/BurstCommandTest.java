@@ -52,6 +52,10 @@ class BurstCommandTest {
         assertTrue(j.get("verified").asBoolean());
         assertTrue(j.get("raw_copy_gbps").asDouble() > 0);
         assertEquals(0.0, j.get("retries_per_publication").asDouble(), "the node holds a waiting publication itself");
+        assertTrue(j.get("publish_cpu_gbps").asDouble() > 0, "the copy threads' CPU time is measured");
+        assertTrue(j.get("raw_copy_cpu_gbps").asDouble() > 0, "and the raw copy's");
+        assertTrue(j.get("publish_cpu_ratio").asDouble() > 0);
+        assertEquals(j.get("publish_vs_raw_copy").asDouble(), j.get("publish_wall_ratio").asDouble());
         assertTrue(j.get("bytes_published").asLong() > 0);
         assertTrue(r.out().contains("restored full / partial"), "the human table is printed too");
         assertTrue(r.out().contains("verdict: OK: every publication kept, 24/24 conversations restored in full, "
@@ -126,6 +130,8 @@ class BurstCommandTest {
         assertTrue(j.get("max_write_depth").asLong() >= 1);
         assertTrue(j.get("raw_disk_write_gbps").asDouble() > 0, "raw O_DIRECT baseline measured in the same run");
         assertEquals(0, j.get("disk_full").asLong());
+        assertTrue(j.get("spill_wall_ratio").asDouble() > 0, "spill against raw O_DIRECT, same run");
+        assertTrue(j.get("restore_read_ratio").asDouble() > 0, "disk reads against raw O_DIRECT reads, same run");
         assertFalse(java.nio.file.Files.exists(dir.resolve("raw-baseline")), "the baseline never writes in the tier");
         assertFalse(java.nio.file.Files.exists(dir.resolveSibling(dir.getFileName() + ".raw-baseline")),
                 "the baseline's scratch directory beside the tier is gone after the run");
