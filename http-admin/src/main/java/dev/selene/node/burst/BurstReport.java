@@ -3,6 +3,7 @@ package dev.selene.node.burst;
 import dev.selene.actors.metrics.CacheCounters;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
@@ -270,6 +271,45 @@ public final class BurstReport {
     /** Bytes published per CPU-second of the device-to-host copy threads (0 when they are not this JVM's). */
     double publishCpuGbps() {
         return copyThreadCpuNanos > 0 ? bytesPublished / (double) copyThreadCpuNanos : 0;
+    }
+
+    /** The figures of a run that are ratios against their raw paths (and retries), by their JSON names. */
+    public static final List<String> RATIO_FIELDS = List.of("publish_wall_ratio", "publish_cpu_ratio",
+            "spill_wall_ratio", "restore_read_ratio", "pool_write_ratio", "pool_read_ratio",
+            "retries_per_publication");
+
+    /** This run's ratio figures (those it has: disk and pool ones only with those tiers). */
+    public Map<String, Double> ratios() {
+        Map<String, Object> all = toMap();
+        Map<String, Double> out = new LinkedHashMap<>();
+        for (String k : RATIO_FIELDS) {
+            if (all.get(k) instanceof Number n) {
+                out.put(k, n.doubleValue());
+            }
+        }
+        return out;
+    }
+
+    /** The median of each ratio figure over {@code reports} (the mean of the middle two for an even count). */
+    public static Map<String, Double> medians(List<BurstReport> reports) {
+        Map<String, Double> out = new LinkedHashMap<>();
+        for (String k : RATIO_FIELDS) {
+            double[] v = reports.stream().map(BurstReport::ratios).filter(m -> m.containsKey(k))
+                    .mapToDouble(m -> m.get(k)).sorted().toArray();
+            if (v.length > 0) {
+                double median = v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+                out.put(k, round(median));
+            }
+        }
+        return out;
+    }
+
+    /** {@code name value} pairs of ratio figures, for one line. */
+    public static String ratioLine(Map<String, Double> ratios) {
+        StringBuilder b = new StringBuilder();
+        ratios.forEach((k, v) -> b.append(b.isEmpty() ? "" : ", ").append(k).append(' ')
+                .append(String.format(Locale.ROOT, "%.3f", v)));
+        return b.toString();
     }
 
     /** The human table. */

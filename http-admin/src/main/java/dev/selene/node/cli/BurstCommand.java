@@ -132,6 +132,11 @@ final class BurstCommand implements Callable<Integer> {
     @Option(names = "--no-progress", description = "Do not show progress on standard error.")
     boolean noProgress;
 
+    @Option(names = "--runs", defaultValue = "1", description = "Measured runs, one after another, each on a fresh "
+            + "node (the warm-up runs once, first); the report is the last run's, and every ratio against its raw "
+            + "path is the median over all runs (default: 1; 1..20; the pool preset runs once).")
+    int runs;
+
     @Option(names = "--verbose", description = "Show the nodes' log lines (INFO and up) on standard error; without "
             + "it only their warnings and errors appear, between the progress lines and the report.")
     boolean verbose;
@@ -216,6 +221,13 @@ final class BurstCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--preset '" + preset
                     + "' is unknown; allowed: memory-only, 8g, disk-only, pool");
         }
+        if (runs < 1 || runs > 20) {
+            throw new IllegalArgumentException("--runs " + runs + " is invalid; allowed: 1..20");
+        }
+        if (runs > 1 && p.equals("pool")) {
+            throw new IllegalArgumentException("--runs " + runs + " is invalid with --preset pool; allowed: 1 (the "
+                    + "pool's managers hold one run's records)");
+        }
         boolean withDisk = p.equals("8g") || p.equals("disk-only");
         boolean withPool = p.equals("pool");
         int conversations = conversationsOption != null ? conversationsOption
@@ -266,28 +278,55 @@ final class BurstCommand implements Callable<Integer> {
         System.err.printf(Locale.ROOT, "selene burst: %s, %d conversations of %d records (%d at once), warm %s%n",
                 l.name(), conversations, settings.recordsPerConversation(), concurrency, ByteSize.format(warmBytes));
         Process hog = cpuHog ? startCpuHog() : null;
-        BurstReport report;
+        List<BurstReport> reports = new java.util.ArrayList<>();
         try {
-            report = run(settings, config, probe, l, withPool);
+            for (int i = 0; i < runs; i++) {
+                if (i > 0 && dir != null && !keepDisk) {
+                    emptyDirectory(dir);
+                }
+                BurstReport r = run(settings, config, probe, l, withPool, i == 0 && !noWarmup);
+                reports.add(r);
+                if (runs > 1) {
+                    System.err.printf(Locale.ROOT, "run %d/%d: %s%n", i + 1, runs, BurstReport.ratioLine(r.ratios()));
+                }
+            }
         } finally {
             if (hog != null) {
                 hog.destroyForcibly();
                 hog.waitFor(10, TimeUnit.SECONDS);
             }
         }
+        BurstReport report = reports.getLast();
         System.out.print(report.table());
+        Map<String, Double> medians = BurstReport.medians(reports);
+        if (runs > 1) {
+            System.out.printf(Locale.ROOT, "  %-42s %s%n", "median of " + runs + " runs", BurstReport.ratioLine(medians));
+        }
         System.out.println(report.verdict());
         if (json) {
             Map<String, Object> m = new LinkedHashMap<>(report.toMap());
             m.put("cpu_hog", cpuHog);
+            m.put("runs", runs);
+            if (runs > 1) {
+                m.putAll(medians); // the ratio fields are the medians over all runs
+                m.put("runs_ratios", reports.stream().map(BurstReport::ratios).toList());
+            }
             System.out.println(new ObjectMapper().writeValueAsString(m));
         }
-        if (report.lostToFullDisk()) {
+        BurstReport lost = reports.stream().filter(BurstReport::lostToFullDisk).findFirst().orElse(null);
+        if (lost != null) {
             System.err.printf(Locale.ROOT, "selene burst: the disk filled up (%d writes found it full) and %d "
                     + "publications were abandoned; give the disk tier a size its filesystem can hold (--disk-size)%n",
-                    report.diskFull(), report.abandonedTotal());
+                    lost.diskFull(), lost.abandonedTotal());
         }
-        return exitCode(report);
+        int code = 0; // the worst run decides: a full disk over anything lost or wrong over success
+        for (BurstReport r : reports) {
+            int c = exitCode(r);
+            if (c == EXIT_DISK_FULL || code == 0) {
+                code = c == 0 ? code : c;
+            }
+        }
+        return code;
     }
 
     /** 3 when publications were abandoned while the disk was full, else 0 when nothing is lost or wrong, else 1. */
@@ -308,7 +347,7 @@ final class BurstCommand implements Callable<Integer> {
     }
 
     private BurstReport run(BurstSettings settings, CacheConfig config, BurstSettings probe, Layout l,
-                            boolean withPool) throws Exception {
+                            boolean withPool, boolean warmUp) throws Exception {
         BurstReport report;
         if (withPool) {
             long storeBytes = (long) Math.ceil(probe.slotsNeeded() * POOL_STORE_SLACK) * l.slotBytes();
@@ -324,7 +363,7 @@ final class BurstCommand implements Callable<Integer> {
                     return SeleneCache.start(hostConfig.withPool(pool.addresses()), copier);
                 };
                 report = new BurstRun(settings, System.err, host).withWarmUpNodes(host, () -> { })
-                        .run(!noWarmup);
+                        .run(warmUp);
             }
         } else {
             CacheConfig nodeConfig = config;
@@ -343,7 +382,7 @@ final class BurstCommand implements Callable<Integer> {
                             copier);
                 }, () -> BurstRun.deleteWarmUpDirectory(warmUpDir));
             }
-            report = run.run(!noWarmup);
+            report = run.run(warmUp);
         }
         return report;
     }

@@ -99,6 +99,34 @@ class BurstCommandTest {
     }
 
     @Test
+    void runs_reportTheMedianOfEveryRatioOverAllRuns() throws Exception {
+        Run r = run("burst", "--layout", "small", "--conversations", "8", "--concurrency", "4", "--tokens", "256",
+                "--device", "simulated", "--no-progress", "--no-warmup", "--runs", "3", "--json");
+        assertEquals(0, r.exit(), r.err());
+        JsonNode j = r.json();
+        assertEquals(3, j.get("runs").asInt());
+        assertEquals(3, j.get("runs_ratios").size());
+        double[] wall = new double[3];
+        for (int i = 0; i < 3; i++) {
+            wall[i] = j.get("runs_ratios").get(i).get("publish_wall_ratio").asDouble();
+        }
+        java.util.Arrays.sort(wall);
+        assertEquals(wall[1], j.get("publish_wall_ratio").asDouble(), 1e-9, "the middle of the three runs");
+        assertTrue(r.out().contains("median of 3 runs"), r.out());
+        assertEquals(3, r.err().lines().filter(l -> l.matches("run \\d/3: .*")).count(), r.err());
+    }
+
+    @Test
+    void runsWithThePoolPreset_orOutOfRange_isRefusedWithOneLine() {
+        Run pool = run("burst", "--preset", "pool", "--runs", "2");
+        assertEquals(2, pool.exit());
+        assertTrue(pool.err().contains("--runs 2 is invalid with --preset pool"), pool.err());
+        Run zero = run("burst", "--runs", "0");
+        assertEquals(2, zero.exit());
+        assertTrue(zero.err().contains("--runs 0 is invalid; allowed: 1..20"), zero.err());
+    }
+
+    @Test
     void badFlag_getsOneClearLine_noStackTrace() {
         Run r = run("burst", "--warm", "lots");
         assertEquals(2, r.exit());
