@@ -153,12 +153,9 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
                                     FaultInjection faults, Consumer<Object> onStart) {
         InFlight inFlight = new InFlight();
         return Behaviors.setup(ctx -> {
-            try {
-                Files.createDirectories(dir);
-            } catch (IOException e) {
-                onStart.accept(new IllegalArgumentException("selene.disk.dir = '" + dir + "' is invalid: cannot "
-                        + "create it (" + e.getClass().getSimpleName() + (e instanceof FileSystemException f
-                        && f.getReason() != null ? ": " + f.getReason() : "") + "); allowed: a writable directory"));
+            IllegalArgumentException notCreated = createDirectory(dir);
+            if (notCreated != null) {
+                onStart.accept(notCreated);
                 return Behaviors.stopped();
             }
             DirectoryLock lock;
@@ -182,6 +179,36 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
             onStart.accept(recovery);
             return store;
         });
+    }
+
+    /**
+     * Why {@code dir} cannot be a disk tier's directory, found before a node maps its slots: it is created if
+     * needed and its lock taken and released at once. An {@link IllegalArgumentException} when the setting is at
+     * fault (the directory cannot be created), an {@link IllegalStateException} when another node holds it or it
+     * cannot be locked; null when it is usable. The store takes the lock for good when it starts.
+     */
+    static RuntimeException unusable(Path dir) {
+        IllegalArgumentException notCreated = createDirectory(dir);
+        if (notCreated != null) {
+            return notCreated;
+        }
+        try {
+            DirectoryLock.acquire(dir).close();
+            return null;
+        } catch (IOException e) {
+            return new IllegalStateException(e.getMessage(), e);
+        }
+    }
+
+    private static IllegalArgumentException createDirectory(Path dir) {
+        try {
+            Files.createDirectories(dir);
+            return null;
+        } catch (IOException e) {
+            return new IllegalArgumentException("selene.disk.dir = '" + dir + "' is invalid: cannot create it ("
+                    + e.getClass().getSimpleName() + (e instanceof FileSystemException f && f.getReason() != null
+                    ? ": " + f.getReason() : "") + "); allowed: a writable directory");
+        }
     }
 
     private DiskStore(ActorContext<Command> ctx, Path dir, Layout layout, HostMemory host, RecordIo io,

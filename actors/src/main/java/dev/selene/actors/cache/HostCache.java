@@ -49,9 +49,11 @@ import java.util.function.LongSupplier;
 
 /**
  * The guardian and facade of one cache node, a behaviour an application spawns under its own guardian (or gets
- * through {@link dev.selene.actors.api.Selene}). It validates the configuration (B7), maps the host slot pool on
- * the blocking dispatcher (zeroing gigabytes must not block the others) while it stashes what arrives, spawns the
- * slot pool, the disk store and the catalog, then forwards the protocol to the catalog.
+ * through {@link dev.selene.actors.api.Selene}). It validates the configuration (B7), checks the disk directory
+ * (created if needed, its lock free), maps the host slot pool on the blocking dispatcher (zeroing gigabytes must
+ * not block the others) while it stashes what arrives, spawns the slot pool, the disk store and the catalog, then
+ * forwards the protocol to the catalog. A directory that cannot be used thus stops the start before any memory is
+ * mapped.
  *
  * <p>Supervision: the disk store is restarted with back-off and scans its directory again; the slot pool and the
  * catalog hold state that cannot be rebuilt, so if either stops the node stops rather than serve from it.
@@ -144,6 +146,11 @@ public final class HostCache {
     }
 
     private record StartFailed(String reason, boolean setting) implements Command {
+    }
+
+    /** The disk directory passed its check at start: the slots may be mapped. */
+    private enum DiskUsable implements Command {
+        INSTANCE
     }
 
     /** What the disk store found when it started (or restarted): handed on to the catalog. */
@@ -247,9 +254,20 @@ public final class HostCache {
         }
         Executor blocking = ctx.getSystem().dispatchers()
                 .lookup(DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
-        ctx.pipeToSelf(CompletableFuture.supplyAsync(() -> HostMemory.allocate(config.layout(),
-                sizing.totalSlots()), blocking), Mapped::new);
-        return new Starting(ctx, stash, config, parts, metrics, sizing, blocking).mapping();
+        Starting starting = new Starting(ctx, stash, config, parts, metrics, sizing, blocking);
+        if (config.diskDir() == null) {
+            return starting.mapping();
+        }
+        ctx.pipeToSelf(CompletableFuture.supplyAsync(() -> DiskStore.unusable(Path.of(config.diskDir())), blocking),
+                (unusable, e) -> {
+                    if (e != null) {
+                        Throwable cause = e instanceof CompletionException c && c.getCause() != null ? c.getCause() : e;
+                        return new StartFailed("the disk directory could not be checked: " + cause, false);
+                    }
+                    return unusable == null ? DiskUsable.INSTANCE
+                            : new StartFailed(unusable.getMessage(), unusable instanceof IllegalArgumentException);
+                });
+        return starting.checkingDisk();
     }
 
     private static boolean isCluster(ActorContext<Command> ctx) {
@@ -296,11 +314,26 @@ public final class HostCache {
         }
     }
 
-    /** The node while it maps its slots and its disk store recovers: everything else is stashed. */
+    /**
+     * The node while its disk directory is checked, its slots are mapped and its disk store recovers: everything
+     * else is stashed.
+     */
     private record Starting(ActorContext<Command> ctx, StashBuffer<Command> stash, CacheConfig config, Parts parts,
                             CacheMetrics metrics, IntakeSizing sizing, Executor blocking) {
 
+        /** Waits for the disk directory's check, which runs before the slots are mapped (it is fast, they are not). */
+        Behavior<Command> checkingDisk() {
+            return Behaviors.receive(Command.class)
+                    .onMessage(DiskUsable.class, d -> mapping())
+                    .onMessage(StartFailed.class, f -> stash.unstashAll(refused(f.reason(), f.setting())))
+                    .onMessage(Command.class, this::stashed)
+                    .build();
+        }
+
+        /** Maps the slots on the blocking dispatcher and waits for them. */
         Behavior<Command> mapping() {
+            ctx.pipeToSelf(CompletableFuture.supplyAsync(() -> HostMemory.allocate(config.layout(),
+                    sizing.totalSlots()), blocking), Mapped::new);
             return Behaviors.receive(Command.class)
                     .onMessage(Mapped.class, this::onMapped)
                     .onMessage(WhenReady.class, w -> stashed(w))
@@ -467,6 +500,7 @@ public final class HostCache {
                 case PoolReachable r -> { }
                 case PoolJoinTimeout t -> { }
                 case StartFailed f -> ctx.getLog().error("disk store failed after a restart: {}", f.reason());
+                case DiskUsable d -> { }
             }
             return Behaviors.same();
         }
@@ -545,6 +579,7 @@ public final class HostCache {
             case DiskScanned d -> { }
             case Ready r -> { }
             case StartFailed f -> { }
+            case DiskUsable d -> { }
             case ChildStopped s -> { }
             case SlotStats s -> { }
         }

@@ -181,10 +181,13 @@ class DiskFaultsTest {
         SeleneCache cache = faultyNode(0);
         RecordSpec cold = spec(29, null);
         RecordSpec warm = spec(30, null);
+        // Each is spilled at once (the intake is under pressure), before or by the drain: wait for its file.
         publish(cache, cold);
-        assertEquals(1, await(cache.drain(Duration.ofSeconds(20))).written());
+        await(cache.drain(Duration.ofSeconds(20)));
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> onDisk(cold));
         publish(cache, warm);
-        assertEquals(1, await(cache.drain(Duration.ofSeconds(20))).written());
+        await(cache.drain(Duration.ofSeconds(20)));
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> onDisk(warm));
         RecordSpec next = spec(31, null);
         // Armed before the publication: the spill of the next record may start preallocating at once.
         faulty.failPreallocation(NativeIo.ENOSPC); // the disk fills up long before the tier's 64 MiB

@@ -34,6 +34,11 @@ public final class NodeOptions {
     @Option(names = "--disk-dir", paramLabel = "DIR", description = "Disk tier directory (selene.disk.dir).")
     String diskDir;
 
+    @Option(names = "--create-disk-dir",
+            description = "Create the disk tier directory when it is missing; without it a missing one is refused "
+                    + "(selene.disk.create).")
+    Boolean createDiskDir;
+
     @Option(names = "--disk-size", paramLabel = "SIZE", description = "Disk tier size (selene.disk.size).")
     String diskSize;
 
@@ -73,6 +78,7 @@ public final class NodeOptions {
         put(m, "host-budget", hostBudget);
         put(m, "device", device);
         put(m, "disk.dir", diskDir);
+        put(m, "disk.create", createDiskDir == null ? null : createDiskDir.toString());
         put(m, "disk.size", diskSize);
         if (poolManagers != null) {
             m.put(SettingsLoader.ROOT + ".pool.managers", Arrays.stream(poolManagers.split(",")).map(String::strip)

@@ -13,10 +13,12 @@ import java.util.List;
  * @param admin    the admin HTTP server
  * @param poolHost where a pool host's cluster node listens (used only when the cache has pool managers)
  * @param manager  the manager's settings (used by {@code selene manager})
+ * @param createDiskDir whether the node creates a missing disk directory ({@code selene.disk.create}); without it a
+ *                 missing directory is refused at start, so a mistyped path or an unmounted disk is not filled
  * @param source   where the settings came from, for logs: "defaults" or the file
  */
 public record NodeSettings(CacheConfig cache, AdminSettings admin, PoolHostSettings poolHost,
-                           ManagerSettings manager, String source) {
+                           ManagerSettings manager, boolean createDiskDir, String source) {
 
     /** The pool managers this host retires records to; empty = no pool. */
     public List<String> poolManagers() {
@@ -51,10 +53,10 @@ public record NodeSettings(CacheConfig cache, AdminSettings admin, PoolHostSetti
     }
 
     public NodeSettings withAdmin(AdminSettings a) {
-        return new NodeSettings(cache, a, poolHost, manager, source);
+        return new NodeSettings(cache, a, poolHost, manager, createDiskDir, source);
     }
 
     public NodeSettings withCache(CacheConfig c) {
-        return new NodeSettings(c, admin, poolHost, manager, source);
+        return new NodeSettings(c, admin, poolHost, manager, createDiskDir, source);
     }
 }

@@ -3,8 +3,10 @@ package dev.selene.node.config;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigObject;
 import com.typesafe.config.ConfigParseOptions;
 import com.typesafe.config.ConfigResolveOptions;
+import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
 import dev.selene.actors.api.CacheSettings;
@@ -62,11 +64,12 @@ public final class SettingsLoader {
             source = file.toString();
         }
         Config flags = ConfigFactory.parseMap(overrides == null ? Map.of() : overrides, "command line");
-        Config merged = flags.withFallback(user);
-        checkKnown(merged);
+        Config ref = ConfigFactory.parseResources(SettingsLoader.class, "/reference.conf").resolve();
         Config all;
         try {
-            all = merged.withFallback(ConfigFactory.defaultReference())
+            checkKnown(user, ref);
+            checkKnown(flags, ref);
+            all = flags.withFallback(user).withFallback(ConfigFactory.defaultReference())
                     .resolve(ConfigResolveOptions.defaults().setAllowUnresolved(false));
         } catch (ConfigException e) {
             throw new SettingsException("settings cannot be resolved: " + oneLine(e.getMessage()));
@@ -78,7 +81,8 @@ public final class SettingsLoader {
     public static NodeSettings fromConfig(Config c, String source) {
         CacheConfig cache = CacheSettings.fromConfig(c);
         SettingsReader r = new SettingsReader(c, ROOT);
-        return new NodeSettings(cache, admin(r), poolHost(r), manager(r, cache.layout()), source);
+        return new NodeSettings(cache, admin(r), poolHost(r), manager(r, cache.layout()), r.bool("disk.create"),
+                source);
     }
 
     private static PoolHostSettings poolHost(SettingsReader r) {
@@ -141,35 +145,41 @@ public final class SettingsLoader {
     }
 
     /**
-     * Rejects keys under {@code selene} that no setting has: a typo must not silently fall back to a default.
-     * The known keys are those of every {@code reference.conf} on the class path (the library's and this
-     * module's).
+     * Rejects keys under {@code selene} that no setting has, and a plain value where the defaults have an object
+     * of settings ({@code selene = "x"}, {@code selene.disk = 1}): a typo must not silently fall back to a default,
+     * and a value in an object's place would hide every default under it. Each layer (the file, the flags) is
+     * checked on its own, before the layers merge. The known keys are those of every {@code reference.conf} on
+     * the class path (the library's and this module's); {@code selene.layout} may also be an object of its own.
      */
-    private static void checkKnown(Config user) {
-        if (!user.hasPath(ROOT)) {
-            return;
+    private static void checkKnown(Config layer, Config ref) {
+        ConfigValue root = layer.root().get(ROOT);
+        if (root != null) {
+            checkObject(ROOT, root, (ConfigObject) ref.root().get(ROOT));
         }
-        Config ref = ConfigFactory.parseResources(SettingsLoader.class, "/reference.conf").resolve();
-        Set<String> known = new TreeSet<>();
-        ref.getConfig(ROOT).entrySet().forEach(e -> known.add(e.getKey()));
-        ConfigValue root = user.root().get(ROOT);
-        if (root.valueType() != ConfigValueType.OBJECT) {
-            throw new SettingsException("selene must be an object of settings; see docs/settings.md");
+    }
+
+    private static void checkObject(String path, ConfigValue value, ConfigObject known) {
+        if (value.valueType() != ConfigValueType.OBJECT) {
+            throw SettingsException.invalid(path, oneLine(String.valueOf(value.unwrapped())), path.equals(ROOT)
+                    ? "an object of settings, e.g. selene { warm = 8g }" : "an object of settings: " + keys(known));
         }
-        for (Map.Entry<String, ConfigValue> e : user.getConfig(ROOT).entrySet()) {
-            String k = e.getKey();
-            if (!known.contains(k) && !k.startsWith("layout.")) {
-                throw new SettingsException("selene." + k + " is not a setting; allowed: " + topLevel(known)
+        for (Map.Entry<String, ConfigValue> e : ((ConfigObject) value).entrySet()) {
+            String key = path + "." + ConfigUtil.joinPath(e.getKey());
+            ConfigValue k = known.get(e.getKey());
+            if (k == null) {
+                throw new SettingsException(key + " is not a setting; allowed: " + keys(known)
                         + " (see docs/settings.md)");
+            }
+            if (k.valueType() == ConfigValueType.OBJECT) {
+                checkObject(key, e.getValue(), (ConfigObject) k);
             }
         }
     }
 
-    private static String topLevel(Set<String> known) {
+    /** The keys of an object of settings, an object among them as {@code name.*}. */
+    private static String keys(ConfigObject known) {
         Set<String> out = new TreeSet<>();
-        for (String k : known) {
-            out.add(k.contains(".") ? k.substring(0, k.indexOf('.')) + ".*" : k);
-        }
+        known.forEach((k, v) -> out.add(v.valueType() == ConfigValueType.OBJECT ? k + ".*" : k));
         return String.join(", ", out);
     }
 

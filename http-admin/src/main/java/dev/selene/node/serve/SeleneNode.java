@@ -12,6 +12,7 @@ import dev.selene.node.admin.NodeSampler;
 import dev.selene.node.admin.PrometheusMetrics;
 import dev.selene.node.admin.Readiness;
 import dev.selene.node.admin.StatusHistory;
+import dev.selene.node.config.EnvironmentCheck;
 import dev.selene.node.config.NodeSettings;
 import dev.selene.transport.gpu.DeviceCopier;
 import dev.selene.transport.gpu.DeviceCopiers;
@@ -27,10 +28,16 @@ import java.util.concurrent.CompletionStage;
 
 /**
  * A running node: the cache (which records its own metrics), its admin HTTP server serving them, and the status
- * sampler, stopped in order by Pekko's coordinated shutdown (on {@link #close()}, or on SIGTERM through the JVM shutdown hook):
- * not ready → unbind the admin server → drain when {@code drain-on-shutdown} is set (B8) → stop the actors.
+ * sampler, stopped in order by Pekko's coordinated shutdown (on {@link #stop()} or {@link #close()}, which
+ * {@code selene serve} calls on SIGTERM, or through the JVM's shutdown hook on any other exit): not ready → unbind
+ * the admin server → drain when {@code drain-on-shutdown} is set (B8) → stop the actors.
  */
 public final class SeleneNode implements AutoCloseable {
+
+    /** Why a node stops when its owner asked it to (a stop signal, or {@link #close()}), as its stop log names it. */
+    private enum StopRequested implements CoordinatedShutdown.Reason {
+        INSTANCE
+    }
 
     private static final Logger LOG = LoggerFactory.getLogger(SeleneNode.class);
 
@@ -76,15 +83,19 @@ public final class SeleneNode implements AutoCloseable {
     }
 
     /**
-     * Starts a node on the device its settings select; the node closes that device when it stops. A pool host
-     * joins the managers' cluster first and fails to start, with one line, when no manager's store is reachable.
+     * Starts a node on the device its settings select; the node closes that device when it stops. What the
+     * settings name on this machine is checked first ({@link EnvironmentCheck}), before any memory is mapped. A
+     * pool host joins the managers' cluster first and fails to start, with one line, when no manager's store is
+     * reachable.
      */
     public static SeleneNode start(NodeSettings settings) {
+        EnvironmentCheck.check(settings);
         return new SeleneNode(settings, DeviceCopiers.select(settings.cache().device()), true);
     }
 
-    /** Starts a node on the caller's device copier, which the caller keeps. */
+    /** Starts a node on the caller's device copier, which the caller keeps; checked first as {@link #start}. */
     public static SeleneNode start(NodeSettings settings, DeviceCopier copier) {
+        EnvironmentCheck.check(settings);
         return new SeleneNode(settings, copier, false);
     }
 
@@ -155,10 +166,15 @@ public final class SeleneNode implements AutoCloseable {
         return stopped;
     }
 
+    /** Starts the node's coordinated shutdown and returns at once; {@link #whenStopped()} completes at its end. */
+    public void stop() {
+        CoordinatedShutdown.get(cache.system()).run(StopRequested.INSTANCE);
+    }
+
     /** Stops the node through its coordinated shutdown and waits for it. */
     @Override
     public void close() {
-        CoordinatedShutdown.get(cache.system()).run(CoordinatedShutdown.unknownReason());
+        stop();
         stopped.join();
     }
 }

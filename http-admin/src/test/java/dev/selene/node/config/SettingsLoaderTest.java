@@ -4,6 +4,7 @@ import dev.selene.actors.api.SettingsException;
 import dev.selene.engine.config.CacheConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -148,6 +149,31 @@ class SettingsLoaderTest {
         Path broken = Files.writeString(dir.resolve("broken.conf"), "selene { warm = ");
         assertTrue(error(broken, Map.of()).contains("cannot be parsed"));
         assertTrue(error(dir.resolve("missing.conf"), Map.of()).contains("--config"));
+    }
+
+    @Test
+    void aPlainValueWhereAnObjectOfSettingsBelongs_isRefusedNamingIt(@TempDir Path dir) throws IOException {
+        Path root = Files.writeString(dir.resolve("root.conf"), "selene = \"x\"");
+        String expected = "selene = 'x' is invalid; allowed: an object of settings, e.g. selene { warm = 8g }";
+        assertEquals(expected, error(root, Map.of()));
+        assertEquals(expected, error(root, Map.of("selene.layout", "small", "selene.warm", "8m",
+                "selene.admin.port", "0")), "flags on top must not hide the file's value");
+        Path disk = Files.writeString(dir.resolve("disk.conf"), "selene.disk = 1");
+        assertEquals("selene.disk = '1' is invalid; allowed: an object of settings: create, dir, size",
+                error(disk, Map.of("selene.disk.dir", "/tmp/x")));
+        assertTrue(error(null, Map.of("selene.disk.typo", "1")).startsWith("selene.disk.typo is not a setting; "
+                + "allowed: create, dir, size"));
+    }
+
+    @Test
+    void diskCreate_isOffByDefault_andOnWithTheFlagOrTheSetting() {
+        assertFalse(load(Map.of()).createDiskDir());
+        assertTrue(load(Map.of("selene.disk.create", "true")).createDiskDir());
+        NodeOptions flags = CommandLine.populateCommand(new NodeOptions(), "--create-disk-dir", "--disk-dir", "/x");
+        assertEquals(Map.of("selene.disk.create", "true", "selene.disk.dir", "/x"), flags.overrides());
+        assertFalse(CommandLine.populateCommand(new NodeOptions()).overrides().containsKey("selene.disk.create"));
+        assertEquals("selene.disk.create = 'maybe' is invalid; allowed: true or false",
+                error(null, Map.of("selene.disk.create", "maybe")));
     }
 
     @Test

@@ -3,16 +3,20 @@ package dev.selene.node.serve;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,8 +34,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The real {@code selene serve} as a child process, started like the {@code ./selene} script starts it (java
- * -cp with the built classpath): it answers on a free loopback port and stops on SIGTERM within seconds; an
- * invalid setting stops it at start with one line and exit code 2.
+ * -cp with the built classpath): it answers on a free loopback port and stops on SIGTERM within seconds with exit
+ * code 0; an invalid setting, or a directory, address or port a setting names that cannot be used, stops it before
+ * anything starts with one line naming the setting and exit code 2.
  */
 class ServeProcessTest {
 
@@ -70,8 +75,13 @@ class ServeProcessTest {
         return p;
     }
 
+    /**
+     * Reads {@code in} line by line into {@code lines} on a thread of its own (a pooled one could wait behind the
+     * readers of a process that runs on), completing at its end.
+     */
     private static CompletableFuture<Void> collect(java.io.InputStream in, List<String> lines) {
-        return CompletableFuture.runAsync(() -> {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        Thread.ofPlatform().daemon().name("child-output").start(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
                 for (String l = r.readLine(); l != null; l = r.readLine()) {
                     lines.add(l);
@@ -79,7 +89,9 @@ class ServeProcessTest {
             } catch (IOException e) {
                 // the process ended
             }
+            done.complete(null);
         });
+        return done;
     }
 
     private HttpResponse<String> send(String method, String url, String token) throws Exception {
@@ -132,21 +144,133 @@ class ServeProcessTest {
         assertTrue(err.stream().anyMatch(l -> l.contains("selene node stopping its actors")),
                 "exit " + p.exitValue() + ": " + String.join("\n", err) + "\nstdout: " + out);
         assertFalse(err.stream().anyMatch(l -> l.contains("Exception")), String.join("\n", err));
+        assertEquals(0, p.exitValue(), "a stop signal is a clean stop: " + String.join("\n", err));
+        assertTrue(err.contains("selene serve: stopped"), String.join("\n", err));
     }
 
     @Test
     void anInvalidSetting_stopsTheNodeAtStart_withOneLineAndExitCode2() throws Exception {
-        Process p = selene("serve", "--prefix-cache-max-age", "abc", "--admin-port", "0");
+        assertEquals("selene: selene.prefix-cache.max-age = 'abc' is invalid; allowed: a duration such as 30m, 2h "
+                + "or 7d, or off", failsAtStart("serve", "--prefix-cache-max-age", "abc", "--admin-port", "0"));
+    }
+
+    @Test
+    void aDiskDirectoryThatIsAFile_isOneLineAndExitCode2_beforeAnythingStarts(@TempDir Path tmp) throws Exception {
+        Path file = Files.writeString(tmp.resolve("afile"), "x");
+        assertEquals("selene: selene.disk.dir = '" + file + "' is invalid: not a directory; allowed: a writable "
+                + "directory", failsAtStart(small("--disk-dir", file.toString(), "--disk-size", "64m")));
+    }
+
+    @Test
+    void aMissingDiskDirectory_isRefused_andNotCreated(@TempDir Path tmp) throws Exception {
+        Path missing = tmp.resolve("missing");
+        assertEquals("selene: selene.disk.dir = '" + missing + "' is invalid: no such directory; allowed: an "
+                + "existing writable directory, or selene.disk.create = true (--create-disk-dir) to create it",
+                failsAtStart(small("--disk-dir", missing.toString(), "--disk-size", "64m")));
+        assertFalse(Files.exists(missing), "not created");
+    }
+
+    @Test
+    void aDiskDirectoryThatCannotBeWritten_isOneLineAndExitCode2(@TempDir Path tmp) throws Exception {
+        Path file = Files.writeString(tmp.resolve("afile"), "x");
+        Path underFile = file.resolve("records");
+        assertEquals("selene: selene.disk.dir = '" + underFile + "' is invalid: cannot create it (Not a "
+                + "directory); allowed: a writable directory", failsAtStart(small("--disk-dir", underFile.toString(),
+                "--disk-size", "64m", "--create-disk-dir")));
+        // read-only for root too: procfs takes no new file
+        String proc = failsAtStart(small("--disk-dir", "/proc/1", "--disk-size", "64m"));
+        assertTrue(proc.startsWith("selene: selene.disk.dir = '/proc/1' is invalid: "), proc);
+        assertTrue(proc.endsWith("; allowed: a writable directory"), proc);
+    }
+
+    @Test
+    void aPlainValueForTheWholeSeleneSection_isOneLineNamingIt(@TempDir Path tmp) throws Exception {
+        Path conf = Files.writeString(tmp.resolve("bad.conf"), "selene = \"x\"\n");
+        assertEquals("selene: selene = 'x' is invalid; allowed: an object of settings, e.g. selene { warm = 8g }",
+                failsAtStart(small("--config", conf.toString())));
+    }
+
+    @Test
+    void anAdminAddressThatDoesNotResolve_orAPortInUse_isOneLineNamingTheSetting() throws Exception {
+        assertEquals("selene: selene.admin.bind = 'no.such.host.invalid' is invalid: no such host; allowed: an IP "
+                + "address or host name of this machine, e.g. 127.0.0.1",
+                failsAtStart(small("--admin-bind", "no.such.host.invalid")));
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            int port = taken.getLocalPort();
+            assertEquals("selene: selene.admin.port = '" + port + "' is invalid: it cannot be bound on 127.0.0.1 "
+                    + "(Address already in use); allowed: a free port, or 0 for any free port",
+                    failsAtStart(node(Integer.toString(port))));
+        }
+    }
+
+    @Test
+    void aCreatedDiskDirectory_usedByARunningNode_refusesASecondNode_andSigintStopsTheFirstWithExit0(
+            @TempDir Path tmp) throws Exception {
+        Path dir = tmp.resolve("records");
+        Process first = selene(small("--disk-dir", dir.toString(), "--disk-size", "64m", "--create-disk-dir"));
+        List<String> err = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> errDone = collect(first.getErrorStream(), err);
+        collect(first.getInputStream(), new CopyOnWriteArrayList<>());
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                .until(() -> !first.isAlive() || err.stream().anyMatch(l -> ADMIN.matcher(l).find()));
+        assertTrue(first.isAlive(), "serve exited early: " + err);
+        assertTrue(err.stream().anyMatch(l -> l.startsWith("selene serve: memory+disk node")), String.join("\n", err));
+        assertTrue(Files.isDirectory(dir), "created with --create-disk-dir");
+
+        assertEquals("selene: selene.disk.dir = '" + dir + "' is invalid: already used by another Selene node (pid "
+                + first.pid() + "); allowed: a directory no running node uses",
+                failsAtStart(small("--disk-dir", dir.toString(), "--disk-size", "64m")));
+
+        // SIGINT (Ctrl-C) stops it as SIGTERM does; a JVM started with SIGINT ignored (a background job of a
+        // script, as the build may be) keeps it ignored, so then SIGTERM stands in
+        String signal = sigintIgnored(first) ? "-TERM" : "-INT";
+        assertEquals(0, new ProcessBuilder("kill", signal, Long.toString(first.pid())).start().waitFor());
+        assertTrue(first.waitFor(15, TimeUnit.SECONDS), "serve did not stop within 15 s of " + signal + ": " + err);
+        errDone.get(5, TimeUnit.SECONDS);
+        assertEquals(0, first.exitValue(), String.join("\n", err));
+        assertTrue(err.contains("selene serve: stopped"), String.join("\n", err));
+    }
+
+    /** Whether {@code p} ignores SIGINT (bit 1 of the SigIgn mask in its /proc status). */
+    private static boolean sigintIgnored(Process p) throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc", Long.toString(p.pid()), "status"))) {
+            if (line.startsWith("SigIgn:")) {
+                return (Long.parseUnsignedLong(line.substring(7).strip(), 16) & 0x2) != 0;
+            }
+        }
+        return true;
+    }
+
+    /** {@code serve} of a small node on the simulated device, admin server on any free port, then {@code more}. */
+    private static String[] small(String... more) {
+        return node("0", more);
+    }
+
+    /** {@code serve} of a small node on the simulated device with its admin server on {@code adminPort}. */
+    private static String[] node(String adminPort, String... more) {
+        List<String> args = new ArrayList<>(List.of("serve", "--layout", "small", "--warm", "8m", "--host-budget",
+                "64m", "--concurrency", "1", "--device", "simulated", "--admin-port", adminPort));
+        args.addAll(List.of(more));
+        return args.toArray(String[]::new);
+    }
+
+    /**
+     * Runs {@code selene args} to its end, which must come within 30 s with exit code 2, nothing on standard output
+     * and one line on standard error (no log line before it: nothing started); returns that line.
+     */
+    private String failsAtStart(String... args) throws Exception {
+        Process p = selene(args);
         List<String> err = new CopyOnWriteArrayList<>();
         List<String> out = new CopyOnWriteArrayList<>();
         CompletableFuture<Void> e = collect(p.getErrorStream(), err);
         CompletableFuture<Void> o = collect(p.getInputStream(), out);
-        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), "still running after 30 s: " + err);
         e.get(5, TimeUnit.SECONDS);
         o.get(5, TimeUnit.SECONDS);
-        assertEquals(2, p.exitValue());
-        assertEquals(List.of("selene: selene.prefix-cache.max-age = 'abc' is invalid; allowed: a duration such as "
-                + "30m, 2h or 7d, or off"), err);
+        assertEquals(2, p.exitValue(), String.join("\n", err));
+        assertEquals(1, err.size(), "one line: " + String.join("\n", err));
+        assertTrue(err.getFirst().startsWith("selene: selene"), err.getFirst());
         assertEquals(List.of(), out);
+        return err.getFirst();
     }
 }

@@ -1,0 +1,154 @@
+package dev.selene.node.config;
+
+import dev.selene.actors.api.SettingsException;
+import dev.selene.transport.disk.DirectoryInUseException;
+import dev.selene.transport.disk.DirectoryLock;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.UnknownHostException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+
+/**
+ * Checks what a node's settings name on this machine before the node starts anything (no memory mapped, no actor
+ * system, no metrics): the disk directory, the admin server's address and port, a pool host's address. A problem
+ * is a {@link SettingsException} whose one line names the setting, the value, what is wrong and what is allowed.
+ *
+ * <p>The checks are probes (a file created and deleted, a socket bound and closed, the directory's lock taken and
+ * released): the node takes the real hold moments later, and a loser of that race still fails at start, later.
+ */
+public final class EnvironmentCheck {
+
+    static final String DISK_DIR = SettingsLoader.ROOT + ".disk.dir";
+    static final String ADMIN_BIND = SettingsLoader.ROOT + ".admin.bind";
+    static final String ADMIN_PORT = SettingsLoader.ROOT + ".admin.port";
+    static final String POOL_BIND = SettingsLoader.ROOT + ".pool.bind";
+
+    private static final String WRITABLE_DIRECTORY = "a writable directory";
+    private static final String PROBE_PREFIX = ".selene-write-probe-";
+
+    private EnvironmentCheck() {
+    }
+
+    /** Checks the disk directory (created when the settings allow), the admin address and port, the pool address. */
+    public static void check(NodeSettings settings) {
+        if (settings.cache().diskDir() != null) {
+            diskDirectory(settings.cache().diskDir(), settings.createDiskDir());
+        }
+        admin(settings.admin());
+        if (settings.cache().poolEnabled()) {
+            resolve(POOL_BIND, settings.poolHost().bind(),
+                    "this host's address or name in the pool's cluster, e.g. 10.0.0.5");
+        }
+    }
+
+    /**
+     * The disk tier's directory exists (or is created, with {@code create}), is a directory, takes a new file and is
+     * held by no other node.
+     */
+    static void diskDirectory(String setting, boolean create) {
+        Path dir;
+        try {
+            dir = Path.of(setting);
+        } catch (InvalidPathException e) {
+            throw SettingsException.invalid(DISK_DIR, setting, "a directory path");
+        }
+        if (!Files.exists(dir)) {
+            if (!create) {
+                throw invalidDisk(setting, "no such directory", "an existing writable directory, or "
+                        + SettingsLoader.ROOT + ".disk.create = true (--create-disk-dir) to create it");
+            }
+            try {
+                Files.createDirectories(dir);
+            } catch (IOException e) {
+                throw invalidDisk(setting, "cannot create it (" + reason(e) + ")", WRITABLE_DIRECTORY);
+            }
+        }
+        if (!Files.isDirectory(dir)) {
+            throw invalidDisk(setting, "not a directory", WRITABLE_DIRECTORY);
+        }
+        if (!Files.isWritable(dir)) {
+            throw invalidDisk(setting, "not writable", WRITABLE_DIRECTORY);
+        }
+        Path probe = dir.resolve(PROBE_PREFIX + ProcessHandle.current().pid());
+        try {
+            Files.deleteIfExists(probe);
+            Files.createFile(probe);
+            Files.delete(probe);
+        } catch (IOException e) {
+            throw invalidDisk(setting, "cannot write a file in it (" + reason(e) + ")", WRITABLE_DIRECTORY);
+        }
+        try {
+            DirectoryLock.acquire(dir).close();
+        } catch (DirectoryInUseException e) {
+            String pid = e.holderPid().isPresent() ? Long.toString(e.holderPid().getAsLong()) : "unknown";
+            throw invalidDisk(setting, "already used by another Selene node (pid " + pid + ")",
+                    "a directory no running node uses");
+        } catch (IOException e) {
+            throw invalidDisk(setting, "cannot lock it (" + reason(e) + ")", WRITABLE_DIRECTORY);
+        }
+    }
+
+    /** The admin address resolves to an address of this machine, and its port (unless 0) is free there. */
+    static void admin(AdminSettings a) {
+        String allowedAddress = "an IP address or host name of this machine, e.g. 127.0.0.1";
+        InetAddress address = resolve(ADMIN_BIND, a.bind(), allowedAddress);
+        IOException bindFailure = bind(address, 0);
+        if (bindFailure != null) {
+            throw new SettingsException(ADMIN_BIND + " = '" + a.bind() + "' is invalid: it cannot be bound ("
+                    + reason(bindFailure) + "); allowed: " + allowedAddress);
+        }
+        if (a.port() != 0) {
+            IOException portFailure = bind(address, a.port());
+            if (portFailure != null) {
+                throw new SettingsException(ADMIN_PORT + " = '" + a.port() + "' is invalid: it cannot be bound on "
+                        + address.getHostAddress() + " (" + reason(portFailure) + "); allowed: a free port, or 0 "
+                        + "for any free port");
+            }
+        }
+    }
+
+    private static InetAddress resolve(String setting, String host, String allowed) {
+        try {
+            return InetAddress.getByName(host);
+        } catch (UnknownHostException e) {
+            throw new SettingsException(setting + " = '" + host + "' is invalid: no such host; allowed: " + allowed);
+        } catch (SecurityException e) {
+            throw new SettingsException(setting + " = '" + host + "' is invalid: it cannot be resolved ("
+                    + e.getMessage() + "); allowed: " + allowed);
+        }
+    }
+
+    /** Binds and closes a listening socket; the failure, or null. */
+    private static IOException bind(InetAddress address, int port) {
+        try (ServerSocket s = new ServerSocket()) {
+            s.setReuseAddress(true);
+            s.bind(new InetSocketAddress(address, port), 1);
+            return null;
+        } catch (IOException e) {
+            return e;
+        }
+    }
+
+    private static SettingsException invalidDisk(String dir, String problem, String allowed) {
+        return new SettingsException(DISK_DIR + " = '" + dir + "' is invalid: " + problem + "; allowed: " + allowed);
+    }
+
+    /** An I/O failure in a few words, without the path the message already names. */
+    private static String reason(IOException e) {
+        String why = switch (e) {
+            case AccessDeniedException a -> "permission denied";
+            case NoSuchFileException n -> "no such file or directory";
+            case FileSystemException f when f.getReason() != null -> f.getReason();
+            default -> e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+        };
+        return why.replaceAll("\\s*\\R\\s*", " ");
+    }
+}

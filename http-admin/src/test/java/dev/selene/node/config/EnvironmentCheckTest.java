@@ -1,0 +1,112 @@
+package dev.selene.node.config;
+
+import dev.selene.actors.api.SettingsException;
+import dev.selene.transport.disk.DirectoryLock;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.function.Executable;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * What a node's settings name on this machine, checked before it starts: the disk directory (missing, a file,
+ * not writable, in use), the admin address and port; each problem one line naming the setting.
+ */
+class EnvironmentCheckTest {
+
+    private static String error(Executable check) {
+        SettingsException e = assertThrows(SettingsException.class, check);
+        assertFalse(e.getMessage().contains("\n"), "one line: " + e.getMessage());
+        return e.getMessage();
+    }
+
+    private static AdminSettings admin(String bind, int port) {
+        return new AdminSettings(bind, port, "", 16_384, Duration.ofSeconds(2), Duration.ofMinutes(10));
+    }
+
+    @Test
+    void aMissingDiskDirectory_isRefused_unlessCreateIsSet(@TempDir Path tmp) throws IOException {
+        Path missing = tmp.resolve("a").resolve("b");
+        assertEquals("selene.disk.dir = '" + missing + "' is invalid: no such directory; allowed: an existing "
+                + "writable directory, or selene.disk.create = true (--create-disk-dir) to create it",
+                error(() -> EnvironmentCheck.diskDirectory(missing.toString(), false)));
+        assertFalse(Files.exists(missing));
+        EnvironmentCheck.diskDirectory(missing.toString(), true);
+        assertTrue(Files.isDirectory(missing));
+        try (var left = Files.list(missing)) {
+            assertEquals(List.of(DirectoryLock.LOCK_FILE_NAME), left.map(p -> p.getFileName().toString()).toList(),
+                    "the lock file stays; no write probe is left behind");
+        }
+        EnvironmentCheck.diskDirectory(missing.toString(), false);
+    }
+
+    @Test
+    void aDiskDirectoryThatIsAFile_orUnderAFile_isRefused(@TempDir Path tmp) throws IOException {
+        Path file = Files.writeString(tmp.resolve("afile"), "x");
+        assertEquals("selene.disk.dir = '" + file + "' is invalid: not a directory; allowed: a writable directory",
+                error(() -> EnvironmentCheck.diskDirectory(file.toString(), true)));
+        Path under = file.resolve("records");
+        assertEquals("selene.disk.dir = '" + under + "' is invalid: cannot create it (Not a directory); allowed: "
+                + "a writable directory", error(() -> EnvironmentCheck.diskDirectory(under.toString(), true)));
+        assertEquals("x", Files.readString(file), "the file is left alone");
+    }
+
+    @Test
+    void aDiskDirectoryThatTakesNoNewFile_isRefused_evenForRoot() {
+        // procfs takes no new file whoever asks: the write probe, not only the permission bits, finds it
+        String m = error(() -> EnvironmentCheck.diskDirectory("/proc/1", false));
+        assertTrue(m.startsWith("selene.disk.dir = '/proc/1' is invalid: "), m);
+        assertTrue(m.endsWith("; allowed: a writable directory"), m);
+    }
+
+    @Test
+    void aDiskDirectoryHeldByAnotherNode_isRefused(@TempDir Path tmp) throws IOException {
+        try (DirectoryLock held = DirectoryLock.acquire(tmp)) {
+            assertEquals("selene.disk.dir = '" + tmp + "' is invalid: already used by another Selene node (pid "
+                    + ProcessHandle.current().pid() + "); allowed: a directory no running node uses",
+                    error(() -> EnvironmentCheck.diskDirectory(tmp.toString(), false)));
+            assertTrue(held.isHeld(), "the check leaves the holder's lock alone");
+        }
+        assertDoesNotThrow(() -> EnvironmentCheck.diskDirectory(tmp.toString(), false));
+    }
+
+    @Test
+    void anAdminAddressThatDoesNotResolve_orIsNotThisMachines_isRefused() {
+        assertEquals("selene.admin.bind = 'no.such.host.invalid' is invalid: no such host; allowed: an IP address "
+                + "or host name of this machine, e.g. 127.0.0.1",
+                error(() -> EnvironmentCheck.admin(admin("no.such.host.invalid", 0))));
+        String m = error(() -> EnvironmentCheck.admin(admin("192.0.2.1", 0)));
+        assertTrue(m.startsWith("selene.admin.bind = '192.0.2.1' is invalid: it cannot be bound ("), m);
+        assertDoesNotThrow(() -> EnvironmentCheck.admin(admin("127.0.0.1", 0)));
+    }
+
+    @Test
+    void anAdminPortInUse_isRefusedNamingThePort() throws IOException {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            int port = taken.getLocalPort();
+            assertEquals("selene.admin.port = '" + port + "' is invalid: it cannot be bound on 127.0.0.1 (Address "
+                    + "already in use); allowed: a free port, or 0 for any free port",
+                    error(() -> EnvironmentCheck.admin(admin("127.0.0.1", port))));
+        }
+    }
+
+    @Test
+    void theDefaults_withADiskDirectory_pass(@TempDir Path tmp) {
+        NodeSettings s = SettingsLoader.load(null, Map.of("selene.disk.dir", tmp.toString(),
+                "selene.disk.size", "100g", "selene.admin.port", "0"));
+        assertDoesNotThrow(() -> EnvironmentCheck.check(s));
+    }
+}
