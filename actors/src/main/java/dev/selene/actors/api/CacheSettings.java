@@ -8,6 +8,7 @@ import com.typesafe.config.ConfigValueType;
 import dev.selene.engine.config.ByteSize;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.layout.Layout;
+import dev.selene.engine.policy.Policies;
 
 import java.time.Duration;
 import java.util.List;
@@ -65,9 +66,10 @@ public final class CacheSettings {
         List<String> pool = r.addresses("pool.managers");
         Duration maxAge = r.durationOrOff("prefix-cache.max-age");
         boolean drain = r.bool("prefix-cache.drain-on-shutdown");
+        String policy = r.oneOf("policy", Policies.NAMES);
         try {
             return new CacheConfig(layout, warm, concurrency, window, budget, device, diskDir, diskBytes, pool,
-                    maxAge, drain);
+                    maxAge, drain, policy);
         } catch (IllegalArgumentException e) {
             throw new SettingsException(ROOT + ": " + e.getMessage());
         }

@@ -24,6 +24,7 @@ import dev.selene.engine.expiry.ExpirySweep;
 import dev.selene.engine.index.ChainMatch;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.policy.Policies;
 import dev.selene.engine.slots.SlotAccounting;
 import dev.selene.engine.slots.SlotList;
 import dev.selene.transport.gpu.DevicePlacement;
@@ -206,9 +207,15 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
                         SlotList lease, CompletableFuture<Void> copy) {
     }
 
-    /** What the catalog is started with. */
+    /** What the catalog is started with; {@code policy} names the order in which memory drops records. */
     record Settings(long diskCapacityBytes, int spillInFlightCap, Duration maxAge, LongSupplier clock,
-                    Runnable onReady) {
+                    Runnable onReady, String policy) {
+
+        /** Settings with the default policy, LRU. */
+        Settings(long diskCapacityBytes, int spillInFlightCap, Duration maxAge, LongSupplier clock,
+                 Runnable onReady) {
+            this(diskCapacityBytes, spillInFlightCap, maxAge, clock, onReady, Policies.DEFAULT);
+        }
     }
 
     private final RecordContext records;
@@ -260,7 +267,8 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         this.pool = pool;
         this.settings = settings;
         long capacity = disk != null ? settings.diskCapacityBytes() : pool != null ? POOL_CAPACITY_BYTES : 0;
-        this.catalog = new RecordCatalog(records.layout(), capacity, settings.spillInFlightCap(), settings.clock());
+        this.catalog = new RecordCatalog(records.layout(), capacity, settings.spillInFlightCap(), settings.clock(),
+                Policies.create(settings.policy()));
         this.readEstimate = new BandwidthEstimator("disk", PRIOR_READ_BYTES_PER_SECOND, ESTIMATE_HALF_LIFE_NANOS);
         this.poolEstimate = new BandwidthEstimator("pool", PRIOR_POOL_BYTES_PER_SECOND, ESTIMATE_HALF_LIFE_NANOS);
         this.grants = ctx.messageAdapter(SlotPool.Granted.class, LeaseGranted::new);

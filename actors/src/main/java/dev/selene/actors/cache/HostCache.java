@@ -398,7 +398,7 @@ public final class HostCache {
                 ctx.scheduleOnce(POOL_JOIN_TIMEOUT, self, PoolJoinTimeout.INSTANCE);
             }
             Catalog.Settings settings = new Catalog.Settings(config.diskBytes(), SPILL_IN_FLIGHT_CAP,
-                    config.maxAge(), parts.clock(), () -> self.tell(Ready.INSTANCE));
+                    config.maxAge(), parts.clock(), () -> self.tell(Ready.INSTANCE), config.policy());
             ActorRef<Catalog.Command> catalog = ctx.spawn(Catalog.create(records, disk, pool, settings), "catalog");
             ctx.watchWith(slotPool, new ChildStopped("slot-pool"));
             ctx.watchWith(catalog, new ChildStopped("catalog"));

@@ -94,6 +94,14 @@ class CacheSettingsTest {
     }
 
     @Test
+    void thePolicy_isLruByDefault_andReuseWhenSet_andAnythingElseIsOneLine() {
+        assertEquals("lru", CacheSettings.load().policy());
+        assertEquals("reuse", read(Map.of("selene.policy", "reuse")).policy());
+        assertEquals("selene.policy = 'fifo' is invalid; allowed: lru, reuse",
+                error(Map.of("selene.policy", "fifo")));
+    }
+
+    @Test
     void poolManagers_areKeptInOrder_withOrWithoutAWarmTier() {
         CacheConfig warm = read("selene { warm = 4g, pool.managers = [\"m1:7355\", \"m2:7355\"] }");
         assertEquals(List.of("m1:7355", "m2:7355"), warm.poolManagers());

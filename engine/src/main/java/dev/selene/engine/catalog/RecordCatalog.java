@@ -4,6 +4,8 @@ import dev.selene.engine.codec.RecordFileFormat;
 import dev.selene.engine.disk.DiskIndex;
 import dev.selene.engine.expiry.ExpirySweep;
 import dev.selene.engine.index.ChainMatch;
+import dev.selene.engine.index.EvictionPolicy;
+import dev.selene.engine.index.LruPolicy;
 import dev.selene.engine.index.RecordIndex;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -204,6 +206,12 @@ public final class RecordCatalog {
      * memory-only and dirty leaves are droppable. At most {@code spillCap} writes are in flight at once.
      */
     public RecordCatalog(Layout layout, long diskCapacityBytes, int spillCap, LongSupplier clock) {
+        this(layout, diskCapacityBytes, spillCap, clock, new LruPolicy());
+    }
+
+    /** A catalog as above whose memory drops records in the order {@code policy} chooses (LRU above). */
+    public RecordCatalog(Layout layout, long diskCapacityBytes, int spillCap, LongSupplier clock,
+                         EvictionPolicy policy) {
         if (spillCap < 1) {
             throw new IllegalArgumentException("spill in-flight cap must be at least 1, was " + spillCap);
         }
@@ -212,7 +220,7 @@ public final class RecordCatalog {
         this.durableTier = diskCapacityBytes > 0;
         this.diskCapacityBytes = diskCapacityBytes;
         this.spillCap = spillCap;
-        this.memory = new RecordIndex(!durableTier);
+        this.memory = new RecordIndex(!durableTier, policy);
     }
 
     // ---- publication ----
@@ -312,7 +320,7 @@ public final class RecordCatalog {
      */
     public void used(RecordKey deepest, List<RecordKey> fromDisk) {
         long now = clock.getAsLong();
-        memory.touch(deepest, now);
+        memory.touch(deepest, now, EvictionPolicy.Use.RESUMED);
         for (RecordKey k : fromDisk) {
             disk.touch(k, now);
         }
@@ -347,7 +355,10 @@ public final class RecordCatalog {
         return memory.droppableSlots();
     }
 
-    /** Drops the coldest droppable records until at least {@code slots} slots are freed, or nothing is left. */
+    /**
+     * Drops droppable records, the policy's choice first (the coldest under LRU), until at least {@code slots} slots
+     * are freed, or nothing is left.
+     */
     public Removal evictClean(int slots) {
         Removal out = Removal.empty();
         long freed = 0;

@@ -1,6 +1,7 @@
 package dev.selene.engine.config;
 
 import dev.selene.engine.layout.Layout;
+import dev.selene.engine.policy.Policies;
 
 import java.time.Duration;
 import java.util.List;
@@ -20,10 +21,11 @@ import java.util.List;
  * @param poolManagers      pool manager addresses ({@code host:port}); empty = no pool tier
  * @param maxAge            max age of unused records, or null for off (B18)
  * @param drainOnShutdown   spill every parked record at shutdown (B8)
+ * @param policy            the order in which memory drops records: {@code lru} (the default) or {@code reuse}
  */
 public record CacheConfig(Layout layout, long warmBytes, int concurrency, int windowSlots, long hostBudgetBytes,
                           String device, String diskDir, long diskBytes, List<String> poolManagers, Duration maxAge,
-                          boolean drainOnShutdown) {
+                          boolean drainOnShutdown, String policy) {
 
     /** Default host budget: 16 GiB, comfortably inside a serving host's memory. */
     public static final long DEFAULT_HOST_BUDGET_BYTES = 16L << 30;
@@ -54,12 +56,24 @@ public record CacheConfig(Layout layout, long warmBytes, int concurrency, int wi
         if (maxAge != null && (maxAge.isNegative() || maxAge.isZero())) {
             throw new IllegalArgumentException("max-age " + maxAge + " is invalid; allowed: a positive duration or off");
         }
+        if (policy == null || !Policies.NAMES.contains(policy)) {
+            throw new IllegalArgumentException("policy '" + policy + "' is invalid; allowed: "
+                    + String.join(", ", Policies.NAMES));
+        }
+    }
+
+    /** The settings as above with the default eviction policy, LRU. */
+    public CacheConfig(Layout layout, long warmBytes, int concurrency, int windowSlots, long hostBudgetBytes,
+                       String device, String diskDir, long diskBytes, List<String> poolManagers, Duration maxAge,
+                       boolean drainOnShutdown) {
+        this(layout, warmBytes, concurrency, windowSlots, hostBudgetBytes, device, diskDir, diskBytes, poolManagers,
+                maxAge, drainOnShutdown, Policies.DEFAULT);
     }
 
     /** A memory-only node of {@code warmBytes} for {@code layout} with defaults elsewhere. */
     public static CacheConfig memoryOnly(Layout layout, long warmBytes) {
         return new CacheConfig(layout, warmBytes, 32, 0, DEFAULT_HOST_BUDGET_BYTES, "auto", null, 0, List.of(),
-                null, false);
+                null, false, Policies.DEFAULT);
     }
 
     /** Whether the node retires records to a shared pool. */
@@ -84,46 +98,51 @@ public record CacheConfig(Layout layout, long warmBytes, int concurrency, int wi
 
     public CacheConfig withWarmBytes(long bytes) {
         return new CacheConfig(layout, bytes, concurrency, windowSlots, hostBudgetBytes, device, diskDir, diskBytes,
-                poolManagers, maxAge, drainOnShutdown);
+                poolManagers, maxAge, drainOnShutdown, policy);
     }
 
     public CacheConfig withConcurrency(int n) {
         return new CacheConfig(layout, warmBytes, n, windowSlots, hostBudgetBytes, device, diskDir, diskBytes,
-                poolManagers, maxAge, drainOnShutdown);
+                poolManagers, maxAge, drainOnShutdown, policy);
     }
 
     public CacheConfig withHostBudgetBytes(long bytes) {
         return new CacheConfig(layout, warmBytes, concurrency, windowSlots, bytes, device, diskDir, diskBytes,
-                poolManagers, maxAge, drainOnShutdown);
+                poolManagers, maxAge, drainOnShutdown, policy);
     }
 
     public CacheConfig withDevice(String kind) {
         return new CacheConfig(layout, warmBytes, concurrency, windowSlots, hostBudgetBytes, kind, diskDir, diskBytes,
-                poolManagers, maxAge, drainOnShutdown);
+                poolManagers, maxAge, drainOnShutdown, policy);
     }
 
     public CacheConfig withWindowSlots(int slots) {
         return new CacheConfig(layout, warmBytes, concurrency, slots, hostBudgetBytes, device, diskDir, diskBytes,
-                poolManagers, maxAge, drainOnShutdown);
+                poolManagers, maxAge, drainOnShutdown, policy);
     }
 
     public CacheConfig withDisk(String dir, long bytes) {
         return new CacheConfig(layout, warmBytes, concurrency, windowSlots, hostBudgetBytes, device, dir, bytes,
-                poolManagers, maxAge, drainOnShutdown);
+                poolManagers, maxAge, drainOnShutdown, policy);
     }
 
     public CacheConfig withPool(List<String> managers) {
         return new CacheConfig(layout, warmBytes, concurrency, windowSlots, hostBudgetBytes, device, diskDir, diskBytes,
-                managers, maxAge, drainOnShutdown);
+                managers, maxAge, drainOnShutdown, policy);
     }
 
     public CacheConfig withMaxAge(Duration age) {
         return new CacheConfig(layout, warmBytes, concurrency, windowSlots, hostBudgetBytes, device, diskDir, diskBytes,
-                poolManagers, age, drainOnShutdown);
+                poolManagers, age, drainOnShutdown, policy);
     }
 
     public CacheConfig withDrainOnShutdown(boolean drain) {
         return new CacheConfig(layout, warmBytes, concurrency, windowSlots, hostBudgetBytes, device, diskDir, diskBytes,
-                poolManagers, maxAge, drain);
+                poolManagers, maxAge, drain, policy);
+    }
+
+    public CacheConfig withPolicy(String name) {
+        return new CacheConfig(layout, warmBytes, concurrency, windowSlots, hostBudgetBytes, device, diskDir, diskBytes,
+                poolManagers, maxAge, drainOnShutdown, name);
     }
 }

@@ -11,17 +11,19 @@ import java.util.Map;
 
 /**
  * The index of records resident in host memory: where each one's slots are, whether it is clean (durable
- * elsewhere) or parked (memory only), and the recency order in which clean records are dropped and parked
- * ones spilled.
+ * elsewhere) or parked (memory only), which records may be dropped (in the order its {@link EvictionPolicy}
+ * chooses, least recently used by default) and the recency order in which parked ones are spilled.
  *
  * <p>Owned by one {@code RecordCatalog} (confined to its actor); no locks inside.
  *
  * <h2>Design</h2>
  * <pre>
- * Every entry sits in at most one of two intrusive recency lists (cold end first):
+ * Every entry is in at most one of two sets:
  *   droppable - unpinned and clean, or, when nothing durable exists (memory-only, B6), a parked leaf: dropping
  *               it loses nothing a lookup could still reach. Its slot total is the pool's clean count (B3).
- *   parked    - memory-only records that a spill or retirement must copy out before they may be dropped (B4).
+ *               The eviction policy orders it; the default, LRU, keeps an intrusive recency list.
+ *   parked    - memory-only records that a spill or retirement must copy out before they may be dropped (B4),
+ *               in an intrusive recency list (cold end first).
  * Pinned clean records (a restore is copying out of them) and memory-only parents of resident children are
  * in neither list; a pinned parked record stays in the parked list, since a spill only reads it. Leaves go first in memory-only mode, so chains are evicted from the tail and a resident record's
  * ancestors stay resident; a resident child therefore keeps its parent, and the parent's list membership
@@ -42,13 +44,14 @@ public final class RecordIndex {
         private final RecordSpec spec;
         private final SlotList slots;
         private long lastUseNanos;
-        private long useTick;
+        long useTick;
         private int pins;
         private int residentChildren;
         private boolean durable;
-        private Entry prev;
-        private Entry next;
-        private LruList list;
+        private Membership set = Membership.NONE;
+        Entry prev;
+        Entry next;
+        RecencyList inList;
 
         private Entry(RecordSpec spec, SlotList slots) {
             this.spec = spec;
@@ -82,22 +85,47 @@ public final class RecordIndex {
         public int residentChildren() {
             return residentChildren;
         }
+
+        /** The index's use counter at this record's last use: larger means used later. */
+        public long useTick() {
+            return useTick;
+        }
+    }
+
+    /** Which set an entry is in: at most one. */
+    private enum Membership {
+        NONE,
+        DROPPABLE,
+        PARKED
     }
 
     private final Map<RecordKey, Entry> entries = new HashMap<>();
     private final Map<RecordKey, Integer> childrenAwaitingParent = new HashMap<>();
     private final boolean parkedLeavesDroppable;
-    private final LruList droppable = new LruList();
-    private final LruList parked = new LruList();
+    private final EvictionPolicy policy;
+    private final RecencyList parked = new RecencyList();
+    private long droppableSlots;
+    private int droppableCount;
     private long tick;
     private long residentSlots;
 
     /**
-     * An empty index. With {@code parkedLeavesDroppable} (no disk, no pool: B6) a memory-only leaf counts as
-     * droppable; otherwise only clean records do.
+     * An empty index that drops the least recently used first. With {@code parkedLeavesDroppable} (no disk, no
+     * pool: B6) a memory-only leaf counts as droppable; otherwise only clean records do.
      */
     public RecordIndex(boolean parkedLeavesDroppable) {
+        this(parkedLeavesDroppable, new LruPolicy());
+    }
+
+    /** An empty index as above whose droppable records leave in the order {@code policy} chooses. */
+    public RecordIndex(boolean parkedLeavesDroppable, EvictionPolicy policy) {
         this.parkedLeavesDroppable = parkedLeavesDroppable;
+        this.policy = policy;
+    }
+
+    /** The policy that orders the droppable records. */
+    public EvictionPolicy policy() {
+        return policy;
     }
 
     /** Adds a record that has just become resident; it starts parked unless {@code durable}. */
@@ -114,6 +142,7 @@ public final class RecordIndex {
         e.residentChildren = waiting == null ? 0 : waiting;
         entries.put(key, e);
         residentSlots += slots.count();
+        policy.onInsert(e);
         if (spec.parent() != null) {
             Entry parent = entries.get(spec.parent());
             if (parent != null) {
@@ -135,6 +164,7 @@ public final class RecordIndex {
         }
         unlist(e);
         residentSlots -= e.slots.count();
+        policy.onRemove(e);
         if (e.residentChildren > 0) {
             childrenAwaitingParent.put(key, e.residentChildren);
         }
@@ -151,10 +181,10 @@ public final class RecordIndex {
         return e;
     }
 
-    /** The coldest droppable record, removed from the index; null when nothing can be dropped. */
+    /** The droppable record the policy drops next, removed from the index; null when nothing can be dropped. */
     public Entry dropColdest() {
-        Entry coldest = droppable.head;
-        return coldest == null ? null : remove(coldest.key());
+        Entry victim = policy.victim();
+        return victim == null ? null : remove(victim.key());
     }
 
     /** The resident entry for {@code key}, or null. */
@@ -167,21 +197,25 @@ public final class RecordIndex {
     }
 
     /**
-     * Records a use of {@code key}: it moves to the hot end of its list, and its resident ancestors' last use is
-     * refreshed without moving them.
+     * Records a use of {@code key} (a publication found it present): it moves to the hot end of its list, and its
+     * resident ancestors' last use is refreshed without moving them.
      */
     public void touch(RecordKey key, long nowNanos) {
+        touch(key, nowNanos, EvictionPolicy.Use.REPUBLISHED);
+    }
+
+    /** Records a use of {@code key} as above, telling the policy how it was used. */
+    public void touch(RecordKey key, long nowNanos, EvictionPolicy.Use use) {
         Entry e = entries.get(key);
         if (e == null) {
             return;
         }
         e.lastUseNanos = nowNanos;
         e.useTick = ++tick;
-        if (e.list != null) {
-            LruList l = e.list;
-            l.unlink(e);
-            l.addHot(e);
+        if (e.set == Membership.PARKED) {
+            parked.moveHot(e);
         }
+        policy.onUse(e, use);
         RecordKey up = e.spec.parent();
         while (up != null) {
             Entry a = entries.get(up);
@@ -189,6 +223,7 @@ public final class RecordIndex {
                 break;
             }
             a.lastUseNanos = nowNanos;
+            policy.onAncestorUse(a);
             up = a.spec.parent();
         }
     }
@@ -270,7 +305,7 @@ public final class RecordIndex {
 
     /** Slots held by droppable records: the pool's clean count. */
     public long droppableSlots() {
-        return droppable.slots;
+        return droppableSlots;
     }
 
     /** Slots held by parked (memory-only) records. */
@@ -301,15 +336,17 @@ public final class RecordIndex {
         long slots = 0;
         long dropSlots = 0;
         long parkedSlotsSeen = 0;
+        int dropCount = 0;
         for (Entry e : entries.values()) {
             slots += e.slots.count();
-            LruList want = listFor(e);
-            if (e.list != want) {
-                throw new IllegalStateException(e.key() + " is in the wrong recency list");
+            Membership want = setFor(e);
+            if (e.set != want || (want == Membership.PARKED) != parked.contains(e)) {
+                throw new IllegalStateException(e.key() + " is in the wrong set");
             }
-            if (want == droppable) {
+            if (want == Membership.DROPPABLE) {
                 dropSlots += e.slots.count();
-            } else if (want == parked) {
+                dropCount++;
+            } else if (want == Membership.PARKED) {
                 parkedSlotsSeen += e.slots.count();
             }
             int children = 0;
@@ -323,10 +360,14 @@ public final class RecordIndex {
                         + children);
             }
         }
-        if (slots != residentSlots || dropSlots != droppable.slots || parkedSlotsSeen != parked.slots) {
+        if (slots != residentSlots || dropSlots != droppableSlots || parkedSlotsSeen != parked.slots) {
             throw new IllegalStateException("slot totals disagree: resident " + slots + "/" + residentSlots
-                    + ", droppable " + dropSlots + "/" + droppable.slots + ", parked " + parkedSlotsSeen + "/"
+                    + ", droppable " + dropSlots + "/" + droppableSlots + ", parked " + parkedSlotsSeen + "/"
                     + parked.slots);
+        }
+        if (dropCount != droppableCount || policy.size() != dropCount) {
+            throw new IllegalStateException("droppable records disagree: index " + dropCount + "/" + droppableCount
+                    + ", " + policy.name() + " policy " + policy.size());
         }
     }
 
@@ -338,84 +379,40 @@ public final class RecordIndex {
         return e;
     }
 
-    private LruList listFor(Entry e) {
+    private Membership setFor(Entry e) {
         if (e.durable) {
-            return e.pins > 0 ? null : droppable;
+            return e.pins > 0 ? Membership.NONE : Membership.DROPPABLE;
         }
         if (parkedLeavesDroppable) {
-            return e.pins == 0 && e.residentChildren == 0 ? droppable : null;
+            return e.pins == 0 && e.residentChildren == 0 ? Membership.DROPPABLE : Membership.NONE;
         }
-        return parked;
+        return Membership.PARKED;
     }
 
     private void relist(Entry e) {
-        LruList want = listFor(e);
-        if (e.list == want) {
+        Membership want = setFor(e);
+        if (e.set == want) {
             return;
         }
         unlist(e);
-        if (want != null) {
-            if (want.tail == null || e.useTick > want.tail.useTick) {
-                want.addHot(e);
-            } else {
-                want.addCold(e);
-            }
+        e.set = want;
+        if (want == Membership.PARKED) {
+            parked.addByUse(e);
+        } else if (want == Membership.DROPPABLE) {
+            droppableSlots += e.slots.count();
+            droppableCount++;
+            policy.enlist(e);
         }
     }
 
     private void unlist(Entry e) {
-        if (e.list != null) {
-            e.list.unlink(e);
+        if (e.set == Membership.PARKED) {
+            parked.unlink(e);
+        } else if (e.set == Membership.DROPPABLE) {
+            droppableSlots -= e.slots.count();
+            droppableCount--;
+            policy.delist(e);
         }
-    }
-
-    /** An intrusive doubly linked recency list: head is the coldest entry, tail the hottest. */
-    private static final class LruList {
-        Entry head;
-        Entry tail;
-        long slots;
-
-        void addHot(Entry e) {
-            e.prev = tail;
-            e.next = null;
-            if (tail == null) {
-                head = e;
-            } else {
-                tail.next = e;
-            }
-            tail = e;
-            e.list = this;
-            slots += e.slots.count();
-        }
-
-        void addCold(Entry e) {
-            e.next = head;
-            e.prev = null;
-            if (head == null) {
-                tail = e;
-            } else {
-                head.prev = e;
-            }
-            head = e;
-            e.list = this;
-            slots += e.slots.count();
-        }
-
-        void unlink(Entry e) {
-            if (e.prev == null) {
-                head = e.next;
-            } else {
-                e.prev.next = e.next;
-            }
-            if (e.next == null) {
-                tail = e.prev;
-            } else {
-                e.next.prev = e.prev;
-            }
-            e.prev = null;
-            e.next = null;
-            e.list = null;
-            slots -= e.slots.count();
-        }
+        e.set = Membership.NONE;
     }
 }

@@ -5,11 +5,12 @@ import dev.selene.engine.invariants.IndexedPool;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
+import dev.selene.engine.policy.Policies;
 import dev.selene.engine.slots.SlotAccounting;
 import dev.selene.engine.slots.SlotAccounting.Purpose;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -35,15 +36,16 @@ class RecordIndexRandomisedTest {
     @RegisterExtension
     final EngineInvariants invariants = new EngineInvariants();
 
-    @ParameterizedTest(name = "memoryOnly={0}")
-    @ValueSource(booleans = {false, true})
-    void randomTierTraffic_keepsPoolAndIndexInAgreementAndLeaksNothing(boolean memoryOnly) {
+    @ParameterizedTest(name = "memoryOnly={0}, policy={1}")
+    @CsvSource({"false, lru", "true, lru", "false, reuse", "true, reuse"})
+    void randomTierTraffic_keepsPoolAndIndexInAgreementAndLeaksNothing(boolean memoryOnly, String policy) {
         long seed = Long.getLong("selene.seed", System.nanoTime());
-        System.out.println("RecordIndexRandomisedTest memoryOnly=" + memoryOnly + " seed=" + seed);
+        System.out.println("RecordIndexRandomisedTest memoryOnly=" + memoryOnly + " policy=" + policy + " seed="
+                + seed);
         Random random = new Random(seed);
         Layout layout = Layout.small();
         SlotAccounting pool = new SlotAccounting(300 + random.nextInt(300), 20);
-        RecordIndex index = new RecordIndex(memoryOnly);
+        RecordIndex index = new RecordIndex(memoryOnly, Policies.create(policy));
         invariants.trackPair(pool, index);
         invariants.expectAllReleased();
         IndexedPool tier = new IndexedPool(layout, pool, index);

@@ -1,9 +1,12 @@
 package dev.selene.node.replay;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.selene.engine.trace.TraceRequest;
 
 import java.io.BufferedReader;
+import java.io.BufferedWriter;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -19,10 +22,28 @@ import java.util.List;
  */
 public final class MooncakeTrace {
 
-    /** Tokens per prefix block in Mooncake traces. */
-    public static final int BLOCK_TOKENS = 512;
-
     private MooncakeTrace() {
+    }
+
+    /** Writes {@code trace} to {@code file} in the same format, one request per line. */
+    public static void write(Path file, List<TraceRequest> trace) {
+        ObjectMapper mapper = new ObjectMapper();
+        try (BufferedWriter out = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+            for (TraceRequest r : trace) {
+                out.write(mapper.writeValueAsString(new Line(r.timestampMillis(), r.inputLength(), r.outputLength(),
+                        r.hashIds())));
+                out.write('\n');
+            }
+        } catch (IOException e) {
+            throw new IllegalArgumentException("trace '" + file + "' cannot be written: " + e.getMessage());
+        }
+    }
+
+    /** One line of the format, field names as the trace release spells them. */
+    private record Line(@JsonProperty("timestamp") long timestampMillis,
+                        @JsonProperty("input_length") int inputLength,
+                        @JsonProperty("output_length") int outputLength,
+                        @JsonProperty("hash_ids") long[] hashIds) {
     }
 
     /** The first {@code limit} requests of {@code file} (all when {@code limit <= 0}), in file order. */

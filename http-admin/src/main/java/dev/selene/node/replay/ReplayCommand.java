@@ -2,29 +2,83 @@ package dev.selene.node.replay;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.selene.actors.api.CacheSettings;
+import dev.selene.actors.api.CacheStatus;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.engine.config.ByteSize;
 import dev.selene.engine.config.CacheConfig;
+import dev.selene.engine.cost.PrefillCost;
 import dev.selene.engine.layout.Layout;
+import dev.selene.engine.policy.Policies;
+import dev.selene.engine.simulator.ReplaySimulator;
+import dev.selene.engine.trace.RowRule;
+import dev.selene.engine.trace.TraceCeiling;
+import dev.selene.engine.trace.TraceRequest;
+import dev.selene.engine.trace.TraceShapes;
 import dev.selene.transport.gpu.DeviceCopier;
 import dev.selene.transport.gpu.DeviceCopiers;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.stream.Stream;
 
-/** {@code selene replay TRACE}: a Mooncake-format trace through an embedded memory-only node. */
+/**
+ * {@code selene replay TRACE}: a Mooncake-format trace (or a generated one) through an embedded node, memory-only
+ * or memory and disk, or through the simulator of its cores; every report also gives the farthest-next-use
+ * oracle's hit ratio at the same memory size.
+ */
 @Command(name = "replay", mixinStandardHelpOptions = true,
         description = "Replay a Mooncake-format trace (one JSON request per line; hash_ids are 512-token prefix "
-                + "blocks) and report the hit ratio, restores by tier, recomputes and the unbounded ceiling.")
+                + "blocks) and report the hit ratio by tier, the prefill time it saved, restores, the oracle's hit "
+                + "ratio at the same memory size and the unbounded ceilings.")
 public final class ReplayCommand implements Callable<Integer> {
 
-    @Parameters(index = "0", paramLabel = "TRACE", description = "The trace file, e.g. ../shared/traces/synthetic_trace.jsonl.")
+    /** The simulator and the node disagree by more than this: a warning. */
+    static final double SIMULATOR_TOLERANCE = 0.005;
+
+    @Parameters(index = "0", arity = "0..1", paramLabel = "TRACE",
+            description = "The trace file, e.g. traces/synthetic_trace.jsonl; omit it with --generate.")
     Path trace;
+
+    @Option(names = "--generate", paramLabel = "SHAPE",
+            description = "Replay a generated trace instead: system-prompts, short-chats, agent-loops.")
+    String generate;
+
+    @Option(names = "--seed", defaultValue = "1", description = "Seed of --generate (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--requests", defaultValue = "4000",
+            description = "Requests of --generate (default: ${DEFAULT-VALUE}).")
+    int generatedRequests;
+
+    @Option(names = "--save", paramLabel = "FILE", description = "Also write the generated trace to FILE.")
+    Path save;
+
+    @Option(names = "--policy", defaultValue = "lru",
+            description = "Eviction policy: lru, reuse, or oracle (farthest next use, a reference only the "
+                    + "simulator can run) (default: ${DEFAULT-VALUE}).")
+    String policy;
+
+    @Option(names = "--simulate",
+            description = "Run the simulator of the node's cores (no actors, memory only: seconds for a whole trace).")
+    boolean simulate;
+
+    @Option(names = "--rows", defaultValue = "last-full",
+            description = "Where the engine checkpoints: last-full (each request's last full block), last (its last "
+                    + "block, partial ones included), every (every block) (default: ${DEFAULT-VALUE}).")
+    String rows;
+
+    @Option(names = "--row-interval", paramLabel = "N", defaultValue = "0",
+            description = "Also a row every N blocks; 0 = none (default: ${DEFAULT-VALUE}).")
+    int rowInterval;
 
     @Option(names = "--speedup", paramLabel = "X", defaultValue = "0",
             description = "Arrivals at timestamp / X; 0 = as fast as possible (default: ${DEFAULT-VALUE}).")
@@ -37,6 +91,19 @@ public final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--warm", defaultValue = "4g", description = "Warm tier size (default: ${DEFAULT-VALUE}).")
     String warm;
 
+    @Option(names = "--disk-dir", paramLabel = "DIR",
+            description = "Add a disk tier: a fresh directory under DIR, deleted after the replay.")
+    Path diskDir;
+
+    @Option(names = "--disk-size", defaultValue = "16g",
+            description = "Disk tier size with --disk-dir (default: ${DEFAULT-VALUE}).")
+    String diskSize;
+
+    @Option(names = "--prefill-tokens-per-s", paramLabel = "N", defaultValue = "10000",
+            description = "The engine's prefill rate, for the time saved and the node's restore decisions "
+                    + "(default: ${DEFAULT-VALUE}).")
+    double prefillTokensPerSecond;
+
     @Option(names = "--concurrency", defaultValue = "8",
             description = "Active requests the node sizes its intake for (default: ${DEFAULT-VALUE}).")
     int concurrency;
@@ -44,11 +111,6 @@ public final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--device", defaultValue = "simulated",
             description = "auto, simulated or cuda (default: ${DEFAULT-VALUE}).")
     String device;
-
-    @Option(names = "--row-interval", paramLabel = "N", defaultValue = "0",
-            description = "Also publish a row every N blocks (an engine that checkpoints its state there); "
-                    + "0 = a row only at each request's last block (default: ${DEFAULT-VALUE}).")
-    int rowInterval;
 
     @Option(names = "--limit", defaultValue = "0", description = "Replay only the first N requests; 0 = all.")
     int limit;
@@ -61,6 +123,74 @@ public final class ReplayCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        validate();
+        Layout l = Layout.preset(layout);
+        long warmBytes = ByteSize.parse("--warm", warm);
+        RowRule rule = RowRule.parse(rows, rowInterval);
+        boolean oracle = ReplaySimulator.ORACLE.equals(policy);
+        boolean simulated = simulate || oracle;
+        List<TraceRequest> requests = requests();
+        CacheConfig memory = CacheConfig.memoryOnly(l, warmBytes).withConcurrency(concurrency).withDevice(device);
+        CacheConfig config = memory.withPolicy(oracle ? Policies.DEFAULT : policy);
+        Path diskRun = null;
+        if (diskDir != null) {
+            long diskBytes = ByteSize.parse("--disk-size", diskSize);
+            diskRun = Files.createTempDirectory(Files.createDirectories(diskDir), "replay-");
+            config = config.withDisk(diskRun.toString(), diskBytes);
+        }
+        PrefillCost cost = PrefillCost.withPrefill(prefillTokensPerSecond);
+        System.err.printf(Locale.ROOT, "selene replay: %d requests from %s, %s, warm %s%s, policy %s, rows %s, %s%n",
+                requests.size(), source(), l.name(), ByteSize.format(warmBytes),
+                diskDir == null ? "" : ", disk " + ByteSize.format(config.diskBytes()), policy, rule.label(),
+                simulated ? "simulator" : "node");
+        ReplayReport report = new ReplayReport();
+        report.policy = policy;
+        report.rows = rule;
+        report.layout = l.name();
+        report.warmBytes = warmBytes;
+        report.diskBytes = diskDir == null ? 0 : config.diskBytes();
+        report.speedup = speedup;
+        report.ceiling = TraceCeiling.of(requests, rule);
+        ReplaySimulator simulator = new ReplaySimulator(memory, rule);
+        if (simulated) {
+            report.engine = ReplayReport.Engine.SIMULATOR;
+            report.cost = cost;
+            long start = System.nanoTime();
+            report.fill(simulator.run(requests, policy));
+            report.seconds = (System.nanoTime() - start) / 1e9;
+        } else {
+            report.engine = ReplayReport.Engine.NODE;
+            PrintStream progress = noProgress ? null : System.err;
+            try (DeviceCopier copier = DeviceCopiers.select(device); SeleneCache cache = SeleneCache.start(config,
+                    copier, CacheSettings.standaloneSystemConfig(), "selene")) {
+                report.cost = cost;
+                new TraceReplay(cache, copier, speedup, rule, cost, progress).run(requests, report);
+                CacheStatus status = cache.status().toCompletableFuture().join();
+                if (status.disk() != null && status.disk().readSamples() > 0) {
+                    report.cost = cost.withDisk(status.disk().readBytesPerSecond());
+                }
+            } finally {
+                if (diskRun != null) {
+                    deleteTree(diskRun);
+                }
+            }
+            if (diskDir == null) {
+                report.simulated = simulator.run(requests, policy);
+                if (Math.abs(report.simulated.hitRatio() - report.hitRatio()) > SIMULATOR_TOLERANCE) {
+                    System.err.printf(Locale.ROOT, "selene replay: the simulator's hit ratio %.4f differs from the "
+                            + "node's %.4f under policy %s%n", report.simulated.hitRatio(), report.hitRatio(), policy);
+                }
+            }
+        }
+        report.oracle = oracle ? null : simulator.run(requests, ReplaySimulator.ORACLE);
+        System.out.print(report.table());
+        if (json) {
+            System.out.println(new ObjectMapper().writeValueAsString(report.toMap()));
+        }
+        return 0;
+    }
+
+    private void validate() {
         if (speedup < 0 || Double.isNaN(speedup)) {
             throw new IllegalArgumentException("--speedup " + speedup + " is invalid; allowed: 0 (as fast as possible) "
                     + "or a positive factor");
@@ -68,21 +198,44 @@ public final class ReplayCommand implements Callable<Integer> {
         if (!DeviceCopiers.KINDS.contains(device)) {
             throw new IllegalArgumentException("--device '" + device + "' is unknown; allowed: auto, simulated, cuda");
         }
-        Layout l = Layout.preset(layout);
-        long warmBytes = ByteSize.parse("--warm", warm);
-        List<TraceRequest> requests = MooncakeTrace.read(trace, limit);
-        CacheConfig config = CacheConfig.memoryOnly(l, warmBytes).withConcurrency(concurrency).withDevice(device);
-        System.err.printf(Locale.ROOT, "selene replay: %d requests from %s, %s, warm %s%n", requests.size(), trace,
-                l.name(), ByteSize.format(warmBytes));
-        ReplayReport report;
-        try (DeviceCopier copier = DeviceCopiers.select(device); SeleneCache cache = SeleneCache.start(config, copier,
-                CacheSettings.standaloneSystemConfig(), "selene")) {
-            report = new TraceReplay(cache, copier, speedup, rowInterval, noProgress ? null : System.err).run(requests);
+        if (!Policies.NAMES.contains(policy) && !ReplaySimulator.ORACLE.equals(policy)) {
+            throw new IllegalArgumentException("--policy '" + policy + "' is unknown; allowed: "
+                    + String.join(", ", Policies.NAMES) + ", " + ReplaySimulator.ORACLE);
         }
-        System.out.print(report.table());
-        if (json) {
-            System.out.println(new ObjectMapper().writeValueAsString(report.toMap()));
+        if ((trace == null) == (generate == null)) {
+            throw new IllegalArgumentException("give a TRACE file or --generate SHAPE (one of them)");
         }
-        return 0;
+        if (diskDir != null && (simulate || ReplaySimulator.ORACLE.equals(policy))) {
+            throw new IllegalArgumentException("--disk-dir needs the node; the simulator (--simulate, --policy oracle) "
+                    + "models memory only");
+        }
+        if (rowInterval < 0) {
+            throw new IllegalArgumentException("--row-interval " + rowInterval + " is invalid; allowed: 0 (none) or a "
+                    + "positive number of blocks");
+        }
+    }
+
+    private List<TraceRequest> requests() {
+        if (generate == null) {
+            return MooncakeTrace.read(trace, limit);
+        }
+        List<TraceRequest> generated = TraceShapes.generate(generate, seed, generatedRequests);
+        if (save != null) {
+            MooncakeTrace.write(save, generated);
+        }
+        return limit > 0 && limit < generated.size() ? generated.subList(0, limit) : generated;
+    }
+
+    private String source() {
+        return generate == null ? trace.toString() : generate + " (seed " + seed + ")";
+    }
+
+    /** Deletes the replay's own disk directory and everything in it. */
+    private static void deleteTree(Path dir) throws IOException {
+        try (Stream<Path> all = Files.walk(dir)) {
+            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
     }
 }

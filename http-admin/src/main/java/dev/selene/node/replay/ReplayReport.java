@@ -1,19 +1,47 @@
 package dev.selene.node.replay;
 
+import dev.selene.engine.cost.PrefillCost;
+import dev.selene.engine.simulator.SimulationResult;
+import dev.selene.engine.trace.RowRule;
+import dev.selene.engine.trace.TraceCeiling;
+
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 
-/** The outcome of one trace replay: hits, restores by tier, recomputes, publications and the ceilings. */
+/**
+ * The outcome of one trace replay: hits by tier, the time they saved, restores, publications, and the references
+ * a hit ratio is judged by (the farthest-next-use oracle at the same size, the unbounded ceilings).
+ */
 public final class ReplayReport {
 
+    /** Where the replay ran: through a node's actors, or through the simulator of its cores. */
+    enum Engine {
+        NODE("node"),
+        SIMULATOR("simulator");
+
+        final String label;
+
+        Engine(String label) {
+            this.label = label;
+        }
+    }
+
+    Engine engine;
+    String policy;
+    RowRule rows;
     String layout;
     long warmBytes;
+    long diskBytes;
     double speedup;
-    int rowInterval;
+    PrefillCost cost;
     long requests;
     long tokensRequested;
     long tokensFromCache;
+    long tokensFromMemory;
+    long tokensFromDisk;
+    long bytesFromMemory;
+    long bytesFromDisk;
     long blocksReferenced;
     long blocksRestored;
     long requestsHit;
@@ -28,19 +56,47 @@ public final class ReplayReport {
     long present;
     long abandoned;
     long otherPublishResults;
+    long evicted = -1;
     long lookups;
     double seconds;
     double maxLagSeconds;
     TraceCeiling ceiling;
+    SimulationResult oracle;
+    SimulationResult simulated;
 
     /** Tokens served from cache over tokens requested. */
     public double hitRatio() {
-        return tokensRequested == 0 ? 0 : (double) tokensFromCache / tokensRequested;
+        return ratio(tokensFromCache, tokensRequested);
+    }
+
+    /** Tokens served from memory over tokens requested. */
+    public double memoryHitRatio() {
+        return ratio(tokensFromMemory, tokensRequested);
+    }
+
+    /** Tokens served from disk over tokens requested. */
+    public double diskHitRatio() {
+        return ratio(tokensFromDisk, tokensRequested);
     }
 
     /** Block references served from cache over block references. */
     public double blockHitRatio() {
-        return blocksReferenced == 0 ? 0 : (double) blocksRestored / blocksReferenced;
+        return ratio(blocksRestored, blocksReferenced);
+    }
+
+    /** Prefill seconds the hits saved: recomputing their tokens minus copying their bytes. */
+    public double secondsSaved() {
+        return cost.savedSeconds(tokensFromCache, bytesFromMemory, bytesFromDisk);
+    }
+
+    /** Prefill seconds of every prompt with nothing cached. */
+    public double secondsRecompute() {
+        return cost.recomputeSeconds(tokensRequested);
+    }
+
+    /** The hit ratio over the oracle's at the same size (NaN without an oracle run). */
+    public double ofOracle() {
+        return oracle == null || oracle.hitRatio() == 0 ? Double.NaN : hitRatio() / oracle.hitRatio();
     }
 
     public TraceCeiling ceiling() {
@@ -63,43 +119,88 @@ public final class ReplayReport {
         return stored;
     }
 
+    /** Fills the counts of a simulated replay. */
+    void fill(SimulationResult r) {
+        requests = r.requests();
+        tokensRequested = r.tokensRequested();
+        tokensFromCache = r.tokensFromCache();
+        tokensFromMemory = r.tokensFromCache();
+        bytesFromMemory = r.bytesRestored();
+        blocksReferenced = r.blocksReferenced();
+        blocksRestored = r.blocksRestored();
+        requestsHit = r.requestsHit();
+        requestsRecomputed = r.requests() - r.requestsHit();
+        restoresFromMemory = r.requestsHit();
+        lookups = r.requests();
+        published = r.published();
+        stored = r.stored();
+        present = r.present();
+        abandoned = r.abandoned();
+        evicted = r.evicted();
+    }
+
     /** The report as a table for people. */
     public String table() {
         StringBuilder b = new StringBuilder();
-        line(b, "layout / warm", layout + " / " + String.format(Locale.ROOT, "%.1f GiB", warmBytes / (double) (1L << 30)));
-        line(b, "speed-up", speedup <= 0 ? "as fast as possible" : String.format(Locale.ROOT, "%.0fx", speedup));
-        line(b, "rows published", rowInterval == 0 ? "at each request's last block"
-                : "at the last block and every " + rowInterval + " blocks");
+        line(b, "layout / warm / disk", layout + " / " + gib(warmBytes) + " / " + (diskBytes == 0 ? "none" : gib(diskBytes)));
+        line(b, "run", engine.label + ", policy " + policy + (engine == Engine.NODE ? ", speed-up "
+                + (speedup <= 0 ? "as fast as possible" : String.format(Locale.ROOT, "%.0fx", speedup)) : ""));
+        line(b, "rows published", rows.describe() + " (--rows " + rows.label() + ")");
         line(b, "requests", requests + " in " + String.format(Locale.ROOT, "%.1f s", seconds));
         line(b, "tokens requested", Long.toString(tokensRequested));
-        line(b, "tokens from cache", tokensFromCache + " (" + pct(hitRatio()) + " hit ratio)");
+        line(b, "tokens from cache", tokensFromCache + " (" + pct(hitRatio()) + " hit ratio: memory "
+                + pct(memoryHitRatio()) + ", disk " + pct(diskHitRatio()) + ")");
+        line(b, "prefill time saved", String.format(Locale.ROOT, "%.0f s of %.0f s (%s; %.0f tokens/s prefill)",
+                secondsSaved(), secondsRecompute(), pct(secondsSaved() / secondsRecompute()),
+                cost.prefillTokensPerSecond()));
         line(b, "blocks from cache", blocksRestored + " of " + blocksReferenced + " (" + pct(blockHitRatio()) + ")");
         line(b, "requests hit / recomputed", requestsHit + " / " + requestsRecomputed);
         line(b, "restores by tier", "memory " + restoresFromMemory + ", disk " + restoresFromDisk + ", pool "
                 + restoresFromPool + " (refused " + restoresRefused + ", failed " + restoresFailed + ")");
         line(b, "publications", published + " (stored " + stored + ", present " + present + ", abandoned "
                 + abandoned + ", other " + otherPublishResults + ")");
+        if (oracle != null && !Double.isNaN(ofOracle())) {
+            line(b, "oracle, same memory", pct(oracle.hitRatio()) + " (farthest next use; this run reaches "
+                    + String.format(Locale.ROOT, "%.2f", ofOracle()) + " of it)");
+        }
+        if (simulated != null) {
+            line(b, "simulator, same policy", pct(simulated.hitRatio()));
+        }
+        line(b, "ceiling, unbounded, rows", pct(ceiling.rowCeiling()) + " of tokens (the match rule with these rows)");
         line(b, "ceiling, unbounded cache", pct(ceiling.tokenCeiling()) + " of tokens, " + pct(ceiling.blockCeiling())
                 + " of block references");
-        line(b, "ceiling, unbounded, rows", pct(ceiling.rowCeiling()) + " of tokens (Selene's match rule)");
-        if (speedup > 0) {
+        if (speedup > 0 && engine == Engine.NODE) {
             line(b, "max lag behind schedule", String.format(Locale.ROOT, "%.2f s", maxLagSeconds));
         }
         return b.toString();
     }
 
-    /** The report as one flat JSON-ready map. */
+    /** The report as one flat JSON-ready map; the policy and the row rule come next to the hit ratio. */
     public Map<String, Object> toMap() {
         Map<String, Object> m = new LinkedHashMap<>();
+        m.put("engine", engine.label);
         m.put("layout", layout);
         m.put("warm_bytes", warmBytes);
+        m.put("disk_bytes", diskBytes);
         m.put("speedup", speedup);
-        m.put("row_interval", rowInterval);
+        m.put("row_interval", rows.interval());
         m.put("requests", requests);
         m.put("seconds", round(seconds));
         m.put("tokens_requested", tokensRequested);
         m.put("tokens_from_cache", tokensFromCache);
+        m.put("policy", policy);
+        m.put("rows", rows.placement().label());
         m.put("hit_ratio", round(hitRatio()));
+        m.put("hit_ratio_memory", round(memoryHitRatio()));
+        m.put("hit_ratio_disk", round(diskHitRatio()));
+        m.put("oracle_hit_ratio", oracle == null ? null : round(oracle.hitRatio()));
+        m.put("of_oracle", Double.isNaN(ofOracle()) ? null : round(ofOracle()));
+        m.put("simulated_hit_ratio", simulated == null ? null : round(simulated.hitRatio()));
+        m.put("tokens_from_memory", tokensFromMemory);
+        m.put("tokens_from_disk", tokensFromDisk);
+        m.put("prefill_tokens_per_s", cost.prefillTokensPerSecond());
+        m.put("seconds_saved", round(secondsSaved()));
+        m.put("seconds_recompute", round(secondsRecompute()));
         m.put("block_hit_ratio", round(blockHitRatio()));
         m.put("blocks_referenced", blocksReferenced);
         m.put("blocks_restored", blocksRestored);
@@ -114,6 +215,7 @@ public final class ReplayReport {
         m.put("stored", stored);
         m.put("present", present);
         m.put("abandoned", abandoned);
+        m.put("evicted", evicted < 0 ? null : evicted);
         m.put("lookups", lookups);
         m.put("ceiling_unbounded", round(ceiling.tokenCeiling()));
         m.put("ceiling_unbounded_blocks", round(ceiling.blockCeiling()));
@@ -123,12 +225,20 @@ public final class ReplayReport {
         return m;
     }
 
+    private static double ratio(long a, long b) {
+        return b == 0 ? 0 : (double) a / b;
+    }
+
     private static double round(double v) {
-        return Math.round(v * 10_000) / 10_000.0;
+        return Double.isNaN(v) ? v : Math.round(v * 10_000) / 10_000.0;
     }
 
     private static String pct(double v) {
         return String.format(Locale.ROOT, "%.1f%%", 100 * v);
+    }
+
+    private static String gib(long bytes) {
+        return String.format(Locale.ROOT, "%.1f GiB", bytes / (double) (1L << 30));
     }
 
     private static void line(StringBuilder b, String name, String value) {

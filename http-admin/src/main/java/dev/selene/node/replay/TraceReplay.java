@@ -7,10 +7,15 @@ import dev.selene.actors.api.Publisher;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
+import dev.selene.actors.api.Tier;
+import dev.selene.engine.cost.PrefillCost;
 import dev.selene.engine.key.ChainHash;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
+import dev.selene.engine.simulator.ReplaySimulator;
+import dev.selene.engine.trace.RowRule;
+import dev.selene.engine.trace.TraceRequest;
 import dev.selene.transport.gpu.DeviceCopier;
 import dev.selene.transport.gpu.DevicePlacement;
 
@@ -27,29 +32,28 @@ import java.util.concurrent.TimeUnit;
  * Replays a Mooncake-format trace through a node as a serving engine would: requests arrive at their
  * timestamp divided by the speed-up (or as fast as possible); for each, look up the longest cached prefix,
  * restore it to the (simulated) device and count its tokens as served from cache; then publish the request's
- * records from the match on (a row at the last block, and optionally every few blocks), which answers {@code Present} for records already
- * held. Requests run one after another, so the hit ratio does not depend on timing.
+ * records from the match on, with rows where the {@link RowRule} puts them; records already held answer
+ * {@code Present}. Requests run one after another, so the hit ratio does not depend on timing. The node refuses a
+ * restore it estimates slower than recomputing the prefix, by the replay's {@link PrefillCost}.
  *
- * <p>Each block of {@link MooncakeTrace#BLOCK_TOKENS} tokens is one record, so the layout's records must cover
+ * <p>Each block of {@link TraceRequest#BLOCK_TOKENS} tokens is one record, so the layout's records must cover
  * 512 tokens (deepseek-tp4 and qwen-tp1 do). The snapshots' bytes are not filled: the replay measures hits and
- * restore decisions, not content (the burst checks bytes).
+ * restore decisions, not content (the burst checks bytes). {@link ReplaySimulator} runs the same steps without
+ * actors.
  */
 public final class TraceReplay {
 
     /** Namespace of the replay's records. */
-    public static final String NAMESPACE = "replay";
+    public static final String NAMESPACE = ReplaySimulator.NAMESPACE;
 
     /** How long the engine keeps a publication's GPU snapshot. */
     static final Duration SNAPSHOT_LIFETIME = Duration.ofSeconds(2);
 
-    /** A restore is never refused for time: the replay's recompute estimate. */
-    static final Duration RECOMPUTE_ESTIMATE = Duration.ofHours(1);
-
     private final SeleneCache cache;
-    private final DeviceCopier copier;
     private final Layout layout;
     private final double speedup;
-    private final int rowInterval;
+    private final RowRule rows;
+    private final PrefillCost cost;
     private final PrintStream progress;
     private final Publisher publisher;
     private final Scratch snapshots;
@@ -57,46 +61,29 @@ public final class TraceReplay {
 
     /**
      * A replay through {@code cache} on {@code copier} (the device the cache is registered with), pacing arrivals
-     * by {@code speedup} (≤ 0: as fast as possible), with progress on {@code progress} (null: none).
+     * by {@code speedup} (≤ 0: as fast as possible), placing rows by {@code rows}, refusing restores slower than
+     * recomputing by {@code cost}, with progress on {@code progress} (null: none).
      */
-    public TraceReplay(SeleneCache cache, DeviceCopier copier, double speedup, PrintStream progress) {
-        this(cache, copier, speedup, 0, progress);
-    }
-
-    /**
-     * A replay as above whose engine also publishes a row at every {@code rowInterval}-th block ({@code 0}: only
-     * at each request's last block).
-     */
-    public TraceReplay(SeleneCache cache, DeviceCopier copier, double speedup, int rowInterval,
+    public TraceReplay(SeleneCache cache, DeviceCopier copier, double speedup, RowRule rows, PrefillCost cost,
                        PrintStream progress) {
-        if (rowInterval < 0) {
-            throw new IllegalArgumentException("--row-interval " + rowInterval + " is invalid; allowed: 0 (rows at "
-                    + "each request's last block only) or a positive number of blocks");
-        }
-        this.rowInterval = rowInterval;
         this.cache = cache;
-        this.copier = copier;
         this.layout = cache.layout();
-        if (layout.tokensPerRecord() != MooncakeTrace.BLOCK_TOKENS) {
+        if (layout.tokensPerRecord() != TraceRequest.BLOCK_TOKENS) {
             throw new IllegalArgumentException("--layout '" + layout.name() + "' has records of "
                     + layout.tokensPerRecord() + " tokens; allowed: a layout whose records cover "
-                    + MooncakeTrace.BLOCK_TOKENS + " tokens (deepseek-tp4, qwen-tp1)");
+                    + TraceRequest.BLOCK_TOKENS + " tokens (deepseek-tp4, qwen-tp1)");
         }
         this.speedup = speedup;
+        this.rows = rows;
+        this.cost = cost;
         this.progress = progress;
         this.publisher = new Publisher(cache);
         this.snapshots = new Scratch(copier);
         this.targets = new Scratch(copier);
     }
 
-    /** Replays {@code trace} and returns the report. */
-    public ReplayReport run(List<TraceRequest> trace) {
-        ReplayReport report = new ReplayReport();
-        report.layout = layout.name();
-        report.warmBytes = cache.config().warmBytes();
-        report.speedup = speedup;
-        report.rowInterval = rowInterval;
-        report.ceiling = TraceCeiling.of(trace, rowInterval);
+    /** Replays {@code trace} into {@code report}, which already names the run. */
+    public ReplayReport run(List<TraceRequest> trace, ReplayReport report) {
         long start = System.nanoTime();
         long lastProgress = start;
         try {
@@ -135,19 +122,18 @@ public final class TraceReplay {
         report.requests++;
         report.tokensRequested += r.inputLength();
         report.blocksReferenced += chain.length;
-        int restored = restore(chain, report);
+        int restored = restore(r, chain, report);
         if (restored > 0) {
             report.requestsHit++;
             report.blocksRestored += restored;
-            report.tokensFromCache += Math.min((long) restored * MooncakeTrace.BLOCK_TOKENS, r.inputLength());
         } else {
             report.requestsRecomputed++;
         }
-        publish(chain, restored, report);
+        publish(r, chain, restored, report);
     }
 
     /** Looks up and restores the match; returns the records restored (0: recompute). */
-    private int restore(long[] chain, ReplayReport report) {
+    private int restore(TraceRequest r, long[] chain, ReplayReport report) {
         if (chain.length == 0) {
             return 0;
         }
@@ -168,13 +154,13 @@ public final class TraceReplay {
             places.add(DevicePlacement.contiguous(layout, base + offset, l.hasRow()));
             offset += DevicePlacement.bytesNeeded(layout, l.hasRow());
         }
-        RestoreResult result = cache.restore(NAMESPACE, Arrays.copyOf(chain, depth), places, RECOMPUTE_ESTIMATE)
+        long tokens = Math.min((long) depth * TraceRequest.BLOCK_TOKENS, r.inputLength());
+        Duration recompute = Duration.ofNanos((long) (cost.recomputeSeconds(tokens) * 1e9));
+        RestoreResult result = cache.restore(NAMESPACE, Arrays.copyOf(chain, depth), places, recompute)
                 .toCompletableFuture().join();
         switch (result.outcome()) {
             case RESTORED -> {
-                report.restoresFromMemory += result.fromMemory() > 0 ? 1 : 0;
-                report.restoresFromDisk += result.fromDisk() > 0 ? 1 : 0;
-                report.restoresFromPool += result.fromPool() > 0 ? 1 : 0;
+                countRestored(r, match, result, report);
                 return result.records();
             }
             case REFUSED -> report.restoresRefused++;
@@ -186,21 +172,44 @@ public final class TraceReplay {
         return 0;
     }
 
-    /** Publishes chain[from..] (a row at the last block) and waits for every answer. */
-    private void publish(long[] chain, int from, ReplayReport report) {
-        if (from >= chain.length) {
+    /** Counts a restore's tokens and bytes by the tier each record came from (as the lookup located them). */
+    private void countRestored(TraceRequest r, LookupResult match, RestoreResult result, ReplayReport report) {
+        report.restoresFromMemory += result.fromMemory() > 0 ? 1 : 0;
+        report.restoresFromDisk += result.fromDisk() > 0 ? 1 : 0;
+        report.restoresFromPool += result.fromPool() > 0 ? 1 : 0;
+        long tokens = Math.min((long) result.records() * TraceRequest.BLOCK_TOKENS, r.inputLength());
+        report.tokensFromCache += tokens;
+        for (int i = 0; i < result.records() && i < match.records().size(); i++) {
+            LookupResult.Located l = match.records().get(i);
+            long blockTokens = Math.max(0, Math.min(TraceRequest.BLOCK_TOKENS,
+                    r.inputLength() - (long) i * TraceRequest.BLOCK_TOKENS));
+            long recordBytes = layout.recordBytes(l.hasRow());
+            if (l.tier() == Tier.MEMORY) {
+                report.tokensFromMemory += blockTokens;
+                report.bytesFromMemory += recordBytes;
+            } else {
+                report.tokensFromDisk += blockTokens;
+                report.bytesFromDisk += recordBytes;
+            }
+        }
+    }
+
+    /** Publishes the request's records from {@code from} on and waits for every answer. */
+    private void publish(TraceRequest r, long[] chain, int from, ReplayReport report) {
+        int n = rows.published(r);
+        if (from >= n) {
             return;
         }
         long bytes = 0;
-        for (int i = from; i < chain.length; i++) {
-            bytes += DevicePlacement.bytesNeeded(layout, hasRow(i, chain.length, rowInterval));
+        for (int i = from; i < n; i++) {
+            bytes += DevicePlacement.bytesNeeded(layout, rows.hasRow(r, i));
         }
         long base = snapshots.ensure(bytes);
         SnapshotLease lease = SnapshotLease.until(System.nanoTime() + SNAPSHOT_LIFETIME.toNanos());
-        List<CompletableFuture<PublishOutcome>> all = new ArrayList<>(chain.length - from);
+        List<CompletableFuture<PublishOutcome>> all = new ArrayList<>(n - from);
         long offset = 0;
-        for (int i = from; i < chain.length; i++) {
-            boolean hasRow = hasRow(i, chain.length, rowInterval);
+        for (int i = from; i < n; i++) {
+            boolean hasRow = rows.hasRow(r, i);
             RecordKey parent = i == 0 ? null : new RecordKey(NAMESPACE, chain[i - 1]);
             RecordSpec spec = new RecordSpec(new RecordKey(NAMESPACE, chain[i]), parent, hasRow);
             all.add(publisher.publish(spec, DevicePlacement.contiguous(layout, base + offset, hasRow), lease)
@@ -220,11 +229,6 @@ public final class TraceReplay {
                 report.otherPublishResults++;
             }
         }
-    }
-
-    /** Whether block {@code i} of a request of {@code n} blocks is published with a row. */
-    static boolean hasRow(int i, int n, int rowInterval) {
-        return i == n - 1 || (rowInterval > 0 && (i + 1) % rowInterval == 0);
     }
 
     /** One device region reused across requests, grown when a request needs more. */

@@ -2,6 +2,8 @@ package dev.selene.node.replay;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.selene.engine.trace.TraceRequest;
+import dev.selene.engine.trace.TraceShapes;
 import dev.selene.node.cli.SeleneMain;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -12,33 +14,38 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** {@code selene replay} on the first 200 requests of the Mooncake synthetic trace, and its ceiling arithmetic. */
+/** {@code selene replay} on the first 200 requests of the Mooncake synthetic trace and on generated traces. */
 class ReplayTest {
 
     static final Path TRACE = Path.of("src", "test", "resources", "mooncake-first-200.jsonl");
 
-    private static TraceRequest req(int input, long... ids) {
-        return new TraceRequest(0, input, 1, ids);
-    }
-
-    @Test
-    void ceiling_countsRepeatedBlocks_andTheRowAwareMatch() {
-        List<TraceRequest> trace = List.of(req(1536, 1, 2, 3), req(2048, 1, 2, 3, 4), req(1024, 1, 2), req(512, 9));
-        TraceCeiling c = TraceCeiling.of(trace);
-        assertEquals(10, c.blockReferences());
-        assertEquals(5, c.distinctBlocks());
-        assertEquals(0.5, c.blockCeiling(), 1e-9);
-        // Seen prefixes: 0, 3 blocks (1536 tokens), 2 blocks (1024), 0 of 5120 requested tokens.
-        assertEquals((1536 + 1024) / 5120.0, c.tokenCeiling(), 1e-9);
-        // Rows at last blocks only: the second request matches up to block 3 (a row), the third matches nothing.
-        assertEquals(1536 / 5120.0, c.rowCeiling(), 1e-9);
-        assertEquals((1536 + 1024) / 5120.0, TraceCeiling.of(trace, 1).rowCeiling(), 1e-9);
+    /** Runs {@code selene replay ARGS --no-progress --json} and returns its JSON report. */
+    private static JsonNode replay(String... args) throws IOException {
+        List<String> all = new ArrayList<>(List.of("replay"));
+        all.addAll(List.of(args));
+        all.addAll(List.of("--no-progress", "--json"));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        PrintStream saved = System.out;
+        int code;
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            code = SeleneMain.execute(all.toArray(String[]::new));
+        } finally {
+            System.setOut(saved);
+        }
+        assertEquals(0, code, out.toString(StandardCharsets.UTF_8));
+        List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("ceiling, unbounded cache")), "the table comes first");
+        return new ObjectMapper().readTree(lines.getLast());
     }
 
     @Test
@@ -51,28 +58,84 @@ class ReplayTest {
     }
 
     @Test
-    void replay_reportsAHitRatioBetweenZeroAndTheUnboundedCeiling() throws IOException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        PrintStream saved = System.out;
-        int code;
-        try {
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            code = SeleneMain.execute("replay", TRACE.toString(), "--warm", "512m", "--row-interval", "4",
-                    "--no-progress", "--json");
-        } finally {
-            System.setOut(saved);
+    void aWrittenTrace_readsBackTheSame(@TempDir Path dir) {
+        List<TraceRequest> trace = TraceShapes.generate("system-prompts", 2, 50);
+        Path file = dir.resolve("t.jsonl");
+        MooncakeTrace.write(file, trace);
+        List<TraceRequest> back = MooncakeTrace.read(file, 0);
+        assertEquals(trace.size(), back.size());
+        for (Iterator<TraceRequest> a = trace.iterator(), b = back.iterator(); a.hasNext(); ) {
+            TraceRequest x = a.next();
+            TraceRequest y = b.next();
+            assertEquals(x.timestampMillis(), y.timestampMillis());
+            assertEquals(x.inputLength(), y.inputLength());
+            assertArrayEquals(x.hashIds(), y.hashIds());
         }
-        assertEquals(0, code);
-        List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
-        JsonNode r = new ObjectMapper().readTree(lines.getLast());
+    }
+
+    @Test
+    void theNode_andTheSimulator_giveTheSameHitRatio_andTheReportNamesPolicyAndRows() throws IOException {
+        JsonNode r = replay(TRACE.toString(), "--warm", "256m");
+        assertEquals("node", r.get("engine").asText());
+        assertEquals("lru", r.get("policy").asText());
+        assertEquals("last-full", r.get("rows").asText());
         assertEquals(200, r.get("requests").asInt());
         double hit = r.get("hit_ratio").asDouble();
-        double ceiling = r.get("ceiling_unbounded").asDouble();
         assertTrue(hit > 0, "some requests hit: " + r);
-        assertTrue(hit <= ceiling, "hit ratio " + hit + " above the unbounded ceiling " + ceiling);
+        assertTrue(r.get("evicted") == null || r.get("evicted").isNull(), "the node does not report evictions");
+        assertEquals(hit, r.get("simulated_hit_ratio").asDouble(), 0.0, "simulator and node: " + r);
+        assertTrue(hit <= r.get("oracle_hit_ratio").asDouble(), "the oracle bounds LRU here: " + r);
+        assertTrue(r.get("oracle_hit_ratio").asDouble() <= r.get("ceiling_unbounded_rows").asDouble(), r.toString());
+        assertEquals(hit, r.get("hit_ratio_memory").asDouble(), 1e-4);
+        assertTrue(r.get("seconds_saved").asDouble() > 0);
         assertTrue(r.get("restores_memory").asInt() > 0);
         assertEquals(r.get("requests").asInt(), r.get("requests_hit").asInt() + r.get("requests_recomputed").asInt());
         assertTrue(r.get("stored").asInt() > 0);
-        assertTrue(lines.stream().anyMatch(l -> l.startsWith("ceiling, unbounded cache")));
+    }
+
+    @Test
+    void lastFullRows_serveMore_thanRowsAtThePartialLastBlock() throws IOException {
+        JsonNode lastFull = replay(TRACE.toString(), "--simulate", "--warm", "1g");
+        JsonNode last = replay(TRACE.toString(), "--simulate", "--warm", "1g", "--rows", "last");
+        assertEquals("simulator", lastFull.get("engine").asText());
+        assertEquals("last", last.get("rows").asText());
+        assertTrue(lastFull.get("ceiling_unbounded_rows").asDouble() > last.get("ceiling_unbounded_rows").asDouble());
+        assertTrue(lastFull.get("hit_ratio").asDouble() > last.get("hit_ratio").asDouble());
+    }
+
+    @Test
+    void theOraclePolicy_runsInTheSimulator_andServesAtLeastLruAndReuse() throws IOException {
+        JsonNode oracle = replay("--generate", "agent-loops", "--requests", "400", "--policy", "oracle",
+                "--warm", "256m");
+        assertEquals("simulator", oracle.get("engine").asText());
+        assertEquals("oracle", oracle.get("policy").asText());
+        for (String policy : List.of("lru", "reuse")) {
+            JsonNode r = replay("--generate", "agent-loops", "--requests", "400", "--policy", policy, "--simulate",
+                    "--warm", "256m");
+            assertTrue(r.get("hit_ratio").asDouble() <= oracle.get("hit_ratio").asDouble(), policy + ": " + r);
+            assertEquals(oracle.get("hit_ratio").asDouble(), r.get("oracle_hit_ratio").asDouble(), 0.0);
+        }
+    }
+
+    @Test
+    void aReplayWithADiskTier_restoresFromDisk_andSplitsItsHitsByTier(@TempDir Path dir) throws IOException {
+        JsonNode r = replay("--generate", "short-chats", "--requests", "300", "--warm", "16m", "--concurrency", "1",
+                "--disk-dir", dir.toString(), "--disk-size", "1g");
+        assertTrue(r.get("restores_disk").asInt() > 0, "some restores read the disk: " + r);
+        assertTrue(r.get("hit_ratio_disk").asDouble() > 0, r.toString());
+        assertEquals(r.get("hit_ratio").asDouble(),
+                r.get("hit_ratio_memory").asDouble() + r.get("hit_ratio_disk").asDouble(), 2e-4);
+        try (var left = Files.list(dir)) {
+            assertEquals(0, left.count(), "the replay's disk directory is gone");
+        }
+    }
+
+    @Test
+    void badOptions_areOneLineNamingTheAllowedValues() {
+        assertEquals(2, SeleneMain.execute("replay", TRACE.toString(), "--policy", "fifo", "--no-progress"));
+        assertEquals(2, SeleneMain.execute("replay", TRACE.toString(), "--rows", "first", "--no-progress"));
+        assertEquals(2, SeleneMain.execute("replay", "--no-progress"));
+        assertEquals(2, SeleneMain.execute("replay", TRACE.toString(), "--simulate", "--disk-dir", "x",
+                "--no-progress"));
     }
 }

@@ -1,4 +1,4 @@
-package dev.selene.node.replay;
+package dev.selene.engine.trace;
 
 import dev.selene.engine.key.ChainHash;
 
@@ -11,30 +11,21 @@ import java.util.Set;
 /**
  * What an unbounded cache would serve from a trace, computed exactly from it (nothing is evicted):
  * <ul>
- *   <li>{@code blockCeiling}: the share of block references that repeat a block seen before (the traces
- *       README's 64% for the synthetic trace);</li>
+ *   <li>{@code blockCeiling}: the share of block references that repeat a block seen before;</li>
  *   <li>{@code tokenCeiling}: the same in tokens, per request the longest previously seen prefix, capped at the
- *       prompt: the most any cache could serve, the ceiling a replay's hit ratio is held to;</li>
+ *       prompt: the most any cache could serve;</li>
  *   <li>{@code rowCeiling}: an unbounded cache that follows Selene's match rule (a match ends at a record with a
- *       row, and a replay publishes a row only at a request's last block), which shows how much of the gap to
- *       the token ceiling is the match rule rather than the cache's size.</li>
+ *       row) under a {@link RowRule}; a record keeps what its first publication carried (a later one at the same
+ *       key finds it present), which is how the node behaves. It is the ceiling a replay's hit ratio is held to.</li>
  * </ul>
  */
 public record TraceCeiling(long requests, long blockReferences, long distinctBlocks, long tokensRequested,
                            double blockCeiling, double tokenCeiling, double rowCeiling) {
 
-    /** The ceilings of {@code trace} when a row is published only at each request's last block. */
-    public static TraceCeiling of(List<TraceRequest> trace) {
-        return of(trace, 0);
-    }
-
-    /**
-     * The ceilings of {@code trace} when the engine publishes a row at each request's last block and, when
-     * {@code rowInterval > 0}, at every {@code rowInterval}-th block.
-     */
-    public static TraceCeiling of(List<TraceRequest> trace, int rowInterval) {
+    /** The ceilings of {@code trace} when the engine places rows by {@code rows}. */
+    public static TraceCeiling of(List<TraceRequest> trace, RowRule rows) {
         Set<Long> seen = new HashSet<>();
-        Map<Long, Boolean> hasRow = new HashMap<>();
+        Map<Long, Boolean> published = new HashMap<>();
         long refs = 0;
         long repeats = 0;
         long requested = 0;
@@ -49,19 +40,21 @@ public record TraceCeiling(long requests, long blockReferences, long distinctBlo
                 seenPrefix++;
             }
             int rowMatch = 0;
-            for (int i = 0; i < seenPrefix; i++) {
-                if (hasRow.getOrDefault(chain[i], false)) {
+            for (int i = 0; i < chain.length && published.containsKey(chain[i]); i++) {
+                if (published.get(chain[i])) {
                     rowMatch = i + 1;
                 }
             }
-            anyPrefixTokens += Math.min((long) seenPrefix * MooncakeTrace.BLOCK_TOKENS, r.inputLength());
-            rowTokens += Math.min((long) rowMatch * MooncakeTrace.BLOCK_TOKENS, r.inputLength());
-            for (int i = 0; i < chain.length; i++) {
-                if (seen.add(chain[i])) {
-                    hasRow.put(chain[i], TraceReplay.hasRow(i, chain.length, rowInterval));
-                } else {
+            anyPrefixTokens += Math.min((long) seenPrefix * TraceRequest.BLOCK_TOKENS, r.inputLength());
+            rowTokens += Math.min((long) rowMatch * TraceRequest.BLOCK_TOKENS, r.inputLength());
+            for (long key : chain) {
+                if (!seen.add(key)) {
                     repeats++;
                 }
+            }
+            int n = rows.published(r);
+            for (int i = 0; i < n; i++) {
+                published.putIfAbsent(chain[i], rows.hasRow(r, i));
             }
         }
         return new TraceCeiling(trace.size(), refs, seen.size(), requested,
