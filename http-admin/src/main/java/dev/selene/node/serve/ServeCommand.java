@@ -45,7 +45,8 @@ public final class ServeCommand implements Callable<Integer> {
         var c = settings.cache();
         System.err.printf("selene serve: %s node, layout %s, warm %s, max age %s; admin http://%s:%d/%n",
                 settings.shape(), c.layout().name(), ByteSize.format(c.warmBytes()),
-                c.maxAge() == null ? "off" : c.maxAge(), settings.admin().bind(), node.adminPort());
+                c.maxAge() == null ? "off" : dev.selene.actors.api.Durations.human(c.maxAge()), settings.admin().bind(),
+                node.adminPort());
         System.err.flush();
         started.complete(node);
         node.whenStopped().toCompletableFuture().join();
