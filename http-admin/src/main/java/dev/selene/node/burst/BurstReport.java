@@ -68,6 +68,8 @@ public final class BurstReport {
     double rawCopyCpuGbps;
     /** CPU time of the simulated device's device-to-host copy threads during the burst (0 on a real GPU). */
     long copyThreadCpuNanos;
+    /** CPU time of this whole process during the burst. */
+    long burstCpuNanos;
     long publishP50Nanos;
     long publishP99Nanos;
     double copyEngineBusySeconds;
@@ -200,6 +202,7 @@ public final class BurstReport {
         m.put("publish_cpu_ratio", round(ratio(publishCpuGbps(), rawCopyCpuGbps)));
         m.put("copy_engine_busy_seconds", round(copyEngineBusySeconds));
         m.put("burst_cpu_cores", round(burstCpuCores));
+        m.put("cpu_us_per_publication_beside_copy", round(cpuMicrosPerPublicationBesideCopy()));
         m.put("publish_p50_ms", round(publishP50Nanos / 1e6));
         m.put("publish_p99_ms", round(publishP99Nanos / 1e6));
         m.put("bytes_restored", probe.bytes);
@@ -266,6 +269,16 @@ public final class BurstReport {
             b.append(", the disk filled up ").append(diskFull).append(" times");
         }
         return b.toString();
+    }
+
+    /**
+     * The process's CPU time during the burst minus the copy threads', per publication, in microseconds: what the
+     * actor protocol, the publishing driver, the garbage collector and the compiler cost together beside the
+     * copy (an upper bound on the protocol's own cost); 0 without the simulated device's copy threads.
+     */
+    double cpuMicrosPerPublicationBesideCopy() {
+        return copyThreadCpuNanos > 0 && published > 0
+                ? Math.max(0, burstCpuNanos - copyThreadCpuNanos) / 1e3 / published : 0;
     }
 
     /** Bytes published per CPU-second of the device-to-host copy threads (0 when they are not this JVM's). */
@@ -349,6 +362,10 @@ public final class BurstReport {
         if (copyEngineBusySeconds > 0) {
             row(b, "copy engine busy / GB/s while busy", String.format(Locale.ROOT, "%.2f s / %.2f",
                     copyEngineBusySeconds, bytesPublished / copyEngineBusySeconds / 1e9));
+        }
+        if (copyThreadCpuNanos > 0) {
+            row(b, "CPU per publication beside the copy", String.format(Locale.ROOT, "%.0f µs",
+                    cpuMicrosPerPublicationBesideCopy()));
         }
         row(b, "CPU cores busy during the burst", String.format(Locale.ROOT, "%.2f of %d", burstCpuCores,
                 Runtime.getRuntime().availableProcessors()));

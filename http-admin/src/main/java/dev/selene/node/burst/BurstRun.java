@@ -331,6 +331,7 @@ public final class BurstRun {
         long elapsed = System.nanoTime() - start;
         report.burstCpuCores = (processCpuNanos() - cpuStart) / (double) elapsed;
         report.copyThreadCpuNanos = threadCpuNanos(COPY_THREAD_PREFIX) - copyCpuStart;
+        report.burstCpuNanos = processCpuNanos() - cpuStart;
         long[] latencies = new long[outcomes.size()];
         int k = 0;
         for (PublishOutcome o : outcomes) {

@@ -55,6 +55,7 @@ class BurstCommandTest {
         assertTrue(j.get("publish_cpu_gbps").asDouble() > 0, "the copy threads' CPU time is measured");
         assertTrue(j.get("raw_copy_cpu_gbps").asDouble() > 0, "and the raw copy's");
         assertTrue(j.get("publish_cpu_ratio").asDouble() > 0);
+        assertTrue(j.get("cpu_us_per_publication_beside_copy").asDouble() > 0, "the rest of the process's CPU time");
         assertEquals(j.get("publish_vs_raw_copy").asDouble(), j.get("publish_wall_ratio").asDouble());
         assertTrue(j.get("bytes_published").asLong() > 0);
         assertTrue(r.out().contains("restored full / partial"), "the human table is printed too");
