@@ -221,16 +221,8 @@ final class AdminRoutes extends AllDirectives {
     }
 
     private Map<String, Object> config(CacheConfig c) {
-        Layout l = c.layout();
-        Map<String, Object> layout = new LinkedHashMap<>();
-        layout.put("name", l.name());
-        layout.put("ranks", l.ranks());
-        layout.put("pageBytes", l.pageBytes());
-        layout.put("rowBytes", l.rowBytes());
-        layout.put("pagesPerRecord", l.pagesPerRecord());
-        layout.put("tokensPerRecord", l.tokensPerRecord());
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("layout", layout);
+        m.put("layout", Json.layout(c.layout()));
         m.put("warmBytes", c.warmBytes());
         m.put("concurrency", c.concurrency());
         m.put("hostBudgetBytes", c.hostBudgetBytes());

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.selene.actors.api.RecordView;
 import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.layout.Layout;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
@@ -37,6 +38,19 @@ final class Json {
     static HttpResponse response(StatusCode status, Object value) {
         return HttpResponse.create().withStatus(status)
                 .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, write(value)));
+    }
+
+    /** A layout as {@code /status} shows it, on a cache node and on a pool manager alike. */
+    static Map<String, Object> layout(Layout l) {
+        Map<String, Object> layout = new LinkedHashMap<>();
+        layout.put("name", l.name());
+        layout.put("ranks", l.ranks());
+        layout.put("pageBytes", l.pageBytes());
+        layout.put("rowBytes", l.rowBytes());
+        layout.put("pagesPerRecord", l.pagesPerRecord());
+        layout.put("tokensPerRecord", l.tokensPerRecord());
+        layout.put("slotBytes", l.slotBytes());
+        return layout;
     }
 
     /** The error body every 4xx and 5xx answer carries: {@code {"status", "error", "detail"}}. */

@@ -2,7 +2,6 @@ package dev.selene.node.admin;
 
 import dev.selene.actors.pool.ManagerStore;
 import dev.selene.actors.pool.PoolManagerNode;
-import dev.selene.engine.layout.Layout;
 import dev.selene.node.config.ManagerSettings;
 import dev.selene.node.config.NodeSettings;
 import org.apache.pekko.cluster.ClusterEvent;
@@ -139,16 +138,8 @@ final class ManagerRoutes extends AllDirectives {
 
     private static Map<String, Object> config(NodeSettings s) {
         ManagerSettings m = s.manager();
-        Layout l = s.cache().layout();
-        Map<String, Object> layout = new LinkedHashMap<>();
-        layout.put("name", l.name());
-        layout.put("ranks", l.ranks());
-        layout.put("pageBytes", l.pageBytes());
-        layout.put("rowBytes", l.rowBytes());
-        layout.put("pagesPerRecord", l.pagesPerRecord());
-        layout.put("slotBytes", l.slotBytes());
         Map<String, Object> c = new LinkedHashMap<>();
-        c.put("layout", layout);
+        c.put("layout", Json.layout(s.cache().layout()));
         c.put("bind", m.bind());
         c.put("port", m.port());
         c.put("seeds", m.seeds());

@@ -305,9 +305,10 @@ public final class BurstReport {
 
     /** The median of each ratio figure over {@code reports} (the mean of the middle two for an even count). */
     public static Map<String, Double> medians(List<BurstReport> reports) {
+        List<Map<String, Double>> each = reports.stream().map(BurstReport::ratios).toList();
         Map<String, Double> out = new LinkedHashMap<>();
         for (String k : RATIO_FIELDS) {
-            double[] v = reports.stream().map(BurstReport::ratios).filter(m -> m.containsKey(k))
+            double[] v = each.stream().filter(m -> m.containsKey(k))
                     .mapToDouble(m -> m.get(k)).sorted().toArray();
             if (v.length > 0) {
                 double median = v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;

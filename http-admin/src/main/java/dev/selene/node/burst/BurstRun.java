@@ -542,10 +542,9 @@ public final class BurstRun {
     private static long threadCpuNanos(String prefix) {
         java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
         long sum = 0;
-        for (Thread t : Thread.getAllStackTraces().keySet()) {
-            if (t.getName().startsWith(prefix)) {
-                long n = mx.getThreadCpuTime(t.threadId());
-                sum += Math.max(0, n);
+        for (java.lang.management.ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds(), 0)) {
+            if (t != null && t.getThreadName().startsWith(prefix)) {
+                sum += Math.max(0, mx.getThreadCpuTime(t.getThreadId()));
             }
         }
         return sum;

@@ -11,6 +11,7 @@ import dev.selene.node.burst.BurstSettings;
 import dev.selene.node.burst.PoolManagers;
 import dev.selene.node.burst.RawDisk;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -75,34 +76,13 @@ final class BurstCommand implements Callable<Integer> {
     @Option(names = "--drain", description = "Drain parked records to disk when the node stops (B8).")
     boolean drain;
 
-    @Option(names = "--layout", defaultValue = "deepseek-tp4",
-            description = "Layout preset: deepseek-tp4, qwen-tp1, small (default: ${DEFAULT-VALUE}).")
-    String layout;
+    @Mixin
+    WorkloadOptions workload;
 
     @Option(names = "--conversations",
             description = "Conversations per run (default: 128; 32 with --preset pool, which moves every byte over the "
                     + "network twice and measures a raw baseline of the same bytes).")
     Integer conversationsOption;
-
-    @Option(names = "--concurrency", defaultValue = "32", description = "Conversations at once (default: ${DEFAULT-VALUE}).")
-    int concurrency;
-
-    @Option(names = "--tokens", defaultValue = "3072", description = "Prompt tokens per conversation (default: ${DEFAULT-VALUE}).")
-    int tokens;
-
-    @Option(names = "--turns", defaultValue = "2", description = "Turns per conversation (default: ${DEFAULT-VALUE}).")
-    int turns;
-
-    @Option(names = "--warm", defaultValue = "auto",
-            description = "Warm tier size, e.g. 512m or 3g; 'auto' holds the whole burst (default: ${DEFAULT-VALUE}).")
-    String warm;
-
-    @Option(names = "--snapshot-ms", defaultValue = "2000",
-            description = "How long the engine keeps a publication's GPU snapshot (default: ${DEFAULT-VALUE}).")
-    long snapshotMillis;
-
-    @Option(names = "--device", defaultValue = "auto", description = "auto, simulated or cuda (default: ${DEFAULT-VALUE}).")
-    String device;
 
     @Option(names = "--copy-threads", defaultValue = "1",
             description = "Simulated device: copy-engine threads per direction (default: ${DEFAULT-VALUE}).")
@@ -235,18 +215,17 @@ final class BurstCommand implements Callable<Integer> {
         if ((restart || drain) && !withDisk) {
             throw new IllegalArgumentException("--restart and --drain need a disk tier; use --preset 8g or disk-only");
         }
-        if (!device.equals("auto") && !device.equals("simulated") && !device.equals("cuda")) {
-            throw new IllegalArgumentException("--device '" + device + "' is unknown; allowed: auto, simulated, cuda");
-        }
+        String device = workload.device();
         if (managers < 1 || managers > 3) {
             throw new IllegalArgumentException("--managers " + managers + " is invalid; allowed: 1..3");
         }
-        Layout l = Layout.preset(layout);
-        BurstSettings probe = new BurstSettings(l, conversations, concurrency, tokens, turns, 0, snapshotMillis,
+        Layout l = Layout.preset(workload.layout);
+        BurstSettings probe = new BurstSettings(l, conversations, workload.concurrency, workload.tokens,
+                workload.turns, 0, workload.snapshotMillis,
                 device, copyThreads, 0, seed, false, false, null);
         long warmBytes;
-        if (!warm.equalsIgnoreCase("auto")) {
-            warmBytes = ByteSize.parse("--warm", warm);
+        if (!workload.autoWarm()) {
+            warmBytes = ByteSize.parse("--warm", workload.warm);
         } else {
             warmBytes = switch (p) {
                 case "8g" -> 8L << 30;
@@ -267,16 +246,18 @@ final class BurstCommand implements Callable<Integer> {
             BurstRun.deleteWarmUpDirectory(BurstRun.warmUpDirectory(dir));
         }
         long cap = ByteSize.parse("--bandwidth-cap", bandwidthCap);
-        BurstSettings settings = new BurstSettings(l, conversations, concurrency, tokens, turns, warmBytes,
-                snapshotMillis, device, copyThreads, cap, seed, !noProgress, restart, dir,
+        BurstSettings settings = new BurstSettings(l, conversations, workload.concurrency, workload.tokens,
+                workload.turns, warmBytes,
+                workload.snapshotMillis, device, copyThreads, cap, seed, !noProgress, restart, dir,
                 withPool ? managers : 0);
-        CacheConfig config = CacheConfig.memoryOnly(l, warmBytes).withConcurrency(concurrency)
+        CacheConfig config = CacheConfig.memoryOnly(l, warmBytes).withConcurrency(workload.concurrency)
                 .withDrainOnShutdown(drain);
         if (dir != null) {
             config = config.withDisk(dir.toString(), diskBytes);
         }
         System.err.printf(Locale.ROOT, "selene burst: %s, %d conversations of %d records (%d at once), warm %s%n",
-                l.name(), conversations, settings.recordsPerConversation(), concurrency, ByteSize.format(warmBytes));
+                l.name(), conversations, settings.recordsPerConversation(), workload.concurrency,
+                ByteSize.format(warmBytes));
         Process hog = cpuHog ? startCpuHog() : null;
         List<BurstReport> reports = new java.util.ArrayList<>();
         try {

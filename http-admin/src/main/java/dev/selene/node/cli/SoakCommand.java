@@ -14,6 +14,7 @@ import dev.selene.transport.gpu.DeviceCopier;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -67,32 +68,11 @@ final class SoakCommand implements Callable<Integer> {
     @Option(names = "--disk-size", defaultValue = "16g", description = "Disk tier size (default: ${DEFAULT-VALUE}).")
     String diskSize;
 
-    @Option(names = "--layout", defaultValue = "deepseek-tp4",
-            description = "Layout preset: deepseek-tp4, qwen-tp1, small (default: ${DEFAULT-VALUE}).")
-    String layout;
+    @Mixin
+    WorkloadOptions workload;
 
     @Option(names = "--conversations", defaultValue = "128", description = "Conversations per burst (default: ${DEFAULT-VALUE}).")
     int conversations;
-
-    @Option(names = "--concurrency", defaultValue = "32", description = "Conversations at once (default: ${DEFAULT-VALUE}).")
-    int concurrency;
-
-    @Option(names = "--tokens", defaultValue = "3072", description = "Prompt tokens per conversation (default: ${DEFAULT-VALUE}).")
-    int tokens;
-
-    @Option(names = "--turns", defaultValue = "2", description = "Turns per conversation (default: ${DEFAULT-VALUE}).")
-    int turns;
-
-    @Option(names = "--warm", defaultValue = "auto",
-            description = "Warm tier size, e.g. 512m or 3g; 'auto' holds a whole burst (default: ${DEFAULT-VALUE}).")
-    String warm;
-
-    @Option(names = "--snapshot-ms", defaultValue = "2000",
-            description = "How long the engine keeps a publication's GPU snapshot (default: ${DEFAULT-VALUE}).")
-    long snapshotMillis;
-
-    @Option(names = "--device", defaultValue = "auto", description = "auto, simulated or cuda (default: ${DEFAULT-VALUE}).")
-    String device;
 
     @Option(names = "--seed", defaultValue = "42",
             description = "Content seed of the first burst; each later burst adds one (default: ${DEFAULT-VALUE}).")
@@ -144,19 +124,17 @@ final class SoakCommand implements Callable<Integer> {
         if (!p.equals("memory-only") && !p.equals("8g") && !p.equals("disk-only")) {
             throw new IllegalArgumentException("--preset '" + preset + "' is unknown; allowed: memory-only, 8g, disk-only");
         }
-        if (!device.equals("auto") && !device.equals("simulated") && !device.equals("cuda")) {
-            throw new IllegalArgumentException("--device '" + device + "' is unknown; allowed: auto, simulated, cuda");
-        }
-        Layout l = Layout.preset(layout);
+        String device = workload.device();
+        Layout l = Layout.preset(workload.layout);
         BurstSettings shape = settings(l, 0, seed, null);
-        long warmBytes = warm.equalsIgnoreCase("auto") ? switch (p) {
+        long warmBytes = workload.autoWarm() ? switch (p) {
             case "8g" -> 8L << 30;
             case "disk-only" -> 0;
             default -> (long) Math.ceil(shape.slotsNeeded() * BurstCommand.AUTO_WARM_SLACK) * l.slotBytes();
-        } : ByteSize.parse("--warm", warm);
+        } : ByteSize.parse("--warm", workload.warm);
         NodeSettings node = SettingsLoader.load(null, adminPort == null ? Map.of()
                 : Map.of(SettingsLoader.ROOT + ".admin.port", adminPort.toString()));
-        CacheConfig config = CacheConfig.memoryOnly(l, warmBytes).withConcurrency(concurrency);
+        CacheConfig config = CacheConfig.memoryOnly(l, warmBytes).withConcurrency(workload.concurrency);
         Path dir = null;
         boolean ownDir = false;
         if (!p.equals("memory-only")) {
@@ -183,7 +161,7 @@ final class SoakCommand implements Callable<Integer> {
         PrintStream out = System.out;
         System.err.printf(Locale.ROOT, "selene soak: %.1f min of bursts: %s, %d conversations of %d records (%d at "
                         + "once), %s node, warm %s%n", minutes, l.name(), conversations,
-                settings(l, warmBytes, seed, dir).recordsPerConversation(), concurrency, first.shape(),
+                settings(l, warmBytes, seed, dir).recordsPerConversation(), workload.concurrency, first.shape(),
                 ByteSize.format(warmBytes));
         long start = System.nanoTime();
         long deadline = start + (long) (minutes * 60e9);
@@ -252,7 +230,8 @@ final class SoakCommand implements Callable<Integer> {
     }
 
     private BurstSettings settings(Layout l, long warmBytes, long burstSeed, Path dir) {
-        return new BurstSettings(l, conversations, concurrency, tokens, turns, warmBytes, snapshotMillis, device,
+        return new BurstSettings(l, conversations, workload.concurrency, workload.tokens, workload.turns, warmBytes,
+                workload.snapshotMillis, workload.device(),
                 1, 0, burstSeed, false, false, dir);
     }
 
