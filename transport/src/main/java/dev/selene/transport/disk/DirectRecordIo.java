@@ -39,7 +39,8 @@ import static dev.selene.engine.codec.RecordFileFormat.HEADER_BYTES;
  *      transfersPerRecord threads (the caller and helpers on the executor); the caller checksums the
  *      shares meanwhile. A partly used last row piece is written through a zeroed bounce block
  *   4  footer, last: until it is written the file does not validate
- *   5  fsync, close, rename over "&lt;name&gt;.rec", fsync the directory
+ *   5  fsync, close, rename over "&lt;name&gt;.rec", fsync the directory (one fsync shared by the writers that
+ *      renamed into it meanwhile: a group commit, see {@link DirectorySyncs})
  * A failure at any step removes the temporary (and, after the rename, the file); nothing half-written is ever
  * visible under a record's name. Reads check header, layout, length and footer, then read the body with the same
  * fan-out and verify every checksum before returning.
@@ -60,6 +61,7 @@ public final class DirectRecordIo implements RecordIo {
     private final int transfersPerRecord;
     private final int runBytes;
     private final Set<Path> writing = ConcurrentHashMap.newKeySet();
+    private final DirectorySyncs directorySyncs;
 
     private DirectRecordIo(FileOps ops, Executor executor, int transfersPerRecord, int runBytes) {
         if (transfersPerRecord < 1 || transfersPerRecord > 64) {
@@ -71,6 +73,7 @@ public final class DirectRecordIo implements RecordIo {
                     + " is invalid; allowed: a multiple of 4096 up to 64 MiB");
         }
         this.ops = Objects.requireNonNull(ops, "ops");
+        this.directorySyncs = new DirectorySyncs(ops);
         this.executor = executor;
         this.transfersPerRecord = executor == null ? 1 : transfersPerRecord;
         this.runBytes = runBytes;
@@ -137,7 +140,7 @@ public final class DirectRecordIo implements RecordIo {
             ops.close(file);
             ops.rename(temporary, target);
             renamed = true;
-            ops.syncDirectory(target.getParent());
+            directorySyncs.sync(target.getParent());
             return new WriteResult(target, header.fileLength());
         } catch (Exception e) {
             deleteQuietly(renamed ? target : temporary, e);
@@ -226,7 +229,7 @@ public final class DirectRecordIo implements RecordIo {
     public boolean delete(Path file) throws IOException {
         boolean existed = ops.delete(file);
         if (existed) {
-            ops.syncDirectory(file.toAbsolutePath().getParent());
+            directorySyncs.sync(file.toAbsolutePath().getParent());
         }
         return existed;
     }
