@@ -261,16 +261,23 @@ public final class SimulatedDevice implements DeviceCopier {
                             : new IllegalArgumentException("copy plan piece " + i + ":" + e.getMessage(), e);
                 }
             }
-            for (int i = 0; i < pieces; i++) {
-                if (deviceToHost) {
-                    MemorySegment.copy(device[i], 0, host[i], 0, device[i].byteSize());
-                } else {
-                    MemorySegment.copy(host[i], 0, device[i], 0, host[i].byteSize());
-                }
+            // One loop per direction: a single loop branching on the direction was recompiled by C2 whenever the
+            // other direction first ran in a hot loop (an uncommon trap), e.g. inside a timed burst.
+            if (deviceToHost) {
+                copyAll(device, host);
+            } else {
+                copyAll(host, device);
             }
             return plan.totalBytes();
         } finally {
             allocationLock.readLock().unlock();
+        }
+    }
+
+    /** Copies every piece {@code from[i]} into {@code to[i]} (same lengths). */
+    private static void copyAll(MemorySegment[] from, MemorySegment[] to) {
+        for (int i = 0; i < from.length; i++) {
+            MemorySegment.copy(from[i], 0, to[i], 0, from[i].byteSize());
         }
     }
 
