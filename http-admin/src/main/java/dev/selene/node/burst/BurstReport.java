@@ -86,6 +86,8 @@ public final class BurstReport {
     /** Publications sent again after a {@code Retry} answer, over all publications. */
     long retries;
     long maxWriteDepth;
+    /** Writes in flight on average while at least one was: write time summed over every write, over busy time. */
+    double meanWriteDepth;
     long spilled;
     int poolManagers;
     long poolRetired;
@@ -143,6 +145,7 @@ public final class BurstReport {
         long readBusy = c.get("disk.read.busy_nanos");
         diskReadGbps = readBusy > 0 ? readBytes / (double) readBusy : 0;
         maxWriteDepth = c.get("disk.write.max_in_flight");
+        meanWriteDepth = busy > 0 ? c.get("disk.write.nanos") / (double) busy : 0;
         diskFull = c.get("disk.full");
         spilled = c.get("spill.written");
     }
@@ -218,6 +221,8 @@ public final class BurstReport {
         }
         m.put("disk_full", diskFull);
         m.put("max_write_depth", maxWriteDepth);
+        m.put("mean_write_depth", round(meanWriteDepth));
+        m.put("write_depth_cap", dev.selene.actors.cache.HostCache.SPILL_IN_FLIGHT_CAP);
         if (diskWriteBytes > 0) {
             m.put("spill_wall_ratio", round(ratio(diskWriteGbps, rawDiskWriteGbps)));
             m.put("restore_read_ratio", round(ratio(diskReadGbps, rawDiskReadGbps)));
@@ -380,7 +385,8 @@ public final class BurstReport {
                     diskWriteGbps, rawDiskWriteGbps, rawDiskWriteGbps > 0 ? diskWriteGbps / rawDiskWriteGbps : 0));
             row(b, "disk read GB/s (raw O_DIRECT)", String.format(Locale.ROOT, "%.2f (%.2f, restore at %.2fx)",
                     diskReadGbps, rawDiskReadGbps, rawDiskReadGbps > 0 ? diskReadGbps / rawDiskReadGbps : 0));
-            row(b, "max writes in flight", Long.toString(maxWriteDepth));
+            row(b, "writes in flight (mean / max / cap)", String.format(Locale.ROOT, "%.1f / %d / %d",
+                    meanWriteDepth, maxWriteDepth, dev.selene.actors.cache.HostCache.SPILL_IN_FLIGHT_CAP));
             if (rawDiskError != null) {
                 row(b, "raw O_DIRECT baseline", rawDiskError);
             }

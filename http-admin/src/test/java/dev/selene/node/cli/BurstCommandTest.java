@@ -157,6 +157,9 @@ class BurstCommandTest {
         assertEquals(16, j.get("restored_after_restart").get("full").asLong());
         assertTrue(j.get("verified").asBoolean());
         assertTrue(j.get("max_write_depth").asLong() >= 1);
+        double meanDepth = j.get("mean_write_depth").asDouble();
+        assertTrue(meanDepth > 0 && meanDepth <= j.get("write_depth_cap").asLong(),
+                "writes in flight on average, within the scheduler's cap: " + meanDepth);
         assertTrue(j.get("raw_disk_write_gbps").asDouble() > 0, "raw O_DIRECT baseline measured in the same run");
         assertEquals(0, j.get("disk_full").asLong());
         assertTrue(j.get("spill_wall_ratio").asDouble() > 0, "spill against raw O_DIRECT, same run");
