@@ -34,6 +34,9 @@ import org.apache.pekko.http.scaladsl.model.IllegalRequestException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
@@ -45,6 +48,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Properties;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -55,7 +59,8 @@ import java.util.function.Supplier;
 /**
  * The admin HTTP routes. Read-only: {@code /health}, {@code /ready}, {@code /metrics}, {@code /status},
  * {@code /status/history}, {@code /records}, {@code /records/{ns}/{key}}, {@code /trace/{ns}/{key}},
- * {@code /actors}, and the status page at {@code /}. Mutating, with {@code Authorization: Bearer TOKEN}:
+ * {@code /actors}, and the status page at {@code /} (its files under {@code /assets/}, uPlot under
+ * {@code /assets/uplot/}). Mutating, with {@code Authorization: Bearer TOKEN}:
  * {@code POST /drain}, {@code DELETE /records/{ns}/{key}}, {@code POST /expire}.
  *
  * <p>Every error is a JSON body {@code {"status", "error", "detail"}}: bad input gets a 4xx, never a 500 or a
@@ -68,6 +73,8 @@ final class AdminRoutes extends AllDirectives {
     static final int MAX_LIMIT = 1000;
 
     private static final Logger LOG = LoggerFactory.getLogger(AdminRoutes.class);
+    /** Where the uPlot WebJar keeps its built files; served under {@code /assets/uplot/}. */
+    static final String UPLOT_DIR = "META-INF/resources/webjars/uplot/" + webJarVersion("uplot") + "/dist";
     private static final Duration DRAIN_TIMEOUT = Duration.ofMinutes(5);
 
     private final AdminContext ctx;
@@ -87,7 +94,9 @@ final class AdminRoutes extends AllDirectives {
                 () -> handleRejections(rejections(), () -> bodyLimit(() -> concat(
                 pathSingleSlash(() -> get(() -> getFromResource("selene-admin/index.html",
                         ContentTypes.TEXT_HTML_UTF8))),
-                pathPrefix("assets", () -> get(() -> getFromResourceDirectory("selene-admin"))),
+                pathPrefix("assets", () -> get(() -> concat(
+                        pathPrefix("uplot", () -> getFromResourceDirectory(UPLOT_DIR)),
+                        getFromResourceDirectory("selene-admin")))),
                 path("health", () -> get(() -> complete(Json.ok(Map.of("status", "ok"))))),
                 path("ready", () -> get(this::ready)),
                 path("metrics", () -> get(() -> complete(HttpResponse.create().withEntity(
@@ -248,7 +257,23 @@ final class AdminRoutes extends AllDirectives {
         m.put("capacity", ctx.history().capacity());
         m.put("samples", ctx.history().samples());
         m.put("events", ctx.history().events());
+        m.put("eventsByReason", ctx.history().eventGroups());
         return m;
+    }
+
+    /** The version of the WebJar {@code org.webjars.npm:name} on the class path, from its Maven properties. */
+    static String webJarVersion(String name) {
+        String path = "/META-INF/maven/org.webjars.npm/" + name + "/pom.properties";
+        try (InputStream in = AdminRoutes.class.getResourceAsStream(path)) {
+            if (in == null) {
+                throw new IllegalStateException("the " + name + " WebJar is not on the class path (" + path + ")");
+            }
+            Properties p = new Properties();
+            p.load(in);
+            return p.getProperty("version");
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + path, e);
+        }
     }
 
     private Route records(Map<String, String> params) {

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class StatusHistoryTest {
 
@@ -28,5 +29,40 @@ class StatusHistoryTest {
                         new StatusHistory.Event(3_000, "expired.memory", 4)),
                 h.events().stream().sorted(java.util.Comparator.comparing(StatusHistory.Event::counter)).toList());
         assertEquals(4_000, h.latestEpochMillis());
+    }
+
+    @Test
+    void groupsTheEventsOfTheWindow_onePerCounter_largestFirst() {
+        StatusHistory h = new StatusHistory(3);
+        h.add(status(90, Map.of("abandoned.no_space", 1L)), 1_000);
+        h.add(status(90, Map.of("abandoned.no_space", 3L, "admin.evicted", 1L)), 2_000);
+        h.add(status(90, Map.of("abandoned.no_space", 4L, "admin.evicted", 1L, "expired.disk", 1L)), 3_000);
+        h.add(status(90, Map.of("abandoned.no_space", 7L, "admin.evicted", 1L, "expired.disk", 1L)), 4_000);
+        assertEquals(List.of(
+                        new StatusHistory.EventGroup("abandoned.no_space", "abandoned", "no_space", 6, 3, 2_000, 4_000),
+                        new StatusHistory.EventGroup("admin.evicted", "evicted", "operator", 1, 1, 2_000, 2_000),
+                        new StatusHistory.EventGroup("expired.disk", "expired", "disk", 1, 1, 3_000, 3_000)),
+                h.eventGroups());
+        h.add(status(90, Map.of("abandoned.no_space", 7L, "admin.evicted", 1L, "expired.disk", 1L)), 5_000);
+        h.add(status(90, Map.of("abandoned.no_space", 7L, "admin.evicted", 1L, "expired.disk", 1L)), 6_000);
+        // The samples of 2 000 and 3 000 left the window, and their events with them.
+        assertEquals(List.of(new StatusHistory.EventGroup("abandoned.no_space", "abandoned", "no_space", 3, 1, 4_000,
+                4_000)), h.eventGroups());
+        assertEquals(1, h.events().size());
+    }
+
+    @Test
+    void eachSampleCarriesTheRatesPerSecondSinceTheOneBefore() {
+        StatusHistory h = new StatusHistory(10);
+        h.add(status(90, Map.of("publish.stored", 10L, "publish.bytes", 999L, "lookup.total", 4L)), 1_000);
+        h.add(status(90, Map.of("publish.stored", 14L, "publish.retry", 2L, "publish.bytes", 5_000L,
+                "lookup.total", 5L, "restore.records.memory", 3L, "expired.memory", 1L)), 3_000);
+        h.add(status(90, Map.of("publish.stored", 15L, "publish.retry", 2L, "lookup.total", 5L)), 3_000);
+        List<StatusHistory.Sample> s = h.samples();
+        assertTrue(s.getFirst().rates().isEmpty(), "nothing to compare the first sample with");
+        assertEquals(Map.of("publications", 3.0, "lookups", 0.5, "restoredRecords", 1.5, "evictions", 0.0,
+                "abandonsAndExpiries", 0.5), s.get(1).rates(), "bytes are not publications");
+        assertEquals(s.get(1).rates(), s.get(2).rates(), "a sample in the same millisecond keeps the rates");
+        assertEquals(null, s.get(1).diskRecords(), "no disk tier");
     }
 }
