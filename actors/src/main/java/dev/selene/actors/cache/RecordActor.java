@@ -10,11 +10,11 @@ import dev.selene.engine.slots.SlotList;
 import dev.selene.transport.gpu.CopyPlan;
 import dev.selene.transport.gpu.CopyPlans;
 import dev.selene.transport.gpu.DevicePlacement;
+import org.apache.pekko.actor.Cancellable;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
-import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -79,11 +79,11 @@ final class RecordActor {
                                      Duration patience, SlotPool.LeaseNotice notice,
                                      ActorRef<PublishResult> replyTo, ActorRef<Catalog.Command> catalog,
                                      Stores stores) {
-        return records.faults().around("RecordActor", Command.class, Behaviors.setup(ctx -> Behaviors.withTimers(
-                timers -> start(ctx, timers, records, spec, snapshot, patience, notice, replyTo, catalog, stores))));
+        return records.faults().around("RecordActor", Command.class, Behaviors.setup(
+                ctx -> start(ctx, records, spec, snapshot, patience, notice, replyTo, catalog, stores)));
     }
 
-    private static Behavior<Command> start(ActorContext<Command> ctx, TimerScheduler<Command> timers,
+    private static Behavior<Command> start(ActorContext<Command> ctx,
                                            RecordContext records, RecordSpec spec, DevicePlacement snapshot,
                                            Duration patience, SlotPool.LeaseNotice notice,
                                            ActorRef<PublishResult> replyTo, ActorRef<Catalog.Command> catalog,
@@ -95,12 +95,11 @@ final class RecordActor {
         records.traces().append(key, "RecordActor", "Publish: allocate " + slots + " slots"
                 + (waits ? " (waiting up to " + patience.toMillis() + " ms)" : ""));
         ActorRef<SlotPool.AllocateReply> adapter = ctx.messageAdapter(SlotPool.AllocateReply.class, SlotsReply::new);
+        // A request that waits is told Queued when it cannot be granted at once; only then does the lease's timer
+        // start (for what is left of the patience), so a publication granted at once schedules nothing.
         records.slotPool().tell(new SlotPool.Allocate(key, slots, Purpose.PUBLISH, waits, adapter, notice));
-        if (waits) {
-            timers.startSingleTimer(LeaseEnded.INSTANCE, patience);
-        }
         return new Phase(ctx, records, spec, notice.ticket(), replyTo, catalog, stores)
-                .allocating(snapshot, startNanos, false);
+                .allocating(snapshot, startNanos, System.nanoTime() + patience.toNanos(), null, false);
     }
 
     /** The behaviour of a resident dirty record that has no actor yet (restored, or its file went): spill only. */
@@ -119,14 +118,34 @@ final class RecordActor {
             return spec.key();
         }
 
-        Behavior<Command> allocating(DevicePlacement snapshot, long startNanos, boolean leaseEnded) {
+        /**
+         * Waiting for the slot pool's answer; the lease ends at {@code leaseEndNanos} ({@link System#nanoTime}),
+         * {@code lease} is its timer once the request is queued.
+         */
+        Behavior<Command> allocating(DevicePlacement snapshot, long startNanos, long leaseEndNanos,
+                                     Cancellable lease, boolean leaseEnded) {
             return Behaviors.receive(Command.class)
                     .onMessage(SlotsReply.class, r -> switch (r.reply()) {
+                        case SlotPool.Queued q -> {
+                            long left = leaseEndNanos - System.nanoTime();
+                            if (left <= 0) {
+                                ctx.getSelf().tell(LeaseEnded.INSTANCE);
+                                yield Behaviors.same();
+                            }
+                            yield allocating(snapshot, startNanos, leaseEndNanos,
+                                    ctx.scheduleOnce(Duration.ofNanos(left), ctx.getSelf(), LeaseEnded.INSTANCE),
+                                    leaseEnded);
+                        }
                         case SlotPool.Allocated a when leaseEnded -> {
                             records.slotPool().tell(new SlotPool.Release(a.slots(), false));
                             yield abandoned();
                         }
-                        case SlotPool.Allocated a -> startCopy(snapshot, startNanos, a.slots());
+                        case SlotPool.Allocated a -> {
+                            if (lease != null) {
+                                lease.cancel();
+                            }
+                            yield startCopy(snapshot, startNanos, a.slots());
+                        }
                         case SlotPool.Cancelled c -> abandoned();
                         case SlotPool.Short s -> ended(new PublishResult.Retry(RetryReason.NO_SPACE));
                         case SlotPool.Oversize o -> ended(new PublishResult.Oversize(o.slots(), o.maxSlots()));
@@ -136,7 +155,7 @@ final class RecordActor {
                             return Behaviors.same();
                         }
                         records.slotPool().tell(new SlotPool.Cancel(key(), Purpose.PUBLISH, ticket));
-                        return allocating(snapshot, startNanos, true);
+                        return allocating(snapshot, startNanos, leaseEndNanos, null, true);
                     })
                     .build();
         }

@@ -37,22 +37,26 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
      * cancelled, otherwise it is told {@code Short} when it cannot be granted now.
      */
     record Allocate(RecordKey key, int slots, Purpose purpose, boolean waits, ActorRef<AllocateReply> replyTo,
-                    LeaseNotice notice, long request) implements Command {
+                    LeaseNotice notice, long request, boolean tellsQueued) implements Command {
         /** A request whose grant is told to its requester only, cancellable by {@code request}. */
         Allocate(RecordKey key, int slots, Purpose purpose, boolean waits, ActorRef<AllocateReply> replyTo,
                  long request) {
-            this(key, slots, purpose, waits, replyTo, null, request);
+            this(key, slots, purpose, waits, replyTo, null, request, false);
         }
 
-        /** A request whose grant is also told to the notice's owner, cancellable by the notice's ticket. */
+        /**
+         * A request whose grant is also told to the notice's owner, cancellable by the notice's ticket; a request
+         * that waits is told {@link Queued} when it cannot be granted at once (so that its requester starts its
+         * clock only then).
+         */
         Allocate(RecordKey key, int slots, Purpose purpose, boolean waits, ActorRef<AllocateReply> replyTo,
                  LeaseNotice notice) {
-            this(key, slots, purpose, waits, replyTo, notice, notice.ticket());
+            this(key, slots, purpose, waits, replyTo, notice, notice.ticket(), waits);
         }
 
         /** A request that is never cancelled. */
         Allocate(RecordKey key, int slots, Purpose purpose, boolean waits, ActorRef<AllocateReply> replyTo) {
-            this(key, slots, purpose, waits, replyTo, null, 0);
+            this(key, slots, purpose, waits, replyTo, null, 0, false);
         }
     }
 
@@ -128,6 +132,13 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
 
     /** The waiting request was cancelled by its requester; nothing was granted. */
     record Cancelled() implements AllocateReply {
+    }
+
+    /**
+     * The request waits in line: it could not be granted at once (told only to requests that ask for it, before
+     * their {@link Allocated} or {@link Cancelled}).
+     */
+    record Queued() implements AllocateReply {
     }
 
     /** The accounting figures. */
@@ -212,8 +223,12 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
             checkPressure();
             return;
         }
-        queue(a.purpose()).addLast(a);
+        ArrayDeque<Allocate> queue = queue(a.purpose());
+        queue.addLast(a);
         serve();
+        if (a.tellsQueued() && queue.peekLast() == a) {
+            a.replyTo().tell(new Queued());
+        }
     }
 
     private void onCancel(Cancel c) {
