@@ -141,34 +141,84 @@ public final class ProtocolCostBench {
         return "other Java threads";
     }
 
-    /** The dispatchers' JFR samples: top frames, and the share inside Pekko's spawn/stop and adapters. */
+    /**
+     * The JFR samples of every thread: the dispatchers' by innermost phase and top frame, and for all threads the
+     * share of samples whose stack passes through each of a few mechanisms (inclusive, so they may overlap).
+     */
     private static void printSamples(Path jfr) throws java.io.IOException {
         Map<String, Integer> top = new HashMap<>();
         Map<String, Integer> phases = new TreeMap<>();
+        Map<String, Integer> inclusive = new TreeMap<>();
         int samples = 0;
+        int all = 0;
         for (RecordedEvent e : RecordingFile.readAllEvents(jfr)) {
             if (!e.getEventType().getName().equals("jdk.ExecutionSample") || e.getStackTrace() == null) {
                 continue;
+            }
+            List<RecordedFrame> frames = e.getStackTrace().getFrames();
+            all++;
+            for (String mechanism : mechanisms(frames)) {
+                inclusive.merge(mechanism, 1, Integer::sum);
             }
             String thread = e.getThread("sampledThread") == null ? "" : e.getThread("sampledThread").getJavaName();
             if (thread == null || !thread.contains("dispatcher")) {
                 continue;
             }
             samples++;
-            List<RecordedFrame> frames = e.getStackTrace().getFrames();
             if (!frames.isEmpty()) {
                 RecordedFrame f = frames.getFirst();
                 top.merge(f.getMethod().getType().getName() + "." + f.getMethod().getName(), 1, Integer::sum);
             }
             phases.merge(phase(frames), 1, Integer::sum);
         }
-        System.out.printf(Locale.ROOT, "dispatcher samples: %d%n", samples);
-        int all = Math.max(1, samples);
-        phases.forEach((p, n) -> System.out.printf(Locale.ROOT, "  %-40s %5.1f%%%n", p, 100.0 * n / all));
-        System.out.println("top frames:");
-        top.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue().reversed()).limit(15)
-                .forEach(t -> System.out.printf(Locale.ROOT, "  %5.1f%%  %s%n", 100.0 * t.getValue() / all,
+        System.out.printf(Locale.ROOT, "samples, all threads: %d; inclusive shares:%n", all);
+        int total = Math.max(1, all);
+        inclusive.forEach((m, n) -> System.out.printf(Locale.ROOT, "  %-40s %5.1f%%%n", m, 100.0 * n / total));
+        System.out.printf(Locale.ROOT, "dispatcher samples: %d, by innermost phase:%n", samples);
+        int dispatcher = Math.max(1, samples);
+        phases.forEach((p, n) -> System.out.printf(Locale.ROOT, "  %-40s %5.1f%%%n", p, 100.0 * n / dispatcher));
+        System.out.println("dispatchers' top frames:");
+        top.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue().reversed()).limit(12)
+                .forEach(t -> System.out.printf(Locale.ROOT, "  %5.1f%%  %s%n", 100.0 * t.getValue() / dispatcher,
                         t.getKey()));
+    }
+
+    /** The mechanisms a stack passes through (each named once). */
+    private static java.util.Set<String> mechanisms(List<RecordedFrame> frames) {
+        java.util.Set<String> found = new java.util.TreeSet<>();
+        for (RecordedFrame f : frames) {
+            String type = f.getMethod().getType().getName();
+            String method = f.getMethod().getName();
+            if (method.equals("spawnAnonymous") || method.equals("spawn")) {
+                found.add("spawn an actor (caller side)");
+            } else if (type.endsWith("ActorCell") && method.equals("create")) {
+                found.add("start an actor (its Create message)");
+            } else if (method.equals("finishTerminate") || method.equals("handleChildTerminated")) {
+                found.add("stop an actor");
+            } else if (type.contains("PromiseActorRef") || type.contains("AskPattern")) {
+                found.add("ask (temporary actor, timeout)");
+            } else if (type.startsWith("dev.selene.actors.trace")) {
+                found.add("trace book");
+            } else if (type.startsWith("dev.selene.actors.metrics") || type.startsWith("kamon")) {
+                found.add("metrics");
+            } else if (type.contains("Scheduler") || type.contains("TimerScheduler")) {
+                found.add("timers and scheduler");
+            } else if (type.equals("dev.selene.actors.cache.Catalog")) {
+                found.add("Catalog");
+            } else if (type.equals("dev.selene.actors.cache.SlotPool")) {
+                found.add("SlotPool");
+            } else if (type.startsWith("dev.selene.actors.cache.RecordActor")) {
+                found.add("RecordActor");
+            } else if (type.equals("dev.selene.actors.cache.HostCache") || type.startsWith("dev.selene.actors.cache"
+                    + ".HostCache$")) {
+                found.add("HostCache");
+            } else if (type.startsWith("dev.selene.transport.gpu.SimulatedDevice")) {
+                found.add("simulated copy engine");
+            } else if (type.contains("ForkJoinPool") && (method.equals("awaitWork") || method.equals("signalWork"))) {
+                found.add("thread park/unpark");
+            }
+        }
+        return found;
     }
 
     /**
