@@ -32,7 +32,8 @@ import java.util.concurrent.CompletableFuture;
 final class RecordActor {
 
     /** The protocol. */
-    sealed interface Command {
+    sealed interface Command permits Spill, Dropped, CopyFinished, WriteAnswered, PoolAnswered, LeaseEnded,
+            SlotPool.AllocateReply {
     }
 
     /** From the catalog: write the record from {@code slots} (pinned until the commit is reported). */
@@ -42,9 +43,6 @@ final class RecordActor {
     /** From the catalog: the record left memory while parked (dropped, expired, evicted); stop. */
     enum Dropped implements Command {
         INSTANCE
-    }
-
-    private record SlotsReply(SlotPool.AllocateReply reply) implements Command {
     }
 
     private record CopyFinished(Throwable failure) implements Command {
@@ -94,7 +92,8 @@ final class RecordActor {
         boolean waits = patience.isPositive();
         records.traces().append(key, "RecordActor", "Publish: allocate " + slots + " slots"
                 + (waits ? " (waiting up to " + patience.toMillis() + " ms)" : ""));
-        ActorRef<SlotPool.AllocateReply> adapter = ctx.messageAdapter(SlotPool.AllocateReply.class, SlotsReply::new);
+        // The slot pool's replies are part of this protocol: no message adapter to register and remove per record.
+        ActorRef<SlotPool.AllocateReply> adapter = ctx.getSelf().narrow();
         // A request that waits is told Queued when it cannot be granted at once; only then does the lease's timer
         // start (for what is left of the patience), so a publication granted at once schedules nothing.
         records.slotPool().tell(new SlotPool.Allocate(key, slots, Purpose.PUBLISH, waits, adapter, notice));
@@ -125,7 +124,7 @@ final class RecordActor {
         Behavior<Command> allocating(DevicePlacement snapshot, long startNanos, long leaseEndNanos,
                                      Cancellable lease, boolean leaseEnded) {
             return Behaviors.receive(Command.class)
-                    .onMessage(SlotsReply.class, r -> switch (r.reply()) {
+                    .onMessage(SlotPool.AllocateReply.class, r -> switch (r) {
                         case SlotPool.Queued q -> {
                             long left = leaseEndNanos - System.nanoTime();
                             if (left <= 0) {

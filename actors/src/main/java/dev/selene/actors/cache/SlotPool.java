@@ -114,8 +114,8 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     record Pressure(int deficitSlots, int freeSlots, int cleanSlots, int intakeSlots) {
     }
 
-    /** Replies to {@link Allocate}. */
-    sealed interface AllocateReply {
+    /** Replies to {@link Allocate}; a record actor takes them as its own messages (it asks for no adapter). */
+    sealed interface AllocateReply extends RecordActor.Command {
     }
 
     /** The slots granted, in record order. */

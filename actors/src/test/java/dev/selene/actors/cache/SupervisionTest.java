@@ -191,7 +191,7 @@ class SupervisionTest {
 
     @Test
     void recordActorFailingAsItsSlotsAreGranted_failsThatPublication_andTheGrantIsReleasedNotLost() throws Exception {
-        FailOnce fault = new FailOnce("RecordActor", "SlotsReply");
+        FailOnce fault = new FailOnce("RecordActor", "Allocated");
         SeleneCache cache = node(fault);
         fault.arm();
         List<PublishOutcome> outcomes = burst(cache);
