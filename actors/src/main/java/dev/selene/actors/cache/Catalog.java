@@ -714,6 +714,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     }
 
     private void onRestore(Restore r, List<PoolEntry> fromPool) {
+        records.metrics().restoreRequested((long) r.chain().length * records.layout().tokensPerRecord());
         List<Matched> m = match(r.namespace(), r.chain(), fromPool);
         if (m.isEmpty()) {
             records.metrics().restoreMissed();

@@ -40,7 +40,9 @@ import org.apache.pekko.actor.typed.javadsl.StashBuffer;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
@@ -229,7 +231,7 @@ public final class HostCache {
     /** The guardian of a node configured by {@code config} over {@code parts}. */
     public static Behavior<Command> create(CacheConfig config, Parts parts) {
         return Behaviors.withStash(STASH_CAPACITY, stash -> Behaviors.setup(ctx -> {
-            CacheMetrics metrics = CacheMetrics.forNode(nodeName(ctx), parts.counters());
+            CacheMetrics metrics = CacheMetrics.forNode(nodeName(ctx), parts.counters(), tiers(config));
             metrics.enabled(config.enabled());
             return Behaviors.intercept(() -> new ClosingMetrics(metrics), start(ctx, stash, config, parts, metrics));
         }));
@@ -268,6 +270,18 @@ public final class HostCache {
                             : new StartFailed(unusable.getMessage(), unusable instanceof IllegalArgumentException);
                 });
         return starting.checkingDisk();
+    }
+
+    /** The tiers {@code config} gives the node: memory, and the disk and the pool when configured. */
+    private static Set<Tier> tiers(CacheConfig config) {
+        Set<Tier> tiers = EnumSet.of(Tier.MEMORY);
+        if (config.diskDir() != null) {
+            tiers.add(Tier.DISK);
+        }
+        if (config.poolEnabled()) {
+            tiers.add(Tier.POOL);
+        }
+        return tiers;
     }
 
     private static boolean isCluster(ActorContext<Command> ctx) {

@@ -400,7 +400,8 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         int memory = byTier.getOrDefault(Tier.MEMORY, 0);
         int disk = byTier.getOrDefault(Tier.DISK, 0);
         int pool = byTier.getOrDefault(Tier.POOL, 0);
-        records.metrics().restored(memory, disk, pool, copiedBytes, records.clock().getAsLong() - startNanos);
+        records.metrics().restored(memory, disk, pool, tokens, copiedBytes,
+                records.clock().getAsLong() - startNanos);
         replyTo.tell(new RestoreResult(RestoreResult.Outcome.RESTORED, depth, tokens, memory, disk, pool,
                 copiedBytes, ""));
         return Behaviors.stopped();

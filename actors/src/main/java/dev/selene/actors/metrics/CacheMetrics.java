@@ -15,6 +15,8 @@ import kamon.tag.TagSet;
 
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -44,8 +46,14 @@ public final class CacheMetrics implements AutoCloseable {
      * every test run), and a gauge shared by two nodes would show whichever wrote last. The tag is the actor
      * system's name (plus the node actor's name when the node is not the system's guardian), and a node that
      * starts while another of the same name lives gets "_2", "_3", ...; the name is freed when the node stops, so a
-     * node restarted in the same JVM continues its series. Every other tag takes its values from an enum here, and
-     * every series exists, at zero, from the node's start, so an alert on a rate works on a fresh node.
+     * node restarted in the same JVM continues its series, provided it has the same tiers: a node with other tiers
+     * takes the next suffix instead, so a memory-only node never shows the disk series a former namesake left.
+     * Every other tag takes its values from an enum here, and every series exists, at zero, from the node's start,
+     * so an alert on a rate works on a fresh node.
+     *
+     * Tiers. A node exports the series of the tiers it has: a memory-only node no disk or pool series, a disk node
+     * no pool series (a "tier" or "source" tag of a missing tier included). The instruments of a missing tier are
+     * null here, and recording into them does nothing; the in-process counters still count, for /status.
      */
 
     private static final MeasurementUnit NANOS = MeasurementUnit.time().nanoseconds();
@@ -68,7 +76,7 @@ public final class CacheMetrics implements AutoCloseable {
     private static final Metric.Gauge DISK_USED = Kamon.gauge("selene_disk_used",
             "Size of the committed record files on the disk tier", BYTES);
     private static final Metric.Gauge DISK_CAPACITY = Kamon.gauge("selene_disk_capacity",
-            "Size the disk tier may fill; 0 without a disk tier", BYTES);
+            "Size the disk tier may fill", BYTES);
     private static final Metric.Gauge DISK_QUEUE = Kamon.gauge("selene_disk_queue_depth",
             "Record writes in flight on the disk tier");
     private static final Metric.Gauge DISK_QUEUE_MAX = Kamon.gauge("selene_disk_writes_in_flight_max",
@@ -95,6 +103,10 @@ public final class CacheMetrics implements AutoCloseable {
             "Tokens covered by the prefixes lookups matched");
     private static final Metric.Counter RESTORES = Kamon.counter("selene_restores",
             "Restores answered, by where the records came from and outcome");
+    private static final Metric.Counter RESTORE_REQUESTED_TOKENS = Kamon.counter("selene_restore_requested_tokens",
+            "Tokens restores asked for: every record of each restore's chain");
+    private static final Metric.Counter RESTORE_HIT_TOKENS = Kamon.counter("selene_restore_hit_tokens",
+            "Tokens restores copied back to the device");
     private static final Metric.Counter RESTORED_RECORDS = Kamon.counter("selene_restored_records",
             "Records copied back to the device, by the tier they came from");
     private static final Metric.Counter PROMOTIONS = Kamon.counter("selene_restore_promotions",
@@ -137,11 +149,11 @@ public final class CacheMetrics implements AutoCloseable {
     private static final Metric.Histogram RESTORE_LATENCY = Kamon.histogram("selene_restore_latency",
             "Time from a restore's start to its records on the device, by where they came from", NANOS);
 
-    /** Tiers with series. */
-    private static final List<Tier> TIERS = List.of(Tier.MEMORY, Tier.DISK, Tier.POOL);
-
     /** The node tags of the nodes alive in this JVM. */
     private static final Set<String> NODES_IN_USE = new HashSet<>();
+
+    /** The tiers of every node tag this JVM has used: a tag is taken again only by a node of the same tiers. */
+    private static final Map<String, Set<Tier>> TAG_TIERS = new HashMap<>();
 
     /** The answers a publication can get: the result tag. */
     private enum Result {
@@ -164,24 +176,26 @@ public final class CacheMetrics implements AutoCloseable {
         }
     }
 
-    /** How a restore ended: the source and outcome tags, and its counter. */
+    /** How a restore ended: the source and outcome tags, its counter, and the tier it needs (null: none). */
     private enum RestoreEnd {
-        MEMORY("memory", "restored", "restore.memory"),
-        DISK("disk", "restored", "restore.disk"),
-        POOL("pool", "restored", "restore.pool"),
-        REFUSED("disk", "refused", "restore.refused"),
-        MISS("none", "miss", "restore.miss"),
-        FAILED("none", "failed", "restore.failed"),
-        DISABLED("none", "disabled", "restore.disabled");
+        MEMORY("memory", "restored", "restore.memory", Tier.MEMORY),
+        DISK("disk", "restored", "restore.disk", Tier.DISK),
+        POOL("pool", "restored", "restore.pool", Tier.POOL),
+        REFUSED("disk", "refused", "restore.refused", Tier.DISK),
+        MISS("none", "miss", "restore.miss", null),
+        FAILED("none", "failed", "restore.failed", null),
+        DISABLED("none", "disabled", "restore.disabled", null);
 
         final String source;
         final String outcome;
         final String counter;
+        final Tier tier;
 
-        RestoreEnd(String source, String outcome, String counter) {
+        RestoreEnd(String source, String outcome, String counter, Tier tier) {
             this.source = source;
             this.outcome = outcome;
             this.counter = counter;
+            this.tier = tier;
         }
     }
 
@@ -214,6 +228,7 @@ public final class CacheMetrics implements AutoCloseable {
 
     private final String node;
     private final CacheCounters counters;
+    private final Set<Tier> tiers;
     private final List<Gauge> gauges = new ArrayList<>();
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -240,6 +255,8 @@ public final class CacheMetrics implements AutoCloseable {
     private final Counter lookupHits;
     private final Counter lookupHitTokens;
     private final Map<RestoreEnd, Counter> restores;
+    private final Counter restoreRequestedTokens;
+    private final Counter restoreHitTokens;
     private final Map<Tier, Counter> restoredRecords;
     private final Counter promotions;
     private final Counter publishedBytes;
@@ -267,9 +284,13 @@ public final class CacheMetrics implements AutoCloseable {
     private final Counter poolReadBytes;
     private final Histogram poolRetireLatency;
 
-    private CacheMetrics(String node, CacheCounters counters) {
+    private CacheMetrics(String node, CacheCounters counters, Set<Tier> tiers) {
         this.node = node;
         this.counters = counters;
+        this.tiers = tiers;
+        boolean disk = this.tiers.contains(Tier.DISK);
+        boolean pool = this.tiers.contains(Tier.POOL);
+        boolean durable = disk || pool;
         TagSet tags = TagSet.of("node", node);
         enabled = gauge(ENABLED.withTags(tags));
         slotsCapacity = gauge(SLOTS_CAPACITY.withTags(tags));
@@ -279,11 +300,11 @@ public final class CacheMetrics implements AutoCloseable {
         intakeSlots = gauge(INTAKE_SLOTS.withTags(tags));
         inFlight = gauge(IN_FLIGHT.withTags(tags));
         records = byTier(t -> gauge(RECORDS.withTags(tags.withTag("tier", t.label()))));
-        diskUsed = gauge(DISK_USED.withTags(tags));
-        diskCapacity = gauge(DISK_CAPACITY.withTags(tags));
-        diskQueue = gauge(DISK_QUEUE.withTags(tags));
-        diskQueueMax = gauge(DISK_QUEUE_MAX.withTags(tags));
-        readEstimate = gauge(READ_ESTIMATE.withTags(tags));
+        diskUsed = disk ? gauge(DISK_USED.withTags(tags)) : null;
+        diskCapacity = disk ? gauge(DISK_CAPACITY.withTags(tags)) : null;
+        diskQueue = disk ? gauge(DISK_QUEUE.withTags(tags)) : null;
+        diskQueueMax = disk ? gauge(DISK_QUEUE_MAX.withTags(tags)) : null;
+        readEstimate = disk ? gauge(READ_ESTIMATE.withTags(tags)) : null;
         publications = byEnum(Result.class, r -> PUBLICATIONS.withTags(tags.withTag("result", r.label())));
         abandoned = byEnum(AbandonReason.class, r -> ABANDONED.withTags(tags.withTag("reason", r.label())));
         recordFailures = RECORD_FAILURES.withTags(tags);
@@ -293,48 +314,70 @@ public final class CacheMetrics implements AutoCloseable {
         lookups = LOOKUPS.withTags(tags);
         lookupHits = LOOKUP_HITS.withTags(tags);
         lookupHitTokens = LOOKUP_HIT_TOKENS.withTags(tags);
-        restores = byEnum(RestoreEnd.class, e -> RESTORES.withTags(tags.withTag("source", e.source)
-                .withTag("outcome", e.outcome)));
+        restores = new EnumMap<>(RestoreEnd.class);
+        for (RestoreEnd e : RestoreEnd.values()) {
+            if (e.tier == null || this.tiers.contains(e.tier)) {
+                restores.put(e, RESTORES.withTags(tags.withTag("source", e.source).withTag("outcome", e.outcome)));
+            }
+        }
+        restoreRequestedTokens = RESTORE_REQUESTED_TOKENS.withTags(tags);
+        restoreHitTokens = RESTORE_HIT_TOKENS.withTags(tags);
         restoredRecords = byTier(t -> RESTORED_RECORDS.withTags(tags.withTag("tier", t.label())));
-        promotions = PROMOTIONS.withTags(tags);
+        promotions = durable ? PROMOTIONS.withTags(tags) : null;
         publishedBytes = TRANSFER.withTags(tags.withTag("tier", "memory").withTag("direction", "publish"));
         restoredBytes = TRANSFER.withTags(tags.withTag("tier", "memory").withTag("direction", "restore"));
-        writtenBytes = TRANSFER.withTags(tags.withTag("tier", "disk").withTag("direction", "write"));
-        readBytes = TRANSFER.withTags(tags.withTag("tier", "disk").withTag("direction", "read"));
-        spillsWritten = SPILLS.withTags(tags.withTag("outcome", "written"));
-        spillsGivenUp = SPILLS.withTags(tags.withTag("outcome", "given_up"));
-        unwritable = byEnum(Unwritable.class, u -> SPILL_DROPPED.withTags(tags.withTag("reason", u.label())));
-        diskWrites = DISK_WRITES.withTags(tags);
-        diskWriteFailures = DISK_WRITE_FAILURES.withTags(tags);
-        diskReadFailures = DISK_READ_FAILURES.withTags(tags);
-        diskQuarantined = DISK_QUARANTINED.withTags(tags);
-        diskFull = DISK_FULL.withTags(tags);
-        diskRecovered = DISK_RECOVERED.withTags(tags);
-        diskBusy = byEnum(Direction.class, d -> DISK_BUSY.withTags(tags.withTag("direction", d.label())));
+        writtenBytes = disk ? TRANSFER.withTags(tags.withTag("tier", "disk").withTag("direction", "write")) : null;
+        readBytes = disk ? TRANSFER.withTags(tags.withTag("tier", "disk").withTag("direction", "read")) : null;
+        spillsWritten = durable ? SPILLS.withTags(tags.withTag("outcome", "written")) : null;
+        spillsGivenUp = durable ? SPILLS.withTags(tags.withTag("outcome", "given_up")) : null;
+        unwritable = durable
+                ? byEnum(Unwritable.class, u -> SPILL_DROPPED.withTags(tags.withTag("reason", u.label())))
+                : Map.of();
+        diskWrites = disk ? DISK_WRITES.withTags(tags) : null;
+        diskWriteFailures = disk ? DISK_WRITE_FAILURES.withTags(tags) : null;
+        diskReadFailures = disk ? DISK_READ_FAILURES.withTags(tags) : null;
+        diskQuarantined = disk ? DISK_QUARANTINED.withTags(tags) : null;
+        diskFull = disk ? DISK_FULL.withTags(tags) : null;
+        diskRecovered = disk ? DISK_RECOVERED.withTags(tags) : null;
+        diskBusy = disk
+                ? byEnum(Direction.class, d -> DISK_BUSY.withTags(tags.withTag("direction", d.label())))
+                : Map.of();
         publishLatency = PUBLISH_LATENCY.withTags(tags);
-        diskWriteLatency = DISK_WRITE_LATENCY.withTags(tags);
-        diskReadLatency = DISK_READ_LATENCY.withTags(tags);
+        diskWriteLatency = disk ? DISK_WRITE_LATENCY.withTags(tags) : null;
+        diskReadLatency = disk ? DISK_READ_LATENCY.withTags(tags) : null;
         restoreLatency = byTier(t -> RESTORE_LATENCY.withTags(tags.withTag("source", t.label())));
-        poolRetired = POOL_RETIREMENTS.withTags(tags.withTag("outcome", "retired"));
-        poolRetireFailed = POOL_RETIREMENTS.withTags(tags.withTag("outcome", "failed"));
-        poolReadFailures = POOL_READ_FAILURES.withTags(tags);
-        poolWrittenBytes = TRANSFER.withTags(tags.withTag("tier", "pool").withTag("direction", "write"));
-        poolReadBytes = TRANSFER.withTags(tags.withTag("tier", "pool").withTag("direction", "read"));
-        poolRetireLatency = POOL_RETIRE_LATENCY.withTags(tags);
+        poolRetired = pool ? POOL_RETIREMENTS.withTags(tags.withTag("outcome", "retired")) : null;
+        poolRetireFailed = pool ? POOL_RETIREMENTS.withTags(tags.withTag("outcome", "failed")) : null;
+        poolReadFailures = pool ? POOL_READ_FAILURES.withTags(tags) : null;
+        poolWrittenBytes = pool ? TRANSFER.withTags(tags.withTag("tier", "pool").withTag("direction", "write")) : null;
+        poolReadBytes = pool ? TRANSFER.withTags(tags.withTag("tier", "pool").withTag("direction", "read")) : null;
+        poolRetireLatency = pool ? POOL_RETIRE_LATENCY.withTags(tags) : null;
     }
 
     /**
-     * The instruments of a node named {@code name} (reduced to {@code [a-z0-9_]}), counting into {@code counters};
-     * {@link #close()} them when the node stops.
+     * The instruments of a node named {@code name} with every tier, as a test of one part wants them; see
+     * {@link #forNode(String, CacheCounters, Set)}.
      */
     public static CacheMetrics forNode(String name, CacheCounters counters) {
+        return forNode(name, counters, EnumSet.allOf(Tier.class));
+    }
+
+    /**
+     * The instruments of a node named {@code name} (reduced to {@code [a-z0-9_]}) with the tiers {@code tiers}
+     * (memory always), counting into {@code counters}; {@link #close()} them when the node stops.
+     */
+    public static CacheMetrics forNode(String name, CacheCounters counters, Set<Tier> tiers) {
         String base = tagValue(name);
+        Set<Tier> own = EnumSet.of(Tier.MEMORY);
+        own.addAll(tiers);
         synchronized (NODES_IN_USE) {
             String tag = base;
-            for (int n = 2; !NODES_IN_USE.add(tag); n++) {
+            for (int n = 2; NODES_IN_USE.contains(tag) || !TAG_TIERS.getOrDefault(tag, own).equals(own); n++) {
                 tag = base + "_" + n;
             }
-            return new CacheMetrics(tag, counters);
+            NODES_IN_USE.add(tag);
+            TAG_TIERS.put(tag, own);
+            return new CacheMetrics(tag, counters, own);
         }
     }
 
@@ -407,24 +450,22 @@ public final class CacheMetrics implements AutoCloseable {
     public void catalog(RecordCatalog.Stats s, Tier durable) {
         inFlight.update(s.inFlight());
         records.get(Tier.MEMORY).update(s.residentRecords());
-        records.get(Tier.DISK).update(durable == Tier.DISK ? s.diskRecords() : 0);
-        records.get(Tier.POOL).update(durable == Tier.POOL ? s.diskRecords() : 0);
-        diskUsed.update(s.diskBytes());
-        diskQueue.update(s.writing());
+        set(records.get(Tier.DISK), durable == Tier.DISK ? s.diskRecords() : 0);
+        set(records.get(Tier.POOL), durable == Tier.POOL ? s.diskRecords() : 0);
+        set(diskUsed, s.diskBytes());
+        set(diskQueue, s.writing());
     }
 
     /** {@code n} records were evicted from {@code tier} to make room. */
     public void evicted(Tier tier, int n) {
-        Counter c = evictions.get(tier);
         counters.add("evicted." + tier.label(), n);
-        c.increment(n);
+        add(evictions.get(tier), n);
     }
 
     /** {@code n} records of {@code tier} expired. */
     public void expired(Tier tier, int n) {
-        Counter c = expired.get(tier);
         counters.add("expired." + tier.label(), n);
-        c.increment(n);
+        add(expired.get(tier), n);
     }
 
     /** An operator removed {@code n} records. */
@@ -445,6 +486,12 @@ public final class CacheMetrics implements AutoCloseable {
             lookupHits.increment();
             lookupHitTokens.increment(tokens);
         }
+    }
+
+    /** A restore asked for a chain of {@code tokens}: the denominator of the restore hit ratio. */
+    public void restoreRequested(long tokens) {
+        counters.add("restore.requested_tokens", tokens);
+        restoreRequestedTokens.increment(tokens);
     }
 
     /** A restore found nothing cached. */
@@ -469,28 +516,29 @@ public final class CacheMetrics implements AutoCloseable {
 
     /**
      * A restore copied {@code fromMemory} records from memory, {@code fromDisk} from disk and {@code fromPool}
-     * from the pool to the device, {@code bytes} in all, {@code nanos} after it started. Its source is the slowest
-     * tier it read from.
+     * from the pool to the device, {@code tokens} tokens and {@code bytes} bytes in all, {@code nanos} after it
+     * started. Its source is the slowest tier it read from.
      */
-    public void restored(int fromMemory, int fromDisk, int fromPool, long bytes, long nanos) {
+    public void restored(int fromMemory, int fromDisk, int fromPool, long tokens, long bytes, long nanos) {
         RestoreEnd end = fromPool > 0 ? RestoreEnd.POOL : fromDisk > 0 ? RestoreEnd.DISK : RestoreEnd.MEMORY;
         restoreEnded(end);
+        counters.add("restore.hit_tokens", tokens);
+        restoreHitTokens.increment(tokens);
         counters.add("restore.bytes", bytes);
         counters.add("restore.records.memory", fromMemory);
         counters.add("restore.records.disk", fromDisk);
         counters.add("restore.records.pool", fromPool);
         restoredBytes.increment(bytes);
-        restoredRecords.get(Tier.MEMORY).increment(fromMemory);
-        restoredRecords.get(Tier.DISK).increment(fromDisk);
-        restoredRecords.get(Tier.POOL).increment(fromPool);
-        Tier source = end == RestoreEnd.POOL ? Tier.POOL : end == RestoreEnd.DISK ? Tier.DISK : Tier.MEMORY;
-        restoreLatency.get(source).record(Math.max(0, nanos));
+        add(restoredRecords.get(Tier.MEMORY), fromMemory);
+        add(restoredRecords.get(Tier.DISK), fromDisk);
+        add(restoredRecords.get(Tier.POOL), fromPool);
+        record(restoreLatency.get(end.tier), nanos);
     }
 
     /** A record read from disk for a restore stays resident. */
     public void promoted() {
         counters.increment("restore.promoted");
-        promotions.increment();
+        add(promotions, 1);
     }
 
     /** One wave of a restore's disk reads moved {@code bytes} in {@code nanos}. */
@@ -501,7 +549,7 @@ public final class CacheMetrics implements AutoCloseable {
 
     /** The restore cost estimator's read bandwidth now. */
     public void readEstimate(double bytesPerSecond) {
-        readEstimate.update(bytesPerSecond);
+        set(readEstimate, bytesPerSecond);
     }
 
     // ---- spills ----
@@ -509,19 +557,19 @@ public final class CacheMetrics implements AutoCloseable {
     /** A spill was started; {@code writesInFlight} are in flight now, this one included. */
     public void spillStarted(int writesInFlight) {
         counters.max("disk.write.max_in_flight", writesInFlight);
-        diskQueueMax.update(counters.get("disk.write.max_in_flight"));
+        set(diskQueueMax, counters.get("disk.write.max_in_flight"));
     }
 
     /** A spilled record's file committed. */
     public void spillCommitted() {
         counters.increment("spill.written");
-        spillsWritten.increment();
+        add(spillsWritten, 1);
     }
 
     /** A spill was given up. */
     public void spillGivenUp() {
         counters.increment("spill.given_up");
-        spillsGivenUp.increment();
+        add(spillsGivenUp, 1);
     }
 
     /** {@code n} records were dropped because their file, or an ancestor's, could not be written. */
@@ -538,7 +586,7 @@ public final class CacheMetrics implements AutoCloseable {
 
     /** The disk tier's size. */
     public void diskCapacity(long bytes) {
-        diskCapacity.update(bytes);
+        set(diskCapacity, bytes);
     }
 
     /** A record file of {@code bytes} was written and committed in {@code nanos}. */
@@ -546,35 +594,35 @@ public final class CacheMetrics implements AutoCloseable {
         counters.increment("disk.writes");
         counters.add("disk.write.bytes", bytes);
         counters.add("disk.write.nanos", nanos);
-        diskWrites.increment();
-        writtenBytes.increment(bytes);
-        diskWriteLatency.record(Math.max(0, nanos));
+        add(diskWrites, 1);
+        add(writtenBytes, bytes);
+        record(diskWriteLatency, nanos);
     }
 
     /** A write found the disk full; the disk tier's size is now {@code capacityBytes}. */
     public void diskFull(long capacityBytes) {
         counters.increment("disk.full");
-        diskFull.increment();
-        diskCapacity.update(capacityBytes);
+        add(diskFull, 1);
+        set(diskCapacity, capacityBytes);
     }
 
     /** A record file write failed. */
     public void diskWriteFailed() {
         counters.increment("disk.write.failures");
-        diskWriteFailures.increment();
+        add(diskWriteFailures, 1);
     }
 
     /** A record file of {@code bytes} was read and verified in {@code nanos}. */
     public void diskRead(long bytes, long nanos) {
         counters.add("disk.read.record_bytes", bytes);
-        readBytes.increment(bytes);
-        diskReadLatency.record(Math.max(0, nanos));
+        add(readBytes, bytes);
+        record(diskReadLatency, nanos);
     }
 
     /** A record file read failed. */
     public void diskReadFailed() {
         counters.increment("disk.read.failures");
-        diskReadFailures.increment();
+        add(diskReadFailures, 1);
     }
 
     // ---- pool ----
@@ -584,48 +632,48 @@ public final class CacheMetrics implements AutoCloseable {
         counters.increment("pool.retired");
         counters.add("pool.write.bytes", bytes);
         counters.add("pool.write.nanos", nanos);
-        poolRetired.increment();
-        poolWrittenBytes.increment(bytes);
-        poolRetireLatency.record(Math.max(0, nanos));
+        add(poolRetired, 1);
+        add(poolWrittenBytes, bytes);
+        record(poolRetireLatency, nanos);
     }
 
     /** Retiring a record to the pool failed. */
     public void poolRetireFailed() {
         counters.increment("pool.retire.failures");
-        poolRetireFailed.increment();
+        add(poolRetireFailed, 1);
     }
 
     /** A record of {@code bytes} was fetched from the pool and verified in {@code nanos}. */
     public void poolRead(long bytes, long nanos) {
         counters.add("pool.read.bytes", bytes);
         counters.add("pool.read.nanos", nanos);
-        poolReadBytes.increment(bytes);
+        add(poolReadBytes, bytes);
     }
 
     /** A record could not be fetched from the pool. */
     public void poolReadFailed() {
         counters.increment("pool.read.failures");
-        poolReadFailures.increment();
+        add(poolReadFailures, 1);
     }
 
     /** The disk had transfers in {@code direction} in flight for {@code nanos} without a break. */
     public void diskBusy(Direction direction, long nanos) {
         counters.add("disk." + direction.label() + ".busy_nanos", nanos);
-        diskBusy.get(direction).increment(Math.max(0, nanos));
+        add(diskBusy.get(direction), Math.max(0, nanos));
     }
 
     /** The disk tier's scan found {@code recovered} records and quarantined {@code quarantined} files. */
     public void diskScanned(int recovered, int quarantined) {
         counters.add("disk.recovered", recovered);
         counters.add("disk.quarantined", quarantined);
-        diskRecovered.increment(recovered);
-        diskQuarantined.increment(quarantined);
+        add(diskRecovered, recovered);
+        add(diskQuarantined, quarantined);
     }
 
     /** A record file that failed validation was moved aside. */
     public void quarantined() {
         counters.increment("disk.quarantined");
-        diskQuarantined.increment();
+        add(diskQuarantined, 1);
     }
 
     /**
@@ -646,12 +694,33 @@ public final class CacheMetrics implements AutoCloseable {
 
     private void restoreEnded(RestoreEnd end) {
         counters.increment(end.counter);
-        restores.get(end).increment();
+        add(restores.get(end), 1);
     }
 
     private void unwritable(Unwritable why, int n) {
         counters.add(why.counter, n);
-        unwritable.get(why).increment(n);
+        add(unwritable.get(why), n);
+    }
+
+    /** Adds {@code n} to {@code c}, unless it is the counter of a tier this node lacks (null). */
+    private static void add(Counter c, long n) {
+        if (c != null) {
+            c.increment(n);
+        }
+    }
+
+    /** Sets {@code g} to {@code value}, unless it is the gauge of a tier this node lacks (null). */
+    private static void set(Gauge g, double value) {
+        if (g != null) {
+            g.update(value);
+        }
+    }
+
+    /** Records {@code nanos} into {@code h}, unless it is the histogram of a tier this node lacks (null). */
+    private static void record(Histogram h, long nanos) {
+        if (h != null) {
+            h.record(Math.max(0, nanos));
+        }
     }
 
     private Gauge gauge(Gauge g) {
@@ -659,9 +728,10 @@ public final class CacheMetrics implements AutoCloseable {
         return g;
     }
 
-    private static <V> Map<Tier, V> byTier(Function<Tier, V> make) {
+    /** The instruments of this node's tiers; {@code get} of a tier it lacks answers null. */
+    private <V> Map<Tier, V> byTier(Function<Tier, V> make) {
         Map<Tier, V> m = new EnumMap<>(Tier.class);
-        TIERS.forEach(t -> m.put(t, make.apply(t)));
+        tiers.forEach(t -> m.put(t, make.apply(t)));
         return m;
     }
 

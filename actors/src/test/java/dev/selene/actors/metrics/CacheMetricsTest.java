@@ -11,6 +11,7 @@ import dev.selene.engine.layout.Layout;
 import dev.selene.transport.gpu.SimulatedDevice;
 import org.junit.jupiter.api.Test;
 
+import java.util.EnumSet;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -43,9 +44,22 @@ class CacheMetricsTest {
             assertEquals("metrics_release", cache.status().toCompletableFuture().join().metricsNode());
             cache.close();
         }
-        CacheMetrics after = CacheMetrics.forNode("metrics-release", new CacheCounters());
+        CacheMetrics after = CacheMetrics.forNode("metrics-release", new CacheCounters(), EnumSet.of(Tier.MEMORY));
         assertEquals("metrics_release", after.node());
         after.close();
+    }
+
+    @Test
+    void forNode_ofANameLastUsedWithOtherTiers_takesTheNextSuffix() {
+        CacheMetrics disk = CacheMetrics.forNode("tier_change", new CacheCounters(), EnumSet.of(Tier.DISK));
+        disk.close();
+        CacheMetrics memory = CacheMetrics.forNode("tier_change", new CacheCounters(), EnumSet.of(Tier.MEMORY));
+        assertEquals("tier_change_2", memory.node(), "the disk node's series stay apart from the memory-only node's");
+        memory.close();
+        CacheMetrics again = CacheMetrics.forNode("tier_change", new CacheCounters(),
+                EnumSet.of(Tier.MEMORY, Tier.DISK));
+        assertEquals("tier_change", again.node(), "a node of the same tiers continues the series");
+        again.close();
     }
 
     @Test
@@ -57,7 +71,8 @@ class CacheMetricsTest {
             m.abandoned(AbandonReason.of(RetryReason.INFLIGHT));
             m.abandoned(AbandonReason.BAD_SNAPSHOT);
             m.evicted(Tier.DISK, 2);
-            m.restored(1, 2, 0, 300, 1_000);
+            m.restored(1, 2, 0, 48, 300, 1_000);
+            m.restoreRequested(64);
             m.diskBusy(CacheMetrics.Direction.READ, 5);
             m.spillStarted(3);
             m.spillStarted(2);
@@ -69,6 +84,7 @@ class CacheMetricsTest {
                 Map.entry("publish.retry_inflight", 1L), Map.entry("abandoned.inflight", 1L),
                 Map.entry("abandoned.bad_snapshot", 1L), Map.entry("evicted.disk", 2L),
                 Map.entry("restore.disk", 1L), Map.entry("restore.bytes", 300L),
+                Map.entry("restore.hit_tokens", 48L), Map.entry("restore.requested_tokens", 64L),
                 Map.entry("restore.records.memory", 1L), Map.entry("restore.records.disk", 2L),
                 Map.entry("restore.records.pool", 0L), Map.entry("expired.pool", 1L),
                 Map.entry("disk.read.busy_nanos", 5L), Map.entry("disk.write.max_in_flight", 3L),

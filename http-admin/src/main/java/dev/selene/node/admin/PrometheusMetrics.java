@@ -11,9 +11,9 @@ import java.util.Map;
 
 /**
  * Kamon, started once per JVM without its agent, with a Prometheus reporter whose text the admin server serves
- * on its own {@code /metrics} route (Kamon's embedded HTTP server stays off). The cache records its metrics itself
- * ({@code CacheMetrics}); this only starts the reporter. Kamon takes a snapshot every {@link #TICK_SECONDS}
- * second(s), so a scrape is at most that much behind.
+ * on its own {@code /metrics} route (Kamon's embedded HTTP server stays off), followed by the process's own metrics
+ * ({@link ProcessMetrics}). The cache records its metrics itself ({@code CacheMetrics}); this only starts the
+ * reporter. Kamon takes a snapshot every {@link #TICK_SECONDS} second(s), so a scrape is at most that much behind.
  */
 public final class PrometheusMetrics {
 
@@ -54,9 +54,33 @@ public final class PrometheusMetrics {
         reporter = r;
     }
 
-    /** The Prometheus text exposition of every {@code selene_*} metric, as of Kamon's last snapshot. */
+    /**
+     * The Prometheus text exposition of every {@code selene_*} metric with a series, as of Kamon's last snapshot,
+     * and of the process's metrics now.
+     */
     public static String scrape() {
         start();
-        return reporter.scrapeData();
+        return withoutEmptyFamilies(reporter.scrapeData()) + ProcessMetrics.scrape();
+    }
+
+    /**
+     * {@code text} without the HELP and TYPE lines of families that have no sample: Kamon declares every metric
+     * of its registry, a histogram before its first sample and the metrics of tiers this node lacks included.
+     */
+    static String withoutEmptyFamilies(String text) {
+        StringBuilder out = new StringBuilder(text.length());
+        StringBuilder header = new StringBuilder();
+        for (String line : text.lines().toList()) {
+            if (line.startsWith("# HELP ")) {
+                header.setLength(0);
+                header.append(line).append('\n');
+            } else if (line.startsWith("#")) {
+                header.append(line).append('\n');
+            } else if (!line.isBlank()) {
+                out.append(header).append(line).append('\n');
+                header.setLength(0);
+            }
+        }
+        return out.toString();
     }
 }

@@ -1,5 +1,6 @@
 package dev.selene.node.cli;
 
+import dev.selene.node.admin.BuildInfo;
 import dev.selene.node.manager.ManagerCommand;
 import dev.selene.node.replay.ReplayCommand;
 import dev.selene.node.serve.ServeCommand;
@@ -10,7 +11,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 
 /** The {@code selene} command line: the node and its workloads. */
-@Command(name = "selene", mixinStandardHelpOptions = true, version = "selene 0.1.0",
+@Command(name = "selene", mixinStandardHelpOptions = true, version = "selene " + BuildInfo.VERSION,
         description = "Host tier under an LLM serving engine's GPU KV cache.",
         subcommands = {BurstCommand.class, SoakCommand.class, ServeCommand.class, ManagerCommand.class,
                 ReplayCommand.class,

@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -107,8 +108,10 @@ class AdminServerTest {
         });
         HttpResponse<String> r = node.get("/metrics");
         assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("text/plain"));
+        Set<String> process = MetricCatalogue.names(MetricCatalogue.PROCESS);
         for (String line : r.body().lines().toList()) {
-            assertTrue(line.startsWith("#") || line.startsWith("selene_"), "only Selene's metrics: " + line);
+            assertTrue(line.startsWith("#") || line.startsWith("selene_") || process.contains(line.split("[{ ]")[0]),
+                    "only Selene's metrics and the process's: " + line);
         }
     }
 

@@ -220,7 +220,7 @@ class ManagerAdminTest {
     /**
      * The manager's scrape against the manager section of the catalogue: every {@code selene_*} series of this
      * manager is documented there, with its type, HELP and labels; all but the expiries (which appear with the
-     * first one) are exported.
+     * first one) are exported; and the process's metrics follow, as documented.
      */
     private void checkMetrics(ManagerNode m) {
         Map<String, String> node = Map.of("node", m.node().address());
@@ -243,6 +243,7 @@ class ManagerAdminTest {
                 MetricCatalogue.check(row, scrape, node);
             }
         }
+        MetricCatalogue.checkProcess(scrape);
     }
 
     @Test

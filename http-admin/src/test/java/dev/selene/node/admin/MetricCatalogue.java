@@ -18,8 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The metric catalogue in {@code docs/metrics.md}, parsed: every table row {@code | `name` | type | unit | labels |
- * HELP |}, with the {@code ##} section it is under (a cache node's metrics, a pool manager's), and the check of one
- * row against a scrape.
+ * HELP |} (a cache node's rows end with the tiers the metric needs), with the {@code ##} section it is under (a
+ * cache node's metrics, a pool manager's, the process's), and the check of one row against a scrape.
  */
 final class MetricCatalogue {
 
@@ -28,15 +28,39 @@ final class MetricCatalogue {
     static final String NODE = "Catalogue";
     /** The section of a pool manager's metrics. */
     static final String MANAGER = "Pool manager metrics";
+    /** The section of the process's metrics, on every node and manager. */
+    static final String PROCESS = "Process metrics";
+    /** The tiers a label value or a row's tiers cell can name. */
+    static final Set<String> TIERS = Set.of("memory", "disk", "pool");
 
     /**
      * One row of the catalogue.
      *
      * @param labels the label names besides {@code node}, in the doc's order
      * @param values the combinations of their values that exist; null when a label takes any value (a namespace)
+     * @param tiers the tiers of which a node needs one to export the metric; empty when every node exports it
      */
     record Row(String section, String name, String type, String unit, List<String> labels, Set<List<String>> values,
-               String help) {
+               String help, Set<String> tiers) {
+
+        /**
+         * This row as a node with {@code nodeTiers} exports it: null when it needs a tier the node lacks, else with
+         * the label combinations that name a missing tier left out.
+         */
+        Row on(Set<String> nodeTiers) {
+            if (!tiers.isEmpty() && tiers.stream().noneMatch(nodeTiers::contains)) {
+                return null;
+            }
+            Set<List<String>> kept = values == null ? null : new HashSet<>();
+            if (values != null) {
+                for (List<String> combo : values) {
+                    if (combo.stream().noneMatch(v -> TIERS.contains(v) && !nodeTiers.contains(v))) {
+                        kept.add(combo);
+                    }
+                }
+            }
+            return new Row(section, name, type, unit, labels, kept, help, tiers);
+        }
     }
 
     private MetricCatalogue() {
@@ -51,7 +75,7 @@ final class MetricCatalogue {
                 if (line.startsWith("## ")) {
                     current = line.substring(3).strip();
                 }
-                if (line.startsWith("| `selene_") && current.equals(section)) {
+                if (line.startsWith("| `") && current.equals(section)) {
                     rows.add(row(current, line));
                 }
             }
@@ -69,6 +93,11 @@ final class MetricCatalogue {
         return names;
     }
 
+    /** The rows of a cache node's metrics that a node with {@code nodeTiers} exports, as it exports them. */
+    static List<Row> nodeRows(Set<String> nodeTiers) {
+        return rows(NODE).stream().map(r -> r.on(nodeTiers)).filter(r -> r != null).toList();
+    }
+
     /** Whether sample {@code series} (a histogram's {@code _bucket}, {@code _sum}, {@code _count} included) is of one of {@code names}. */
     static boolean of(Set<String> names, String series) {
         return names.contains(series.replaceFirst("_(bucket|sum|count)$", ""));
@@ -76,7 +105,13 @@ final class MetricCatalogue {
 
     private static Row row(String section, String line) {
         String[] cells = line.substring(1, line.length() - 1).split("\\|");
-        assertEquals(5, cells.length, "a catalogue row has five cells: " + line);
+        assertEquals(section.equals(NODE) ? 6 : 5, cells.length, "a catalogue row of '" + section + "' has "
+                + (section.equals(NODE) ? "six cells (the last its tiers)" : "five cells") + ": " + line);
+        Set<String> tiers = Set.of();
+        if (cells.length == 6 && !cells[5].strip().equals("—")) {
+            tiers = Set.of(cells[5].strip().split(" or "));
+            assertTrue(TIERS.containsAll(tiers), "tiers of " + line);
+        }
         String labels = cells[3].strip();
         List<String> names = List.of();
         Set<List<String>> values = Set.of(List.of());
@@ -93,7 +128,7 @@ final class MetricCatalogue {
             }
         }
         return new Row(section, code(cells[0]), cells[1].strip(), cells[2].strip(), names, values,
-                cells[4].strip());
+                cells[4].strip(), tiers);
     }
 
     private static String code(String cell) {
@@ -141,6 +176,20 @@ final class MetricCatalogue {
                     + exported);
         } else if (d.values() != null) {
             assertEquals(d.values(), exported, name + ": the label values documented are those exported");
+        }
+    }
+
+    /**
+     * Checks the process's metrics of {@code scrape} against the process section: every one documented is
+     * exported once, without a {@code node} label, as the doc says.
+     */
+    static void checkProcess(Scrape scrape) {
+        for (Row d : rows(PROCESS)) {
+            check(d, scrape, Map.of());
+            String series = d.type().equals("histogram") ? d.name() + "_count" : d.name();
+            for (Scrape.Sample s : scrape.series(series, Map.of())) {
+                assertFalse(s.labels().containsKey("node"), "a process metric has no node label: " + s);
+            }
         }
     }
 }

@@ -7,6 +7,8 @@ import org.junit.jupiter.api.Test;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -19,15 +21,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The {@code /metrics} scrape of served nodes against the catalogue in {@code docs/metrics.md}: the doc's tables are
- * parsed, so neither the doc nor the instruments can drift from the other.
+ * parsed, so neither the doc nor the instruments can drift from the other. Each node is checked on its own series
+ * (its {@code node} label): other nodes run earlier in this JVM leave theirs in Kamon's registry.
  */
 class MetricsScrapeTest {
 
     private static final Pattern LABEL_VALUE = Pattern.compile("[a-z0-9_]+");
     private static final String NS = "scrape";
+    private static final Duration PATIENCE = Duration.ofSeconds(10);
 
     @Test
-    void scrape_afterPublishDrainAndRestores_matchesTheCatalogue() throws Exception {
+    void scrape_ofADiskNode_afterPublishDrainAndRestores_matchesTheCatalogue_withoutPoolSeries() throws Exception {
         Path dir = Files.createTempDirectory(Files.createDirectories(Path.of("target", "metrics-scrape")), "node");
         Map<String, String> disk = Map.of("selene.disk.dir", dir.toString(), "selene.disk.size", "64m");
         try (TestNode first = new TestNode(disk)) {
@@ -39,43 +43,59 @@ class MetricsScrapeTest {
             assertEquals(3, first.node.cache().drain(Duration.ofSeconds(20)).toCompletableFuture().join().written());
         }
         try (TestNode second = new TestNode(disk)) {
+            Map<String, String> node = Map.of("node", second.metricsNode());
             RestoreResult fromDisk = second.restore(NS, 1, 2, 3);
             assertEquals(3, fromDisk.fromDisk(), "the restart left the records on disk only: " + fromDisk);
-            Map<String, String> node = Map.of("node", second.metricsNode());
-            Scrape scrape = await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+            Scrape scrape = await().atMost(PATIENCE).pollInterval(Duration.ofMillis(100))
                     .until(() -> Scrape.parse(second.get("/metrics").body()),
                             s -> s.value("selene_disk_read_latency_seconds_count", node) > 0
                                     && s.value("selene_restore_promotions_total", node) >= 3);
+            checkNode(scrape, second.metricsNode(), Set.of("memory", "disk"));
+        }
+    }
 
-            // A pool manager run earlier in this JVM leaves its own series in Kamon's registry; they have a
-            // section of their own, checked against a manager's scrape (ManagerNodeTest).
-            Set<String> managers = MetricCatalogue.names(MetricCatalogue.MANAGER);
-            Set<String> documented = new TreeSet<>();
-            Set<String> unsampled = new TreeSet<>();
-            for (MetricCatalogue.Row d : MetricCatalogue.rows(MetricCatalogue.NODE)) {
-                if (d.type().equals("histogram") && scrape.series(d.name() + "_count", Map.of()).isEmpty()) {
-                    // A histogram appears with its first sample; this scenario has no pool, so the pool's retire
-                    // latency may be missing (it is present when a pool host ran earlier in this JVM).
-                    assertTrue(d.name().startsWith("selene_pool_"), d.name() + " exported");
-                    unsampled.add(d.name());
-                    continue;
-                }
-                documented.add(d.name());
-                MetricCatalogue.check(d, scrape, Map.of());
-            }
-            Set<String> exported = new TreeSet<>(scrape.types().keySet());
-            exported.removeAll(managers);
-            exported.removeAll(unsampled); // declared (a TYPE line) but without a series yet
-            assertEquals(documented, exported,
-                    "every metric exported is in the catalogue, and every one there is exported");
+    @Test
+    void scrape_ofAMemoryOnlyNode_matchesTheCatalogue_withoutDiskOrPoolSeries() {
+        try (TestNode memory = new TestNode(Map.of())) {
+            Map<String, String> node = Map.of("node", memory.metricsNode());
+            memory.publishChain(NS, 1, 2);
+            assertEquals(2, memory.restore(NS, 1, 2).fromMemory());
+            Scrape scrape = await().atMost(PATIENCE).pollInterval(Duration.ofMillis(100))
+                    .until(() -> Scrape.parse(memory.get("/metrics").body()),
+                            s -> s.value("selene_restore_latency_seconds_count", node) > 0
+                                    && s.value("selene_publish_latency_seconds_count", node) > 0);
+            checkNode(scrape, memory.metricsNode(), Set.of("memory"));
             for (Scrape.Sample s : scrape.samples()) {
-                if (MetricCatalogue.of(managers, s.name())) {
-                    continue;
+                if (node.get("node").equals(s.labels().get("node"))) {
+                    assertFalse(s.name().startsWith("selene_disk_") || s.name().startsWith("selene_pool_")
+                            || s.labels().containsValue("disk") || s.labels().containsValue("pool"),
+                            "a memory-only node exports no disk or pool series: " + s);
                 }
-                assertTrue(s.labels().containsKey("node"), "every series is tagged with its node: " + s);
-                s.labels().forEach((k, v) -> assertTrue(k.equals("le") || LABEL_VALUE.matcher(v).matches(),
-                        "label value outside [a-z0-9_]: " + s));
             }
+        }
+    }
+
+    @Test
+    void restoreTokenCounters_countWhatRestoresAskedFor_andWhatTheyCopied() {
+        try (TestNode memory = new TestNode(Map.of())) {
+            Map<String, String> node = Map.of("node", memory.metricsNode());
+            long tokensPerRecord = memory.layout().tokensPerRecord();
+            memory.publishChain(NS, 1, 2);
+            // A namesake closed earlier in this JVM leaves its counts in the series: count from where they stand.
+            double requested0 = settled(memory, "selene_restore_requested_tokens_total", node);
+            double hit0 = settled(memory, "selene_restore_hit_tokens_total", node);
+
+            assertEquals(2, memory.restore(NS, 1, 2).fromMemory());
+            assertEquals(2, memory.restore(NS, 1, 2).fromMemory());
+            assertEquals(RestoreResult.Outcome.MISS, memory.restore(NS, 7, 8, 9).outcome());
+
+            await().atMost(PATIENCE).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
+                Scrape s = Scrape.parse(memory.get("/metrics").body());
+                assertEquals(7 * tokensPerRecord, s.value("selene_restore_requested_tokens_total", node) - requested0,
+                        "2 + 2 + 3 records asked for");
+                assertEquals(4 * tokensPerRecord, s.value("selene_restore_hit_tokens_total", node) - hit0,
+                        "2 + 2 records copied");
+            });
         }
     }
 
@@ -95,5 +115,52 @@ class MetricsScrapeTest {
                         && s.value("selene_slots_capacity", Map.of("node", b)) == largeSlots;
             });
         }
+    }
+
+    /**
+     * Checks the series of node {@code tag}, which has {@code tiers}, against the catalogue: it exports exactly the
+     * metrics of its tiers, each as documented; the process's metrics are there, as documented; and every family in
+     * the scrape is documented somewhere.
+     */
+    private static void checkNode(Scrape scrape, String tag, Set<String> tiers) {
+        Map<String, String> node = Map.of("node", tag);
+        List<MetricCatalogue.Row> rows = MetricCatalogue.nodeRows(tiers);
+        Set<String> documented = new TreeSet<>();
+        for (MetricCatalogue.Row d : rows) {
+            documented.add(d.name());
+            MetricCatalogue.check(d, scrape, node);
+        }
+        Set<String> exported = new TreeSet<>();
+        for (Scrape.Sample s : scrape.samples()) {
+            if (tag.equals(s.labels().get("node"))) {
+                exported.add(s.name().replaceFirst("_(bucket|sum|count)$", ""));
+                s.labels().forEach((k, v) -> assertTrue(k.equals("le") || LABEL_VALUE.matcher(v).matches(),
+                        "label value outside [a-z0-9_]: " + s));
+            }
+        }
+        assertEquals(documented, exported, "the node exports the metrics of its tiers " + tiers
+                + " in the catalogue, and every one there is exported");
+
+        MetricCatalogue.checkProcess(scrape);
+
+        Set<String> everywhere = new HashSet<>();
+        for (String section : List.of(MetricCatalogue.NODE, MetricCatalogue.MANAGER, MetricCatalogue.PROCESS)) {
+            everywhere.addAll(MetricCatalogue.names(section));
+        }
+        Set<String> undocumented = new TreeSet<>(scrape.types().keySet());
+        undocumented.removeAll(everywhere);
+        assertEquals(Set.of(), undocumented, "every family exported is in the catalogue");
+    }
+
+    /** The value of series {@code name} of {@code node} once two scrapes a Kamon tick apart agree on it. */
+    private static double settled(TestNode n, String name, Map<String, String> node) {
+        double[] last = {Double.NaN};
+        return await().atMost(PATIENCE).pollInterval(Duration.ofMillis(PrometheusMetrics.TICK_SECONDS * 1000L + 100))
+                .until(() -> {
+                    double v = Scrape.parse(n.get("/metrics").body()).value(name, node);
+                    boolean same = v == last[0];
+                    last[0] = v;
+                    return same ? v : Double.NaN;
+                }, v -> !Double.isNaN(v));
     }
 }
