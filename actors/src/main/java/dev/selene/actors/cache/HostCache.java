@@ -37,6 +37,8 @@ import org.apache.pekko.actor.typed.TypedActorContext;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.StashBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -219,6 +221,12 @@ public final class HostCache {
 
     private static final int STASH_CAPACITY = 1 << 16;
 
+    /**
+     * The logger of the one start-up warning that the intake had to shrink, named after {@link IntakeSizing} so that
+     * tests which size a node small on purpose can lower it alone.
+     */
+    private static final Logger INTAKE_LOG = LoggerFactory.getLogger(IntakeSizing.class);
+
     /** How long a pool host waits at start for a pool manager to be reachable. */
     static final Duration POOL_JOIN_TIMEOUT = Duration.ofSeconds(20);
 
@@ -252,7 +260,7 @@ public final class HostCache {
         IntakeSizing sizing = IntakeSizing.compute(config.layout(), config.concurrency(),
                 config.effectiveWindowSlots(), config.warmBytes(), config.hostBudgetBytes());
         if (sizing.warning() != null) {
-            ctx.getLog().warn(sizing.warning());
+            INTAKE_LOG.warn(sizing.warning());
         }
         Executor blocking = ctx.getSystem().dispatchers()
                 .lookup(DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));

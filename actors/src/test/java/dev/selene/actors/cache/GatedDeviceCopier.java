@@ -26,6 +26,18 @@ final class GatedDeviceCopier implements DeviceCopier {
         }
     }
 
+    /** A failed device-to-host copy: one log line, no stack trace (the test, not the copier, failed it). */
+    static final class InjectedCopyFailure extends IllegalStateException {
+        InjectedCopyFailure() {
+            super("injected copy failure");
+        }
+
+        @Override
+        public synchronized Throwable fillInStackTrace() {
+            return this;
+        }
+    }
+
     /** Makes the next {@code n} device-to-host copy calls throw {@link InjectedCrash}. */
     void crashNextCopies(int n) {
         crashNext.set(n);
@@ -96,7 +108,7 @@ final class GatedDeviceCopier implements DeviceCopier {
             throw new InjectedCrash();
         }
         if (failNext.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
-            return CompletableFuture.failedFuture(new IllegalStateException("injected copy failure"));
+            return CompletableFuture.failedFuture(new InjectedCopyFailure());
         }
         return gate.thenCompose(v -> real.copyToHost(plan));
     }

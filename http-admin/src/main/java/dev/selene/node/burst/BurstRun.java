@@ -146,75 +146,13 @@ public final class BurstRun {
 
     /** Runs the burst and the probe (and, when asked, a restart and a second probe) and returns the report. */
     public BurstReport run() throws Exception {
-        BurstReport report = new BurstReport();
-        Layout layout = settings.layout();
-        report.layout = layout.name();
-        report.warmBytes = settings.warmBytes();
+        BurstReport report = newReport();
         try (DeviceCopier copier = copier()) {
             report.device = copier.name();
             List<Conversation> conversations = conversations();
             SeleneCache cache = nodeFactory.apply(copier);
             try {
-                CacheStatus before = cache.status().toCompletableFuture().join();
-                report.totalSlots = before.totalSlots();
-                report.intakeSlots = before.intakeSlots();
-                long burstBytes = 0;
-                for (Conversation c : conversations) {
-                    for (RecordSpec spec : c.specs) {
-                        burstBytes += layout.recordBytes(spec.hasRow());
-                    }
-                }
-                int rawThreads = settings.device().equals("cuda") ? 1 : settings.copyThreads();
-                try (RawCopy raw = new RawCopy(burstBytes, rawThreads, layout.pageBytes())) {
-                    prefill(copier, conversations);
-                    report.rawCopyGbps = raw.gbps();
-                    report.rawCopyCpuGbps = raw.cpuGbps();
-                }
-                PoolRaw rawPool = null;
-                long imageBytes = 0;
-                if (settings.poolManagers() > 0) {
-                    // The raw baseline moves the bytes of every record's image (what the burst retires when nothing
-                    // is abandoned) in two halves around the burst and probe, so that neither side alone gets the
-                    // machine's better or worse moment.
-                    for (Conversation c : conversations) {
-                        for (RecordSpec spec : c.specs) {
-                            imageBytes += RecordImage.imageBytes(layout, spec.hasRow());
-                        }
-                    }
-                    rawPool = PoolRaw.await(cache.system(), settings.poolManagers(), (int) layout.slotBytes());
-                    rawPool.measure(imageBytes / 2);
-                }
-                long busyBefore = copier instanceof SimulatedDevice sim ? sim.busyNanosToHost() : 0;
-                burst(cache, conversations, report);
-                if (copier instanceof SimulatedDevice sim) {
-                    report.copyEngineBusySeconds = (sim.busyNanosToHost() - busyBefore) / 1e9;
-                }
-                if (rawPool != null) {
-                    retireTheRest(cache, report);
-                }
-                freeSnapshots(copier, conversations);
-                report.probe = probe(cache, copier, conversations, "probe");
-                report.diskCounters(cache.counters());
-                if (rawPool != null) {
-                    report.poolCounters(cache.counters(), settings.poolManagers());
-                    rawPool.measure(imageBytes - imageBytes / 2);
-                    report.rawPoolWriteGbps = rawPool.writeGbps();
-                    report.rawPoolReadGbps = rawPool.readGbps();
-                }
-                if (settings.diskDir() != null && report.diskWriteBytes > 0) {
-                    // Beside the tier's directory, never inside it; a baseline that fails (a full disk) is a line
-                    // of the report, not the loss of it.
-                    try {
-                        RawDisk.Result raw = RawDisk.measure(RawDisk.beside(settings.diskDir()),
-                                Math.min(report.diskWriteBytes, RAW_COPY_MAX_BYTES),
-                                report.diskWriteBytes / Math.max(1, report.spilled),
-                                dev.selene.actors.cache.HostCache.SPILL_IN_FLIGHT_CAP);
-                        report.rawDiskWriteGbps = raw.writeGbps();
-                        report.rawDiskReadGbps = raw.readGbps();
-                    } catch (RawDisk.BaselineException e) {
-                        report.rawDiskError = e.getMessage();
-                    }
-                }
+                measure(cache, copier, conversations, report, true);
                 if (settings.restart()) {
                     long stop = System.nanoTime();
                     SeleneCache old = cache;
@@ -232,6 +170,102 @@ public final class BurstRun {
             }
         }
         return report;
+    }
+
+    /**
+     * Runs the burst and the probe against a node the caller started on {@code copier} and keeps running (a served
+     * node under load): no warm-up, no restart, no raw baselines; the node's records stay when it returns.
+     */
+    public BurstReport runOn(SeleneCache cache, DeviceCopier copier) throws Exception {
+        if (settings.restart() || settings.poolManagers() > 0) {
+            throw new IllegalArgumentException("a burst on a running node neither restarts it nor measures a pool");
+        }
+        BurstReport report = newReport();
+        report.device = copier.name();
+        List<Conversation> conversations = conversations();
+        try {
+            measure(cache, copier, conversations, report, false);
+        } finally {
+            freeSnapshots(copier, conversations);
+        }
+        return report;
+    }
+
+    private BurstReport newReport() {
+        BurstReport report = new BurstReport();
+        report.layout = settings.layout().name();
+        report.warmBytes = settings.warmBytes();
+        return report;
+    }
+
+    /** The prefill, the timed burst and the probe, with the raw baselines around them when {@code baselines}. */
+    private void measure(SeleneCache cache, DeviceCopier copier, List<Conversation> conversations, BurstReport report,
+                         boolean baselines) throws Exception {
+        Layout layout = settings.layout();
+        CacheStatus before = cache.status().toCompletableFuture().join();
+        report.totalSlots = before.totalSlots();
+        report.intakeSlots = before.intakeSlots();
+        if (baselines) {
+            long burstBytes = 0;
+            for (Conversation c : conversations) {
+                for (RecordSpec spec : c.specs) {
+                    burstBytes += layout.recordBytes(spec.hasRow());
+                }
+            }
+            int rawThreads = settings.device().equals("cuda") ? 1 : settings.copyThreads();
+            try (RawCopy raw = new RawCopy(burstBytes, rawThreads, layout.pageBytes())) {
+                prefill(copier, conversations);
+                report.rawCopyGbps = raw.gbps();
+                report.rawCopyCpuGbps = raw.cpuGbps();
+            }
+        } else {
+            prefill(copier, conversations);
+        }
+        PoolRaw rawPool = null;
+        long imageBytes = 0;
+        if (baselines && settings.poolManagers() > 0) {
+            // The raw baseline moves the bytes of every record's image (what the burst retires when nothing
+            // is abandoned) in two halves around the burst and probe, so that neither side alone gets the
+            // machine's better or worse moment.
+            for (Conversation c : conversations) {
+                for (RecordSpec spec : c.specs) {
+                    imageBytes += RecordImage.imageBytes(layout, spec.hasRow());
+                }
+            }
+            rawPool = PoolRaw.await(cache.system(), settings.poolManagers(), (int) layout.slotBytes());
+            rawPool.measure(imageBytes / 2);
+        }
+        long busyBefore = copier instanceof SimulatedDevice sim ? sim.busyNanosToHost() : 0;
+        burst(cache, conversations, report);
+        if (copier instanceof SimulatedDevice sim) {
+            report.copyEngineBusySeconds = (sim.busyNanosToHost() - busyBefore) / 1e9;
+        }
+        if (rawPool != null) {
+            retireTheRest(cache, report);
+        }
+        freeSnapshots(copier, conversations);
+        report.probe = probe(cache, copier, conversations, "probe");
+        report.diskCounters(cache.counters());
+        if (rawPool != null) {
+            report.poolCounters(cache.counters(), settings.poolManagers());
+            rawPool.measure(imageBytes - imageBytes / 2);
+            report.rawPoolWriteGbps = rawPool.writeGbps();
+            report.rawPoolReadGbps = rawPool.readGbps();
+        }
+        if (baselines && settings.diskDir() != null && report.diskWriteBytes > 0) {
+            // Beside the tier's directory, never inside it; a baseline that fails (a full disk) is a line
+            // of the report, not the loss of it.
+            try {
+                RawDisk.Result raw = RawDisk.measure(RawDisk.beside(settings.diskDir()),
+                        Math.min(report.diskWriteBytes, RAW_COPY_MAX_BYTES),
+                        report.diskWriteBytes / Math.max(1, report.spilled),
+                        dev.selene.actors.cache.HostCache.SPILL_IN_FLIGHT_CAP);
+                report.rawDiskWriteGbps = raw.writeGbps();
+                report.rawDiskReadGbps = raw.readGbps();
+            } catch (RawDisk.BaselineException e) {
+                report.rawDiskError = e.getMessage();
+            }
+        }
     }
 
     private DeviceCopier copier() {

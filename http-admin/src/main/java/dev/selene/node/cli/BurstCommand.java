@@ -10,6 +10,7 @@ import dev.selene.node.burst.BurstRun;
 import dev.selene.node.burst.BurstSettings;
 import dev.selene.node.burst.PoolManagers;
 import dev.selene.node.burst.RawDisk;
+import dev.selene.node.logging.ConsoleLogging;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -175,23 +176,13 @@ final class BurstCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        ch.qos.logback.classic.Logger root = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
-                org.slf4j.Logger.ROOT_LOGGER_NAME);
-        ch.qos.logback.classic.Logger pekko = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
-                "org.apache.pekko");
-        ch.qos.logback.classic.Level rootBefore = root.getLevel();
-        ch.qos.logback.classic.Level pekkoBefore = pekko.getLevel();
-        if (!verbose) {
-            // The terminal shows the progress and the report; the nodes' start-up lines (twice, with the warm-up)
-            // and Pekko's connection warnings as the run's nodes stop are not the run's outcome.
-            root.setLevel(ch.qos.logback.classic.Level.WARN);
-            pekko.setLevel(ch.qos.logback.classic.Level.ERROR);
-        }
+        // The terminal shows the progress and the report; the nodes' start-up lines (twice, with the warm-up) and
+        // Pekko's connection warnings as the run's nodes stop are not the run's outcome.
+        ConsoleLogging logging = ConsoleLogging.quiet(verbose);
         try {
             return runCommand();
         } finally {
-            root.setLevel(rootBefore);
-            pekko.setLevel(pekkoBefore);
+            logging.close();
         }
     }
 
@@ -220,8 +211,8 @@ final class BurstCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--managers " + managers + " is invalid; allowed: 1..3");
         }
         Layout l = Layout.preset(workload.layout);
-        BurstSettings probe = new BurstSettings(l, conversations, workload.concurrency, workload.tokens,
-                workload.turns, 0, workload.snapshotMillis,
+        BurstSettings probe = new BurstSettings(l, conversations, workload.concurrency, workload.shape.tokens(),
+                workload.shape.turns(), 0, workload.shape.snapshotMillis(),
                 device, copyThreads, 0, seed, false, false, null);
         long warmBytes;
         if (!workload.autoWarm()) {
@@ -246,9 +237,9 @@ final class BurstCommand implements Callable<Integer> {
             BurstRun.deleteWarmUpDirectory(BurstRun.warmUpDirectory(dir));
         }
         long cap = ByteSize.parse("--bandwidth-cap", bandwidthCap);
-        BurstSettings settings = new BurstSettings(l, conversations, workload.concurrency, workload.tokens,
-                workload.turns, warmBytes,
-                workload.snapshotMillis, device, copyThreads, cap, seed, !noProgress, restart, dir,
+        BurstSettings settings = new BurstSettings(l, conversations, workload.concurrency, workload.shape.tokens(),
+                workload.shape.turns(), warmBytes,
+                workload.shape.snapshotMillis(), device, copyThreads, cap, seed, !noProgress, restart, dir,
                 withPool ? managers : 0);
         CacheConfig config = CacheConfig.memoryOnly(l, warmBytes).withConcurrency(workload.concurrency)
                 .withDrainOnShutdown(drain);

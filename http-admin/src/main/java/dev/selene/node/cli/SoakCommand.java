@@ -230,8 +230,8 @@ final class SoakCommand implements Callable<Integer> {
     }
 
     private BurstSettings settings(Layout l, long warmBytes, long burstSeed, Path dir) {
-        return new BurstSettings(l, conversations, workload.concurrency, workload.tokens, workload.turns, warmBytes,
-                workload.snapshotMillis, workload.device(),
+        return new BurstSettings(l, conversations, workload.concurrency, workload.shape.tokens(), workload.shape.turns(), warmBytes,
+                workload.shape.snapshotMillis(), workload.device(),
                 1, 0, burstSeed, false, false, dir);
     }
 

@@ -1,8 +1,13 @@
 package dev.selene.node.cli;
 
+import dev.selene.node.burst.BurstShapeOptions;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-/** The burst workload's shape, shared by {@code burst} and {@code soak}: layout, conversations' size, device. */
+/**
+ * The burst workload's node and shape, shared by {@code burst} and {@code soak}: layout, warm size, concurrency,
+ * device, and the conversations' shape ({@code serve --workload} takes the node's own settings and the shape alone).
+ */
 final class WorkloadOptions {
 
     @Option(names = "--layout", defaultValue = "deepseek-tp4",
@@ -12,19 +17,12 @@ final class WorkloadOptions {
     @Option(names = "--concurrency", defaultValue = "32", description = "Conversations at once (default: ${DEFAULT-VALUE}).")
     int concurrency;
 
-    @Option(names = "--tokens", defaultValue = "3072", description = "Prompt tokens per conversation (default: ${DEFAULT-VALUE}).")
-    int tokens;
-
-    @Option(names = "--turns", defaultValue = "2", description = "Turns per conversation (default: ${DEFAULT-VALUE}).")
-    int turns;
+    @Mixin
+    BurstShapeOptions shape;
 
     @Option(names = "--warm", defaultValue = "auto",
             description = "Warm tier size, e.g. 512m or 3g; 'auto' sizes it for the preset (default: ${DEFAULT-VALUE}).")
     String warm;
-
-    @Option(names = "--snapshot-ms", defaultValue = "2000",
-            description = "How long the engine keeps a publication's GPU snapshot (default: ${DEFAULT-VALUE}).")
-    long snapshotMillis;
 
     @Option(names = "--device", defaultValue = "auto", description = "auto, simulated or cuda (default: ${DEFAULT-VALUE}).")
     String device;

@@ -69,6 +69,11 @@ public final class NodeOptions {
         return SettingsLoader.load(config, overrides());
     }
 
+    /** The settings these options select, with {@code commandDefaults} in place of the library's defaults. */
+    public NodeSettings load(Map<String, ?> commandDefaults) {
+        return SettingsLoader.load(config, overrides(), commandDefaults);
+    }
+
     /** Setting path → value for every flag given ({@code --pool-managers} as a list). */
     public Map<String, Object> overrides() {
         Map<String, Object> m = new LinkedHashMap<>();

@@ -50,6 +50,15 @@ public final class SettingsLoader {
      * {@code selene.warm → 4g}; a list setting takes a {@link List}) on top.
      */
     public static NodeSettings load(Path file, Map<String, ?> overrides) {
+        return load(file, overrides, Map.of());
+    }
+
+    /**
+     * The settings from {@code file} with {@code overrides} on top, where {@code commandDefaults} (setting path →
+     * value) replace the {@code reference.conf} defaults of the command that loads them ({@code selene serve}'s
+     * smaller warm tier), under the file and the flags.
+     */
+    public static NodeSettings load(Path file, Map<String, ?> overrides, Map<String, ?> commandDefaults) {
         Config user = ConfigFactory.empty();
         String source = "defaults";
         if (file != null) {
@@ -69,7 +78,9 @@ public final class SettingsLoader {
         try {
             checkKnown(user, ref);
             checkKnown(flags, ref);
-            all = flags.withFallback(user).withFallback(ConfigFactory.defaultReference())
+            Config defaults = ConfigFactory.parseMap(commandDefaults, "defaults of the command");
+            checkKnown(defaults, ref);
+            all = flags.withFallback(user).withFallback(defaults).withFallback(ConfigFactory.defaultReference())
                     .resolve(ConfigResolveOptions.defaults().setAllowUnresolved(false));
         } catch (ConfigException e) {
             throw new SettingsException("settings cannot be resolved: " + oneLine(e.getMessage()));

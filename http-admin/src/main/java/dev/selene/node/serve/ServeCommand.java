@@ -1,32 +1,111 @@
 package dev.selene.node.serve;
 
+import dev.selene.actors.api.Durations;
 import dev.selene.engine.config.ByteSize;
+import dev.selene.engine.config.CacheConfig;
+import dev.selene.node.burst.BurstShapeOptions;
+import dev.selene.node.config.EnvironmentCheck;
 import dev.selene.node.config.NodeOptions;
 import dev.selene.node.config.NodeSettings;
+import dev.selene.node.config.SettingsLoader;
+import dev.selene.node.logging.ConsoleLogging;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import sun.misc.Signal;
 
+import java.nio.file.Path;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 /**
  * {@code selene serve}: a long-running node with the cache and the admin HTTP server; SIGTERM or SIGINT stops it
- * cleanly and exits with 0.
+ * cleanly and exits with 0. Its log goes to a file; the terminal shows its start and stop lines and warnings.
  */
 @Command(name = "serve", mixinStandardHelpOptions = true,
         description = "Run a cache node with its admin HTTP server until SIGTERM (or Ctrl-C), which stops it "
                 + "cleanly and exits 0. Exit code 2: a setting or what it names on this machine is invalid "
-                + "(one line says which); 1: the node failed.")
+                + "(one line says which); 1: the node failed. Without a settings file or --warm the warm tier is "
+                + ServeCommand.DEFAULT_WARM + " (config/ shows production sizes); the log goes to --log-file, the "
+                + "terminal shows warnings and the start and stop lines.")
 public final class ServeCommand implements Callable<Integer> {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
+
+    /**
+     * The warm tier of {@code serve} unless a settings file or {@code --warm} sizes it: small enough for a laptop.
+     * A production node sets its own (the files in config/ show 8g).
+     */
+    static final String DEFAULT_WARM = "1g";
+
+    /** Where the log goes unless {@code --log-file} says otherwise, under the working directory. */
+    static final String DEFAULT_LOG_FILE = "logs/selene.log";
 
     @Mixin
     NodeOptions options;
 
+    @Option(names = "--workload", paramLabel = "burst[:N]", converter = ServedWorkload.Converter.class,
+            description = "Drive the burst workload into this node, in this process, to watch its status page, "
+                    + "metrics and traces under load: burst or burst:forever (until stopped), burst:N (N runs). "
+                    + "The node keeps serving after the last run.")
+    ServedWorkload workload;
+
+    @Option(names = "--conversations", paramLabel = "N", defaultValue = "128",
+            description = "With --workload: conversations per run (default: ${DEFAULT-VALUE}); the node's "
+                    + "concurrency is how many run at once.")
+    int conversations;
+
+    @Mixin
+    BurstShapeOptions shape;
+
+    @Option(names = "--seed", paramLabel = "N", defaultValue = "42",
+            description = "With --workload: content seed of the first run; each later run adds one (default: "
+                    + "${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--log-file", paramLabel = "FILE", defaultValue = DEFAULT_LOG_FILE,
+            description = "Where the node's log goes, appended to (default: ${DEFAULT-VALUE}, under the working "
+                    + "directory; created with its directory once the settings are checked).")
+    Path logFile;
+
+    @Option(names = "--verbose", description = "Show every log line on standard error as well; without it only "
+            + "warnings and errors appear there, between the start and stop lines.")
+    boolean verbose;
+
     @Override
     public Integer call() {
-        NodeSettings settings = options.load();
+        NodeSettings settings = settings();
+        CacheConfig c = settings.cache();
+        if (workload != null) { // its options are refused, with one line, before anything starts
+            ServedWorkload.burst(c, conversations, shape.tokens(), shape.turns(), shape.snapshotMillis(), seed, 0);
+        }
+        // What the settings name is checked before the log file is created: a node refused at start leaves nothing.
+        EnvironmentCheck.check(settings);
+        String unusable = ConsoleLogging.unusable(logFile);
+        if (unusable != null) {
+            throw new IllegalArgumentException("--log-file '" + logFile + "' is invalid: " + unusable
+                    + "; allowed: a file that can be written");
+        }
+        Path log = logFile.toAbsolutePath().normalize();
+        ConsoleLogging logging = ConsoleLogging.toFile(log, verbose);
+        try {
+            return serve(settings, c, log);
+        } finally {
+            logging.close();
+        }
+    }
+
+    /** The node's settings: the file's and the flags', over {@code serve}'s own defaults (a smaller warm tier). */
+    NodeSettings settings() {
+        return options.load(Map.of(SettingsLoader.ROOT + ".warm", DEFAULT_WARM));
+    }
+
+    private int serve(NodeSettings settings, CacheConfig c, Path log) {
         // A stop signal is a request to stop, not a failure: the node stops through its coordinated shutdown and
         // main returns 0 (the JVM's default handler would exit with 128 + the signal's number). One that arrives
         // while the node starts (a disk recovery can take minutes) stops it as soon as it is up; a second one
@@ -42,13 +121,24 @@ public final class ServeCommand implements Callable<Integer> {
             });
         }
         SeleneNode node = SeleneNode.start(settings);
-        var c = settings.cache();
+        Consumer<String> announce = verbose ? LOG::info : line -> {
+            LOG.info(line);
+            System.err.println(line);
+        };
         System.err.printf("selene serve: %s node, layout %s, warm %s, max age %s; admin http://%s:%d/%n",
                 settings.shape(), c.layout().name(), ByteSize.format(c.warmBytes()),
-                c.maxAge() == null ? "off" : dev.selene.actors.api.Durations.human(c.maxAge()), settings.admin().bind(),
-                node.adminPort());
+                c.maxAge() == null ? "off" : Durations.human(c.maxAge()), settings.admin().bind(), node.adminPort());
+        System.err.println("selene serve: logging to " + log + (verbose ? "" : "; warnings show here too"));
         System.err.flush();
         started.complete(node);
+        if (workload != null) {
+            announce.accept("selene serve: workload " + (workload.forever() ? "burst until stopped"
+                    : "burst, " + workload.runs() + (workload.runs() == 1 ? " run" : " runs")) + ", "
+                    + conversations + " conversations of " + shape.tokens() + " tokens each");
+            workload.start(node, run -> ServedWorkload.burst(c, conversations, shape.tokens(), shape.turns(),
+                    shape.snapshotMillis(), seed, run), () -> signalled.get()
+                    || node.whenStopped().toCompletableFuture().isDone(), announce);
+        }
         node.whenStopped().toCompletableFuture().join();
         System.err.println("selene serve: stopped");
         return 0;

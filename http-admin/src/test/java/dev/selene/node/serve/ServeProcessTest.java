@@ -104,9 +104,10 @@ class ServeProcessTest {
     }
 
     @Test
-    void serve_answersOnItsPort_andStopsOnSigterm() throws Exception {
+    void serve_answersOnItsPort_andStopsOnSigterm(@TempDir Path tmp) throws Exception {
+        Path log = tmp.resolve("logs").resolve("selene.log");
         Process p = selene("serve", "--layout", "small", "--warm", "1m", "--host-budget", "64m", "--concurrency", "1",
-                "--device", "simulated", "--admin-port", "0", "--admin-token", TOKEN);
+                "--device", "simulated", "--admin-port", "0", "--admin-token", TOKEN, "--log-file", log.toString());
         List<String> err = new CopyOnWriteArrayList<>();
         CompletableFuture<Void> errDone = collect(p.getErrorStream(), err);
         List<String> out = new CopyOnWriteArrayList<>();
@@ -141,11 +142,58 @@ class ServeProcessTest {
         long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         assertTrue(millis < 8_000, "stopped in " + millis + " ms");
         errDone.get(5, TimeUnit.SECONDS);
-        assertTrue(err.stream().anyMatch(l -> l.contains("selene node stopping its actors")),
-                "exit " + p.exitValue() + ": " + String.join("\n", err) + "\nstdout: " + out);
+        String logged = Files.readString(log);
+        assertTrue(logged.contains("selene node stopping its actors"),
+                "exit " + p.exitValue() + ": " + String.join("\n", err) + "\nlog: " + logged + "\nstdout: " + out);
         assertFalse(err.stream().anyMatch(l -> l.contains("Exception")), String.join("\n", err));
         assertEquals(0, p.exitValue(), "a stop signal is a clean stop: " + String.join("\n", err));
         assertTrue(err.contains("selene serve: stopped"), String.join("\n", err));
+        assertTrue(err.contains("selene serve: logging to " + log + "; warnings show here too"),
+                String.join("\n", err));
+        assertEquals(List.of(), err.stream().filter(l -> l.contains(" INFO ")).toList(),
+                "the terminal shows the start and stop lines and warnings; the log file the rest");
+        assertTrue(logged.contains("selene node up: "), logged);
+    }
+
+    @Test
+    void serveWithWorkloadBurst1_publishesIntoTheServedNode_itsRecordsAreFindable_andSigtermStillExits0(
+            @TempDir Path tmp) throws Exception {
+        Path log = tmp.resolve("selene.log");
+        Process p = selene("serve", "--layout", "small", "--warm", "8m", "--host-budget", "64m", "--concurrency", "2",
+                "--device", "simulated", "--admin-port", "0", "--log-file", log.toString(),
+                "--workload", "burst:1", "--conversations", "6", "--tokens", "128", "--snapshot-ms", "30000");
+        List<String> err = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> errDone = collect(p.getErrorStream(), err);
+        collect(p.getInputStream(), new CopyOnWriteArrayList<>());
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
+                .until(() -> !p.isAlive()
+                        || err.contains("selene serve: workload done; the node serves until SIGTERM"));
+        assertTrue(p.isAlive(), "serve exited early: " + String.join("\n", err));
+        String done = err.stream().filter(l -> l.startsWith("selene serve: burst 1/1 done in ")).findFirst()
+                .orElseThrow(() -> new AssertionError(String.join("\n", err)));
+        assertTrue(done.contains("24 publications; verdict: OK: every publication kept"), done);
+        Matcher m = err.stream().map(ADMIN::matcher).filter(Matcher::find).findFirst().orElseThrow();
+        String base = "http://127.0.0.1:" + m.group(1);
+
+        // the admin server stays up after the run: the burst's publications in its metrics, its records listed
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).until(() ->
+                send("GET", base + "/metrics", null).body().lines().anyMatch(l ->
+                        l.startsWith("selene_publications_total{") && l.contains("result=\"stored\"")
+                                && Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)) > 0));
+        ObjectMapper json = new ObjectMapper();
+        var page = json.readTree(send("GET", base + "/records?namespace=burst&limit=5", null).body());
+        assertEquals(24, page.get("total").asInt(), page.toString());
+        String hash = page.at("/records/0/hash").asText();
+        HttpResponse<String> one = send("GET", base + "/records/burst/" + hash, null);
+        assertEquals(200, one.statusCode(), one.body());
+        assertEquals("burst/" + hash, json.readTree(one.body()).get("key").asText(), one.body());
+
+        assertTrue(p.toHandle().destroy());
+        assertTrue(p.waitFor(10, TimeUnit.SECONDS), "serve did not stop within 10 s of SIGTERM: " + err);
+        errDone.get(5, TimeUnit.SECONDS);
+        assertEquals(0, p.exitValue(), String.join("\n", err));
+        assertTrue(err.contains("selene serve: stopped"), String.join("\n", err));
+        assertFalse(err.stream().anyMatch(l -> l.contains("Exception")), String.join("\n", err));
     }
 
     @Test
@@ -207,7 +255,8 @@ class ServeProcessTest {
     void aCreatedDiskDirectory_usedByARunningNode_refusesASecondNode_andSigintStopsTheFirstWithExit0(
             @TempDir Path tmp) throws Exception {
         Path dir = tmp.resolve("records");
-        Process first = selene(small("--disk-dir", dir.toString(), "--disk-size", "64m", "--create-disk-dir"));
+        Process first = selene(small("--disk-dir", dir.toString(), "--disk-size", "64m", "--create-disk-dir",
+                "--log-file", tmp.resolve("selene.log").toString()));
         List<String> err = new CopyOnWriteArrayList<>();
         CompletableFuture<Void> errDone = collect(first.getErrorStream(), err);
         collect(first.getInputStream(), new CopyOnWriteArrayList<>());

@@ -24,10 +24,13 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class FaultInjectingRecordIo implements RecordIo {
 
-    /** The process "dies" here: thrown as an {@link Error} so that the writer cleans nothing up. */
+    /**
+     * The process "dies" here: thrown as an {@link Error} so that the writer cleans nothing up; logged as one line,
+     * without a stack trace (the test, not the code, threw it).
+     */
     public static final class SimulatedCrash extends Error {
         SimulatedCrash(String message) {
-            super(message);
+            super(message, null, false, false);
         }
     }
 

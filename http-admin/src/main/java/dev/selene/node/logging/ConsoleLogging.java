@@ -1,0 +1,137 @@
+package dev.selene.node.logging;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
+import ch.qos.logback.classic.filter.ThresholdFilter;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.Appender;
+import ch.qos.logback.core.ConsoleAppender;
+import ch.qos.logback.core.FileAppender;
+import ch.qos.logback.core.filter.Filter;
+import org.slf4j.LoggerFactory;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * What a command's log lines look like on the terminal: warnings and errors only unless {@code --verbose}, and,
+ * for a long-running command, every line at the configured level into a log file as well. Closing it puts the
+ * logging back as it was (commands also run inside tests, one after another, in one JVM).
+ */
+public final class ConsoleLogging implements AutoCloseable {
+
+    /** The pattern of a log file's lines: the date as well, since a node runs for days. */
+    static final String FILE_PATTERN = "%d{yyyy-MM-dd HH:mm:ss.SSS} %-5level [%thread] %logger{0} - %msg%n";
+
+    private final List<Runnable> undo = new ArrayList<>();
+
+    private ConsoleLogging() {
+    }
+
+    /**
+     * The terminal shows warnings and errors only (Pekko's errors only: its warnings as a run's nodes stop are
+     * not the run's outcome), unless {@code verbose}; nothing goes to a file.
+     */
+    public static ConsoleLogging quiet(boolean verbose) {
+        ConsoleLogging logging = new ConsoleLogging();
+        if (!verbose && LoggerFactory.getILoggerFactory() instanceof LoggerContext ctx) {
+            logging.setLevel(ctx.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME), Level.WARN);
+            logging.setLevel(ctx.getLogger("org.apache.pekko"), Level.ERROR);
+        }
+        return logging;
+    }
+
+    /**
+     * Every line at the configured level goes to {@code file} (appended to; created now, with its directory), and the
+     * terminal shows warnings and errors only, unless {@code verbose}.
+     */
+    public static ConsoleLogging toFile(Path file, boolean verbose) {
+        ConsoleLogging logging = new ConsoleLogging();
+        if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext ctx)) {
+            return logging;
+        }
+        Logger root = ctx.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        PatternLayoutEncoder encoder = new PatternLayoutEncoder();
+        encoder.setContext(ctx);
+        encoder.setPattern(FILE_PATTERN);
+        encoder.start();
+        FileAppender<ILoggingEvent> appender = new FileAppender<>();
+        appender.setContext(ctx);
+        appender.setName("selene-log-file");
+        appender.setFile(file.toString());
+        appender.setAppend(true);
+        appender.setEncoder(encoder);
+        appender.start();
+        root.addAppender(appender);
+        logging.undo.add(() -> {
+            root.detachAppender(appender);
+            appender.stop();
+        });
+        if (!verbose) {
+            logging.forEachConsole(root, console -> {
+                List<Filter<ILoggingEvent>> before = console.getCopyOfAttachedFiltersList();
+                ThresholdFilter warnings = new ThresholdFilter();
+                warnings.setContext(ctx);
+                warnings.setLevel(Level.WARN.levelStr);
+                warnings.start();
+                console.addFilter(warnings);
+                logging.undo.add(() -> {
+                    console.clearAllFilters();
+                    before.forEach(console::addFilter);
+                });
+            });
+        }
+        return logging;
+    }
+
+    /**
+     * Why {@code file} cannot be a log file, or null when it can: it is a directory, or neither it nor the nearest
+     * directory above it that exists can be written.
+     */
+    public static String unusable(Path file) {
+        Path abs = file.toAbsolutePath().normalize();
+        if (Files.isDirectory(abs)) {
+            return "it is a directory";
+        }
+        if (Files.exists(abs)) {
+            return Files.isWritable(abs) ? null : "it cannot be written";
+        }
+        Path dir = abs.getParent();
+        while (dir != null && !Files.exists(dir)) {
+            dir = dir.getParent();
+        }
+        if (dir == null || !Files.isDirectory(dir)) {
+            return "its directory cannot be created (" + (dir == null ? abs.getRoot() : dir) + " is not a directory)";
+        }
+        return Files.isWritable(dir) ? null : "its directory " + dir + " cannot be written";
+    }
+
+    private void setLevel(Logger logger, Level level) {
+        Level before = logger.getLevel();
+        logger.setLevel(level);
+        undo.add(() -> logger.setLevel(before));
+    }
+
+    private void forEachConsole(Logger root, Consumer<ConsoleAppender<ILoggingEvent>> action) {
+        for (Iterator<Appender<ILoggingEvent>> it = root.iteratorForAppenders(); it.hasNext(); ) {
+            if (it.next() instanceof ConsoleAppender<ILoggingEvent> console) {
+                action.accept(console);
+            }
+        }
+    }
+
+    /** Puts the logging back as it was before. */
+    @Override
+    public void close() {
+        for (int i = undo.size() - 1; i >= 0; i--) {
+            undo.get(i).run();
+        }
+        undo.clear();
+    }
+}

@@ -1,0 +1,64 @@
+package dev.selene.node.serve;
+
+import dev.selene.node.cli.SeleneMain;
+import dev.selene.node.config.NodeSettings;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+/**
+ * The settings {@code selene serve} starts a node with (its smaller default warm tier, under a file and the flags),
+ * and its log file refused before anything starts when it cannot be written.
+ */
+class ServeSettingsTest {
+
+    private static NodeSettings settings(String... args) {
+        ServeCommand serve = new ServeCommand();
+        new CommandLine(serve).parseArgs(args);
+        return serve.settings();
+    }
+
+    @Test
+    void serveWithoutAFileOrAFlag_mapsA1GiBWarmTier_notTheLibrarys8GiB() {
+        assertEquals(1L << 30, settings().cache().warmBytes());
+        assertEquals(32, settings().cache().concurrency(), "the other defaults are the library's");
+    }
+
+    @Test
+    void aFileThatSetsTheWarmTier_orTheFlag_winsOverServesDefault() {
+        assertEquals(8L << 30, settings("--config", "../config/memory-only.conf").cache().warmBytes());
+        assertEquals(0, settings("--config", "../config/disk-only.conf").cache().warmBytes());
+        assertEquals(2L << 30, settings("--config", "../config/memory-only.conf", "--warm", "2g").cache().warmBytes());
+        assertEquals(64L << 20, settings("--warm", "64m").cache().warmBytes());
+    }
+
+    @Test
+    void aLogFileThatCannotBeWritten_isOneLineAndExitCode2_beforeTheNodeStarts(@TempDir Path tmp) throws Exception {
+        Path file = Files.writeString(tmp.resolve("afile"), "x");
+        Path log = file.resolve("logs").resolve("selene.log");
+        PrintStream before = System.err;
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit;
+        try {
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            exit = SeleneMain.execute("serve", "--layout", "small", "--warm", "1m", "--device", "simulated",
+                    "--admin-port", "0", "--log-file", log.toString());
+        } finally {
+            System.setErr(before);
+        }
+        assertEquals(2, exit, err.toString(StandardCharsets.UTF_8));
+        assertEquals("selene: --log-file '" + log + "' is invalid: its directory cannot be created (" + file
+                + " is not a directory); allowed: a file that can be written" + System.lineSeparator(),
+                err.toString(StandardCharsets.UTF_8));
+        assertFalse(Files.exists(tmp.resolve("logs")));
+    }
+}
