@@ -266,6 +266,13 @@ public final class BurstReport {
         b.append(abandoned.isEmpty() ? "every publication kept" : abandonedTotal() + " of " + published
                 + " publications abandoned " + abandoned);
         b.append(", ").append(probe.full).append('/').append(conversations).append(" conversations restored in full");
+        if (probe.full < conversations && diskWriteBytes == 0 && poolManagers == 0 && warmBytes > 0
+                && bytesPublished > warmBytes) {
+            // Memory-only and smaller than the burst: the coldest records were evicted, as the node is meant to.
+            b.append(String.format(Locale.ROOT, " (memory only: the warm tier holds %.1f GiB of the %.1f GiB "
+                    + "published, the coldest records were evicted)", warmBytes / (double) (1L << 30),
+                    bytesPublished / (double) (1L << 30)));
+        }
         if (afterRestart != null) {
             b.append(" (").append(afterRestart.full).append(" after the restart)");
         }

@@ -80,6 +80,7 @@ class BurstCommandTest {
                 "a warm tier this small cannot keep every conversation");
         assertTrue(j.get("verified").asBoolean(), "whatever is restored is byte-identical");
         assertTrue(r.out().contains("verdict: NOT MET: "), "a run that recomputes conversations says so: " + r.out());
+        assertTrue(r.out().contains("(memory only: the warm tier holds "), "and says why: " + r.out());
     }
 
     @Test
