@@ -64,7 +64,8 @@ function bytes(n) {
 
 function millis(ms) {
   if (ms === null || ms === undefined) return NONE;
-  return ms < 10000 ? `${ms} ms` : ms < 600000 ? `${(ms / 1000).toFixed(1)} s` : `${(ms / 60000).toFixed(1)} min`;
+  return ms < 1000 ? `${ms} ms` : ms < 60000 ? `${(ms / 1000).toFixed(1)} s`
+    : ms < 3600000 ? `${(ms / 60000).toFixed(1)} min` : `${(ms / 3600000).toFixed(1)} h`;
 }
 
 async function getJson(url) {
