@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Builds .gpu-carry/: everything the GPU machine needs to run scripts/gpu-check.sh, for a machine without Java.
+# Builds what the GPU machine (no Java) needs to run scripts/gpu-check.sh, as two folders, each under the device
+# tool's carry limit (64 MiB per call), carried in two calls while the machine stays warm:
+#   .gpu-runtime/     jre.tar.xz; the first call runs `scripts/gpu-check.sh --unpack-runtime`, which unpacks it into
+#                     .gpu-runtime/jre (ignored by git, so it stays on the machine for the next call)
+#   .gpu-carry/       everything else; the second call runs `scripts/gpu-check.sh`
 #
 #   scripts/gpu-prepare.sh            build the project (offline Maven), then assemble and size the carry folder
 #   SKIP_BUILD=1 scripts/gpu-prepare.sh   reuse the jars already built
 #
-# Contents (the device tool's carry limit is 64 MiB in all; this script fails above LIMIT_MIB):
-#   jre.tar.xz        a jlink'ed Java 25 runtime: the modules jdeps finds in the jars plus the logging/management
+# Contents (this script fails when either folder is above LIMIT_MIB):
+#   .gpu-runtime/jre.tar.xz        a jlink'ed Java 25 runtime: the modules jdeps finds in the jars plus the logging/management
 #                     ones loaded reflectively, --compress=zip-0 (xz compresses better) --strip-debug, libjvm stripped
 #   lib/              http-admin's runtime class path (selene burst) + the http-admin and bench jars; jcuda-natives
 #                     slimmed to the one library JCuda's driver binding loads (libJCudaDriver)
@@ -15,6 +19,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CARRY="$ROOT/.gpu-carry"
+RUNTIME="$ROOT/.gpu-runtime"
 LIMIT_MIB="${LIMIT_MIB:-60}"
 JUNIT_CONSOLE_VERSION="${JUNIT_CONSOLE_VERSION:-1.14.1}"
 VERSION=0.1.0-SNAPSHOT
@@ -55,8 +60,8 @@ if [ ! -f "$JUNIT_JAR" ]; then
     -Dartifact="org.junit.platform:junit-platform-console-standalone:$JUNIT_CONSOLE_VERSION" >&2
 fi
 
-rm -rf "$CARRY"
-mkdir -p "$CARRY/lib" "$CARRY/test-classes"
+rm -rf "$CARRY" "$RUNTIME"
+mkdir -p "$CARRY/lib" "$CARRY/test-classes" "$RUNTIME"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
@@ -87,7 +92,7 @@ if command -v strip >/dev/null 2>&1; then
 fi
 "$WORK/jre/bin/java" -version 2>&1 | head -1
 echo "gpu-prepare: compressing the runtime (xz, about a minute)..."
-tar -C "$WORK" -cJf "$CARRY/jre.tar.xz" jre
+tar -C "$WORK" -cJf "$RUNTIME/jre.tar.xz" jre
 
 {
   echo "selene gpu carry, prepared $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -97,11 +102,15 @@ tar -C "$WORK" -cJf "$CARRY/jre.tar.xz" jre
   echo "lib:"; ls -1 "$CARRY/lib" | sed 's/^/  /'
 } > "$CARRY/MANIFEST.txt"
 
-BYTES="$(du -sb "$CARRY" | cut -f1)"
-MIB=$(( (BYTES + 1048575) / 1048576 ))
-du -sh "$CARRY"/* | sed 's/^/  /'
-echo "gpu-prepare: .gpu-carry is $MIB MiB ($BYTES bytes; limit $LIMIT_MIB MiB)"
-if [ "$MIB" -gt "$LIMIT_MIB" ]; then
+TOO_LARGE=0
+for dir in "$RUNTIME" "$CARRY"; do
+  BYTES="$(du -sb "$dir" | cut -f1)"
+  MIB=$(( (BYTES + 1048575) / 1048576 ))
+  du -sh "$dir"/* | sed 's/^/  /'
+  echo "gpu-prepare: $(basename "$dir") is $MIB MiB ($BYTES bytes; limit $LIMIT_MIB MiB per carry)"
+  [ "$MIB" -gt "$LIMIT_MIB" ] && TOO_LARGE=1
+done
+if [ "$TOO_LARGE" = 1 ]; then
   echo "gpu-prepare: too large for the device carry; see docs/gpu.md (trim lib/ or the runtime)" >&2
   exit 1
 fi

@@ -387,7 +387,17 @@ public final class HostCache {
                         false));
             }
             HostMemory host = m.host();
-            parts.copier().register(host);
+            try {
+                parts.copier().register(host);
+            } catch (RuntimeException | LinkageError e) {
+                // Answer WhenReady now, with the driver's error: the starter must not wait out its timeout for it.
+                String reason = "the host slots (" + sizing.totalSlots() + " slots, "
+                        + host.segment().byteSize() + " bytes) could not be registered with the "
+                        + parts.copier().name() + " device copier: " + e.getMessage();
+                host.close();
+                ctx.getLog().error("the node could not start: {}", reason);
+                return stash.unstashAll(refused(reason, false));
+            }
             ActorRef<SlotPool.Command> slotPool = ctx.spawn(SlotPool.create(sizing.totalSlots(), sizing.slots(),
                     metrics, parts.traces(), parts.faults()), "slot-pool");
             RecordContext records = new RecordContext(config.layout(), host, parts.copier(), slotPool, metrics,

@@ -31,6 +31,8 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Device ↔ host bandwidth on a real GPU for 16, 64 and 256 KiB pieces, all measured in one run so that ratios hold:
@@ -45,12 +47,21 @@ import java.util.concurrent.TimeUnit;
  * Every GB/s figure is also given as a ratio to the ceiling of its direction and piece size. The first pass of each
  * mode and the first pipeline round are verified byte for byte.
  *
- * <p>Usage: {@code GpuCopyBench [--out DIR] [--mib N] [--passes N] [--quick]}; writes {@code gpu-bench.json} and
- * {@code gpu-bench.md} into DIR (default: the working directory) and prints the markdown.
+ * For the real DeepSeek (64 KiB pages) and Qwen (16 KiB pages) layouts, the pipeline is also set beside one raw
+ * transfer of exactly its bytes, each way.
+ *
+ * <p>Usage: {@code GpuCopyBench [--out DIR] [--mib N] [--passes N] [--quick]}; writes {@code gpu-bench.json},
+ * {@code gpu-bench.md} and {@value #SUMMARY_FILE} (one line: the device and the DeepSeek/Qwen figures) into DIR
+ * (default: the working directory) and prints the markdown.
  */
 public final class GpuCopyBench {
 
     private static final int[] PIECE_BYTES = {16 << 10, 64 << 10, 256 << 10};
+    /** One line of JSON: the device and the {@link #layouts} figures, for {@code scripts/gpu-check.sh}. */
+    static final String SUMMARY_FILE = "gpu-bench-summary.json";
+    /** "NAME (device N, compute capability X.Y, CUDA driver A.B)", as {@link JCudaDeviceCopier#device()} says. */
+    private static final Pattern DEVICE = Pattern.compile(
+            "(.*) \\(device \\d+, compute capability ([0-9.]+), CUDA driver ([0-9.]+)\\)");
     private static final double NANOS_PER_SECOND = 1e9;
 
     private final long bytesPerCase;
@@ -58,6 +69,8 @@ public final class GpuCopyBench {
     private final List<Map<String, Object>> rows = new ArrayList<>();
     private final Map<String, Double> ceilings = new LinkedHashMap<>();
     private final List<String> problems = new ArrayList<>();
+    /** The pipeline at the real DeepSeek and Qwen page sizes beside one raw transfer of the same bytes. */
+    private final List<Map<String, Object>> layouts = new ArrayList<>();
 
     private GpuCopyBench(long bytesPerCase, int passes) {
         this.bytesPerCase = bytesPerCase;
@@ -93,6 +106,7 @@ public final class GpuCopyBench {
         Files.writeString(out.resolve("gpu-bench.json"), bench.json());
         String markdown = bench.markdown();
         Files.writeString(out.resolve("gpu-bench.md"), markdown);
+        Files.writeString(out.resolve(SUMMARY_FILE), bench.summary() + "\n");
         System.out.println(markdown);
         if (!bench.problems.isEmpty()) {
             System.exit(1);
@@ -260,6 +274,52 @@ public final class GpuCopyBench {
             }
             row("pipeline", mode.label(), layout.name() + ", " + records + " records", pieceBytes, totalBytes,
                     bestPublish, bestRestore);
+            if (isRealLayout(layout)) {
+                double[] raw = rawSameBytes(copier, totalBytes, pieceBytes);
+                Map<String, Object> entry = new LinkedHashMap<>();
+                entry.put("layout", layout.name());
+                entry.put("mode", mode.label());
+                entry.put("bytes", totalBytes);
+                entry.put("d2hGBps", bestPublish);
+                entry.put("h2dGBps", bestRestore);
+                entry.put("rawD2hGBps", raw[0]);
+                entry.put("rawH2dGBps", raw[1]);
+                entry.put("d2hRatio", raw[0] == 0 ? Double.NaN : bestPublish / raw[0]);
+                entry.put("h2dRatio", raw[1] == 0 ? Double.NaN : bestRestore / raw[1]);
+                layouts.add(entry);
+            }
+        }
+    }
+
+    /** DeepSeek TP4 at its real 64 KiB pages, Qwen TP1 at its real 16 KiB pages. */
+    private static boolean isRealLayout(Layout layout) {
+        return layout.equals(deepseekLike(Layout.deepseekTp4().pageBytes()))
+                || layout.equals(qwenLike(Layout.qwenTp1().pageBytes()));
+    }
+
+    /**
+     * One raw transfer of {@code bytes} bytes each way between one device allocation and one registered mapping:
+     * what the pipeline's bytes would take as a single copy-engine transfer; best of {@link #passes}.
+     */
+    private double[] rawSameBytes(JCudaDeviceCopier copier, long bytes, int pieceBytes) throws Exception {
+        Layout flat = new Layout("raw@" + pieceBytes / 1024 + "k", 1, pieceBytes, 0, 1, 16);
+        int slots = (int) ((bytes + pieceBytes - 1) / pieceBytes);
+        long device = copier.allocateDevice(bytes);
+        try (HostMemory host = HostMemory.allocate(flat, slots);
+             RawCudaTransfers raw = RawCudaTransfers.on(copier)) {
+            copier.register(host);
+            long hostBase = host.segment().address();
+            double d2h = bestGbps(bytes, () -> {
+                raw.copyToHost(hostBase, device, bytes);
+                raw.synchronize();
+            });
+            double h2d = bestGbps(bytes, () -> {
+                raw.copyToDevice(device, hostBase, bytes);
+                raw.synchronize();
+            });
+            return new double[] {d2h, h2d};
+        } finally {
+            copier.freeDevice(device);
         }
     }
 
@@ -407,6 +467,30 @@ public final class GpuCopyBench {
         return out.toString().replace("NaN", "null");
     }
 
+    /** One line: {"device", "computeCapability", "cudaDriver", "problems", "layouts": [...]}. */
+    private String summary() {
+        Matcher m = DEVICE.matcher(device);
+        boolean parsed = m.matches();
+        StringBuilder out = new StringBuilder("{");
+        out.append("\"device\": \"").append(jsonText(parsed ? m.group(1) : device)).append('"');
+        out.append(", \"computeCapability\": ").append(parsed ? '"' + m.group(2) + '"' : "null");
+        out.append(", \"cudaDriver\": ").append(parsed ? '"' + m.group(3) + '"' : "null");
+        out.append(", \"problems\": ").append(problems.size()).append(", \"layouts\": [");
+        for (int i = 0; i < layouts.size(); i++) {
+            Map<String, Object> e = layouts.get(i);
+            out.append(i == 0 ? "" : ", ").append(String.format(Locale.ROOT, "{\"layout\": \"%s\", "
+                            + "\"mode\": \"%s\", \"bytes\": %d, \"d2hGBps\": %.2f, \"h2dGBps\": %.2f, "
+                            + "\"rawD2hGBps\": %.2f, \"rawH2dGBps\": %.2f, \"d2hRatio\": %.3f, \"h2dRatio\": %.3f}",
+                    e.get("layout"), e.get("mode"), e.get("bytes"), e.get("d2hGBps"), e.get("h2dGBps"),
+                    e.get("rawD2hGBps"), e.get("rawH2dGBps"), e.get("d2hRatio"), e.get("h2dRatio")));
+        }
+        return out.append("]}").toString().replace("NaN", "null");
+    }
+
+    private static String jsonText(String text) {
+        return text.replace("\\", "\\\\").replace("\"", "\\\"");
+    }
+
     private String markdown() {
         StringBuilder out = new StringBuilder();
         out.append("# GPU copy benchmark\n\n").append(device).append(", ").append(Instant.now()).append(", ")
@@ -419,6 +503,16 @@ public final class GpuCopyBench {
                     ratio(row, "d2h"), row.get("h2dGBps"), ratio(row, "h2d")));
         }
         out.append("\nGoal: pipeline ≥ 0.90 × ceiling at every piece size.\n");
+        out.append("\n| layout | mode | MiB | D2H GB/s | raw D2H | ratio | H2D GB/s | raw H2D | ratio |\n");
+        out.append("|---|---|---|---|---|---|---|---|---|\n");
+        for (Map<String, Object> e : layouts) {
+            out.append(String.format(Locale.ROOT, "| %s | %s | %d | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f |%n",
+                    e.get("layout"), e.get("mode"), (Long) e.get("bytes") >> 20, e.get("d2hGBps"),
+                    e.get("rawD2hGBps"), e.get("d2hRatio"), e.get("h2dGBps"), e.get("rawH2dGBps"),
+                    e.get("h2dRatio")));
+        }
+        out.append("\nraw: one copy-engine transfer of the same bytes each way, between one device allocation and "
+                + "one registered mapping.\n");
         if (problems.isEmpty()) {
             out.append("\nAll verified byte for byte: no problems.\n");
         } else {

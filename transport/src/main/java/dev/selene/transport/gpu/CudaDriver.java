@@ -31,7 +31,7 @@ interface CudaDriver extends AutoCloseable {
         }
     }
 
-    /** A short description of the device, e.g. "NVIDIA H200 (device 0, driver 13000)". */
+    /** A short description of the device, e.g. "NVIDIA H200 (device 0, compute capability 9.0, CUDA driver 13.0)". */
     String describe();
 
     /** Allocates {@code bytes} of device memory; returns its address (at least 256-byte aligned). */

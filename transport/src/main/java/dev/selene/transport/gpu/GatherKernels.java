@@ -10,10 +10,17 @@ import java.util.Arrays;
  * The PTX of {@code transport/src/main/cuda/gather_scatter.cu}: the {@code gather} and {@code scatter} kernels, each
  * taking {@code (const u64* src, const u64* dst, const u64* len, int count)} and run one block per piece.
  *
- * <p>The PTX is a class-path resource: committed (built with {@code nvcc -arch=sm_90 -ptx}, CUDA 13.0) and rebuilt
- * by the Maven profile {@code cuda-ptx} wherever nvcc is installed, so a build without nvcc still carries it.
+ * <p>The PTX is a committed class-path resource, built by {@code scripts/build-ptx.sh}: {@code nvcc -arch=compute_80
+ * -ptx} with the ISA line lowered to {@value #MAX_PTX_ISA}, so that one file serves every GPU of compute capability
+ * 8.0 or newer (the driver JIT-compiles it for the GPU it finds) under every CUDA 12.0 or newer driver. Every build
+ * ships the same PTX, whatever nvcc the build machine has.
  */
 final class GatherKernels {
+
+    /** Oldest compute capability the PTX runs on (major × 10 + minor): 8.0, Ampere. */
+    static final int MIN_COMPUTE_CAPABILITY = 80;
+    /** Newest PTX ISA the PTX may declare: that of CUDA 12.0, the oldest driver it is meant for. */
+    static final String MAX_PTX_ISA = "8.0";
 
     /** Class-path location of the PTX. */
     static final String RESOURCE = "/dev/selene/transport/gpu/gather_scatter.ptx";

@@ -10,13 +10,16 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * The host mappings registered (pinned and mapped) with CUDA, and the device pointer of each: plans name host
  * addresses, kernels need the device's view of them.
  *
- * <p>A mapping is registered once, whole. Registrations of mappings that have since been closed are
- * {@linkplain #removeClosed() swept} before a new one is added, so a new mapping that reuses their address range
- * can be registered; copies into a closed mapping fail with a message saying so.
+ * <p>A mapping is registered once, whole, and {@linkplain #retire retired} when it closes, before it is unmapped;
+ * copies into a retired mapping fail with a message saying it is closed. Registrations of mappings that closed
+ * without being retired are {@linkplain #removeClosed() swept} before a new one is added, so a new mapping that
+ * reuses their address range can be registered.
  */
 final class HostRegistrations {
 
     private final List<Registration> registrations = new CopyOnWriteArrayList<>();
+    /** Registrations taken out because their mapping closed: kept only to say so when a plan names them. */
+    private final List<Registration> retired = new CopyOnWriteArrayList<>();
 
     /** Whether {@code host} is registered. */
     boolean contains(HostMemory host) {
@@ -30,6 +33,18 @@ final class HostRegistrations {
 
     void add(HostMemory host, long devicePointer) {
         registrations.add(new Registration(host, host.segment().address(), host.segment().byteSize(), devicePointer));
+    }
+
+    /** Takes out and returns the registration of {@code host}, which is closing; {@code null} when it has none. */
+    Registration retire(HostMemory host) {
+        for (Registration r : registrations) {
+            if (r.host == host) {
+                registrations.remove(r);
+                retired.add(r);
+                return r;
+            }
+        }
+        return null;
     }
 
     /** Takes out and returns the registrations whose mapping is closed. */
@@ -64,6 +79,12 @@ final class HostRegistrations {
                             + " lies in " + r.host + ", which is closed");
                 }
                 return r;
+            }
+        }
+        for (Registration r : retired) {
+            if (r.contains(address, bytes)) {
+                throw new IllegalStateException(what + " host range 0x" + Long.toHexString(address)
+                        + " lies in " + r.host + ", which is closed");
             }
         }
         throw new IllegalArgumentException(what + " host range 0x" + Long.toHexString(address) + " + " + bytes

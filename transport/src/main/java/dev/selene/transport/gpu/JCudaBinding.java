@@ -1,8 +1,10 @@
 package dev.selene.transport.gpu;
 
+import jcuda.CudaException;
 import jcuda.Pointer;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
+import jcuda.driver.CUdevice_attribute;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUevent_flags;
@@ -53,39 +55,48 @@ final class JCudaBinding implements CudaDriver {
         this.description = description;
     }
 
-    /** Retains device {@code ordinal}'s primary context and, when {@code loadKernels}, loads the PTX module. */
+    /**
+     * Retains device {@code ordinal}'s primary context and, when {@code loadKernels}, loads the PTX module. A failure
+     * is an {@link IllegalStateException} whose one-line message names the call and the CUDA error.
+     */
     static JCudaBinding open(int ordinal, boolean loadKernels) {
         JCudaDriver.setExceptionsEnabled(true);
-        JCudaDriver.cuInit(0);
+        checked("cuInit", () -> JCudaDriver.cuInit(0));
         int[] count = new int[1];
-        JCudaDriver.cuDeviceGetCount(count);
+        checked("cuDeviceGetCount", () -> JCudaDriver.cuDeviceGetCount(count));
         if (ordinal < 0 || ordinal >= count[0]) {
             throw new IllegalArgumentException("CUDA device " + ordinal + " does not exist; allowed: 0.."
                     + (count[0] - 1));
         }
         CUdevice device = new CUdevice();
-        JCudaDriver.cuDeviceGet(device, ordinal);
+        checked("cuDeviceGet(" + ordinal + ")", () -> JCudaDriver.cuDeviceGet(device, ordinal));
         CUcontext context = new CUcontext();
-        JCudaDriver.cuDevicePrimaryCtxRetain(context, device);
+        checked("cuDevicePrimaryCtxRetain(device " + ordinal + ")",
+                () -> JCudaDriver.cuDevicePrimaryCtxRetain(context, device));
         try {
-            JCudaDriver.cuCtxSetCurrent(context);
+            checked("cuCtxSetCurrent", () -> JCudaDriver.cuCtxSetCurrent(context));
             CURRENT.set(context);
+            String description = describe(device, ordinal);
             CUmodule module = null;
             if (loadKernels) {
                 module = new CUmodule();
                 try {
                     JCudaDriver.cuModuleLoadData(module, GatherKernels.ptxImage());
                 } catch (RuntimeException e) {
-                    throw new IllegalStateException("loading " + GatherKernels.RESOURCE + " failed (" + e.getMessage()
-                            + "); if the driver is older than the nvcc that built it, rebuild the PTX with this "
-                            + "machine's nvcc (scripts/gpu-check.sh does)", e);
+                    throw new IllegalStateException("loading the copy kernels (cuModuleLoadData of "
+                            + GatherKernels.RESOURCE + ") failed: " + e.getMessage() + "; they need a GPU of compute "
+                            + "capability " + GatherKernels.MIN_COMPUTE_CAPABILITY / 10 + "."
+                            + GatherKernels.MIN_COMPUTE_CAPABILITY % 10 + " or newer and a CUDA 12.0 or newer driver; "
+                            + "this is " + description, e);
                 }
             }
-            JCudaBinding binding = new JCudaBinding(ordinal, device, context, module, describe(device, ordinal));
+            JCudaBinding binding = new JCudaBinding(ordinal, device, context, module, description);
             if (module != null) {
                 for (Kernel kernel : Kernel.values()) {
                     CUfunction function = new CUfunction();
-                    JCudaDriver.cuModuleGetFunction(function, module, kernel.entry());
+                    CUmodule loaded = module;
+                    checked("cuModuleGetFunction(" + kernel.entry() + ")",
+                            () -> JCudaDriver.cuModuleGetFunction(function, loaded, kernel.entry()));
                     binding.functions.put(kernel, function);
                 }
             }
@@ -107,10 +118,26 @@ final class JCudaBinding implements CudaDriver {
         while (end < name.length && name[end] != 0) {
             end++;
         }
+        int[] major = new int[1];
+        int[] minor = new int[1];
+        JCudaDriver.cuDeviceGetAttribute(major, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                device);
+        JCudaDriver.cuDeviceGetAttribute(minor, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                device);
         int[] version = new int[1];
         JCudaDriver.cuDriverGetVersion(version);
-        return new String(name, 0, end, StandardCharsets.US_ASCII) + " (device " + ordinal + ", CUDA driver "
-                + version[0] / 1000 + "." + version[0] % 1000 / 10 + ")";
+        return new String(name, 0, end, StandardCharsets.US_ASCII) + " (device " + ordinal + ", compute capability "
+                + major[0] + "." + minor[0] + ", CUDA driver " + version[0] / 1000 + "." + version[0] % 1000 / 10
+                + ")";
+    }
+
+    /** Runs one driver call; its failure becomes an exception naming {@code what} and the CUDA error, on one line. */
+    private static void checked(String what, Runnable call) {
+        try {
+            call.run();
+        } catch (CudaException e) {
+            throw new IllegalStateException(what + " failed: " + e.getMessage(), e);
+        }
     }
 
     @Override
@@ -122,7 +149,7 @@ final class JCudaBinding implements CudaDriver {
     public long allocate(long bytes) {
         current();
         CUdeviceptr pointer = new CUdeviceptr();
-        JCudaDriver.cuMemAlloc(pointer, bytes);
+        checked("cuMemAlloc of " + bytes + " bytes", () -> JCudaDriver.cuMemAlloc(pointer, bytes));
         long address = CudaPointers.address(pointer);
         allocations.put(address, pointer);
         return address;
@@ -139,10 +166,12 @@ final class JCudaBinding implements CudaDriver {
     public long registerHost(long address, long bytes) {
         current();
         Pointer host = CudaPointers.host(address);
-        JCudaDriver.cuMemHostRegister(host, bytes, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
+        checked("cuMemHostRegister of " + bytes + " bytes at 0x" + Long.toHexString(address),
+                () -> JCudaDriver.cuMemHostRegister(host, bytes,
+                        CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP));
         try {
             CUdeviceptr view = new CUdeviceptr();
-            JCudaDriver.cuMemHostGetDevicePointer(view, host, 0);
+            checked("cuMemHostGetDevicePointer", () -> JCudaDriver.cuMemHostGetDevicePointer(view, host, 0));
             return CudaPointers.address(view);
         } catch (RuntimeException e) {
             JCudaDriver.cuMemHostUnregister(host);
@@ -153,7 +182,8 @@ final class JCudaBinding implements CudaDriver {
     @Override
     public void unregisterHost(long address) {
         current();
-        JCudaDriver.cuMemHostUnregister(CudaPointers.host(address));
+        checked("cuMemHostUnregister at 0x" + Long.toHexString(address),
+                () -> JCudaDriver.cuMemHostUnregister(CudaPointers.host(address)));
     }
 
     @Override

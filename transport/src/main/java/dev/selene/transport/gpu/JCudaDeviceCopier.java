@@ -20,7 +20,8 @@ import java.util.concurrent.TimeUnit;
  *   <li>Uses the device's primary context and makes it current on every thread that calls CUDA: callers of this
  *       class and its own copy threads.</li>
  *   <li>{@link #register} pins and maps a whole host mapping once ({@code cuMemHostRegister} with PORTABLE and
- *       DEVICEMAP); {@link #close} unregisters it.</li>
+ *       DEVICEMAP); closing the mapping unregisters it first, before it is unmapped ({@link #close} unregisters
+ *       mappings still open).</li>
  *   <li>Device memory comes from {@code cuMemAlloc}, 4096-aligned.</li>
  *   <li>{@link #copyToHost} and {@link #copyToDevice} validate the whole plan on the caller's thread (every device
  *       range inside one live allocation, every host range inside a registered, open mapping; a bad plan fails its
@@ -39,6 +40,8 @@ public final class JCudaDeviceCopier implements DeviceCopier {
     private static final Logger log = LoggerFactory.getLogger(JCudaDeviceCopier.class);
     /** How long {@link #close()} and {@link #freeDevice} wait for copies in flight. */
     private static final long IN_FLIGHT_WAIT_NANOS = TimeUnit.SECONDS.toNanos(30);
+    /** How long a copier that failed to start waits for its first stream's idle threads to end. */
+    private static final long START_FAILURE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(5);
 
     private final CudaDriver driver;
     private final CopyMode mode;
@@ -60,7 +63,7 @@ public final class JCudaDeviceCopier implements DeviceCopier {
             this.toDevice = new CudaCopyStream(driver, CudaCopyStream.Direction.TO_DEVICE, mode, settings);
         } catch (RuntimeException e) {
             if (d2h != null) {
-                d2h.close(0);
+                d2h.close(START_FAILURE_WAIT_NANOS);
             }
             driver.close();
             throw e;
@@ -111,7 +114,7 @@ public final class JCudaDeviceCopier implements DeviceCopier {
         return mode;
     }
 
-    /** The device, e.g. "NVIDIA H200 (device 0, driver 13.0)". */
+    /** The device, e.g. "NVIDIA H200 (device 0, compute capability 9.0, CUDA driver 13.0)". */
     public String device() {
         return driver.describe();
     }
@@ -164,6 +167,7 @@ public final class JCudaDeviceCopier implements DeviceCopier {
         long started = System.nanoTime();
         long devicePointer = driver.registerHost(host.segment().address(), host.segment().byteSize());
         hosts.add(host, devicePointer);
+        host.beforeUnmap(() -> unregisterBeforeUnmap(host));
         log.debug("registered {} with CUDA in {} ms", host, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
     }
 
@@ -307,6 +311,20 @@ public final class JCudaDeviceCopier implements DeviceCopier {
     @Override
     public String toString() {
         return "JCudaDeviceCopier[" + mode.label() + (closed ? ", closed" : "") + "]";
+    }
+
+    /**
+     * Unregisters {@code host}, which is closing and still mapped: CUDA must let go of pinned pages before they are
+     * unmapped. Nothing to do when the copier closed first (it unregistered everything then).
+     */
+    private synchronized void unregisterBeforeUnmap(HostMemory host) {
+        if (closed) {
+            return;
+        }
+        HostRegistrations.Registration registration = hosts.retire(host);
+        if (registration != null) {
+            unregister(registration);
+        }
     }
 
     private void unregister(HostRegistrations.Registration registration) {

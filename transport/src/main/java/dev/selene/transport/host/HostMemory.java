@@ -4,7 +4,9 @@ import dev.selene.engine.layout.Layout;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -34,6 +36,8 @@ public final class HostMemory implements AutoCloseable {
     private final MemorySegment segment;
     private final long base;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** What {@link #close()} runs before unmapping, in the order added. */
+    private final List<Runnable> beforeUnmap = new CopyOnWriteArrayList<>();
 
     private HostMemory(Layout layout, int slotCount, Arena arena, MemorySegment segment) {
         this.layout = layout;
@@ -108,11 +112,46 @@ public final class HostMemory implements AutoCloseable {
         return segment.scope().isAlive();
     }
 
-    /** Unmaps the memory; later accesses through {@link #segment()} or {@link #share} fail. */
+    /**
+     * Has {@link #close()} run {@code action} while the memory is still mapped, just before unmapping it: how a device
+     * driver that pinned the mapping unregisters it first (unmapping pinned memory leaves the pages pinned and the
+     * range unusable for a later registration). Actions run on the closing thread in the order added; one that
+     * throws does not keep the others from running or the memory from being unmapped.
+     */
+    public void beforeUnmap(Runnable action) {
+        Objects.requireNonNull(action, "action");
+        if (closed.get()) {
+            throw new IllegalStateException(this + " is closed");
+        }
+        beforeUnmap.add(action);
+    }
+
+    /**
+     * Runs the {@linkplain #beforeUnmap actions registered to run before unmapping}, then unmaps the memory; later
+     * accesses through {@link #segment()} or {@link #share} fail. The first action's exception, if any, is thrown
+     * after unmapping.
+     */
     @Override
     public void close() {
-        if (closed.compareAndSet(false, true)) {
-            arena.close();
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        RuntimeException failure = null;
+        for (Runnable action : beforeUnmap) {
+            try {
+                action.run();
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        beforeUnmap.clear();
+        arena.close();
+        if (failure != null) {
+            throw failure;
         }
     }
 

@@ -12,10 +12,25 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class JCudaKernelPtxTest {
 
     @Test
-    void ptxResource_declaresGatherAndScatter_withThreeTablePointersAndACount_forSm90() {
+    void ptxResource_targetsSm80OrLower_withAnIsaThatACuda12DriverAccepts() {
         String ptx = GatherKernels.ptx();
 
-        assertTrue(ptx.contains(".target sm_90"), "built for sm_90");
+        Matcher target = Pattern.compile("(?m)^\\.target sm_(\\d+)$").matcher(ptx);
+        assertTrue(target.find(), "a .target line");
+        int sm = Integer.parseInt(target.group(1));
+        assertTrue(sm <= GatherKernels.MIN_COMPUTE_CAPABILITY, ".target sm_" + sm + " would not JIT on Ampere (sm_80)");
+        Matcher version = Pattern.compile("(?m)^\\.version (\\d+)\\.(\\d+)$").matcher(ptx);
+        assertTrue(version.find(), "a .version line");
+        int isa = Integer.parseInt(version.group(1)) * 10 + Integer.parseInt(version.group(2));
+        assertTrue(isa <= 80, "PTX ISA " + version.group(1) + "." + version.group(2) + " is newer than "
+                + GatherKernels.MAX_PTX_ISA + " (CUDA 12.0); a CUDA 12.0 driver rejects it");
+        assertTrue(ptx.contains("\n.address_size 64\n"), "64-bit addresses");
+    }
+
+    @Test
+    void ptxResource_declaresGatherAndScatter_withThreeTablePointersAndACount() {
+        String ptx = GatherKernels.ptx();
+
         for (CudaDriver.Kernel kernel : CudaDriver.Kernel.values()) {
             Matcher entry = Pattern.compile("\\.visible \\.entry " + kernel.entry() + "\\(([^)]*)\\)").matcher(ptx);
             assertTrue(entry.find(), "entry " + kernel.entry());

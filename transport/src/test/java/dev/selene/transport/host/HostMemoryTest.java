@@ -5,6 +5,8 @@ import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -103,5 +105,25 @@ class HostMemoryTest {
 
         assertFalse(host.isOpen());
         assertThrows(IllegalStateException.class, () -> segment.get(ValueLayout.JAVA_BYTE, 0));
+    }
+
+    @Test
+    void close_runsTheBeforeUnmapActionsInOrderWhileStillMapped_evenWhenOneThrows_andOnlyOnce() {
+        HostMemory host = HostMemory.allocate(FOUR_RANKS, 1);
+        List<String> seen = new ArrayList<>();
+        host.beforeUnmap(() -> seen.add("first, mapped=" + host.isOpen()
+                + ", readable=" + (host.segment().get(ValueLayout.JAVA_BYTE, 0) == 0)));
+        host.beforeUnmap(() -> {
+            throw new IllegalStateException("injected failure of the second action");
+        });
+        host.beforeUnmap(() -> seen.add("third, mapped=" + host.isOpen()));
+
+        IllegalStateException e = assertThrows(IllegalStateException.class, host::close);
+        host.close();
+
+        assertEquals("injected failure of the second action", e.getMessage());
+        assertEquals(List.of("first, mapped=true, readable=true", "third, mapped=true"), seen);
+        assertFalse(host.isOpen(), "unmapped despite the failed action");
+        assertThrows(IllegalStateException.class, () -> host.beforeUnmap(() -> { }));
     }
 }
