@@ -292,11 +292,26 @@ $('#records-next').addEventListener('click', () => {
 
 // --- one record: chain and actor trace ------------------------------------------------------------------------
 
-const TRACE_COLUMNS = ['time', 'epochMillis', 'actor', 'message', 'outcome', 'durationMs'];
+const TRACE_COLUMNS = ['time', 'epochMicros', 'epochMillis', 'sinceMicros', 'actor', 'message', 'outcome'];
+
+/** An event's time to the microsecond (local), the server's ISO 8601 (UTC) in its tooltip. */
+function microsElement(e) {
+  const t = timeElement(e.epochMillis, true);
+  if (e.epochMicros !== undefined) t.textContent += pad(e.epochMicros % 1000, 3);
+  if (e.time) t.title = e.time;
+  return t;
+}
+
+/** Time since the record's previous event, in the unit that reads best. */
+function since(us) {
+  if (us === null || us === undefined) return NONE;
+  return us < 1000 ? `+${us} µs` : us < 1000000 ? `+${(us / 1000).toFixed(us < 10000 ? 2 : 1)} ms`
+    : '+' + millis(Math.round(us / 1000));
+}
 let selected = null;
 
 function more(event) {
-  const extra = Object.entries(event).filter(([k]) => !TRACE_COLUMNS.includes(k));
+  const extra = Object.entries(event).filter(([k, v]) => !TRACE_COLUMNS.includes(k) && v !== null);
   if (extra.length === 0) return '';
   const span = document.createElement('span');
   span.className = 'more';
@@ -342,8 +357,10 @@ async function search(ns, key) {
   }
   try {
     const tr = await getJson('/trace/' + path);
-    fill($('#trace tbody'), tr.events, [(e) => e.epochMillis === undefined ? e.time : timeElement(e.epochMillis, true),
-      'actor', 'message', 'outcome', (e) => e.durationMs === undefined ? '' : `${e.durationMs} ms`, more]);
+    fill($('#trace tbody'), tr.events, [(e) => e.epochMillis === undefined ? e.time : microsElement(e),
+      (e) => since(e.sinceMicros), 'actor', 'message', 'outcome', more], (row, e) => {
+      if (e.outcome) row.dataset.outcome = e.outcome;
+    });
     document.body.dataset.traceEvents = String(tr.events.length);
     found.push(`${tr.events.length} trace events`);
   } catch (e) {

@@ -2,6 +2,7 @@ package dev.selene.actors.api;
 
 import com.typesafe.config.Config;
 import dev.selene.actors.cache.HostCache;
+import dev.selene.actors.census.ActorCensus;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.pool.PoolCluster;
 import dev.selene.actors.trace.TraceBook;
@@ -101,7 +102,7 @@ public final class SeleneCache implements AutoCloseable {
     public static SeleneCache startIn(ActorSystem<?> system, CacheConfig config, DeviceCopier copier, String name) {
         HostCache.Parts parts = HostCache.Parts.of(copier);
         ActorRef<HostCache.Command> node = system.systemActorOf(HostCache.create(config, parts), name,
-                Props.empty());
+                ActorCensus.MAILBOX);
         return awaitReady(new SeleneCache(system, false, node, config, parts, false));
     }
 
@@ -122,7 +123,8 @@ public final class SeleneCache implements AutoCloseable {
                     config.poolManagers(), PoolCluster.HOST_ROLE, pekko);
             name = PoolCluster.SYSTEM_NAME;
         }
-        ActorSystem<HostCache.Command> system = ActorSystem.create(HostCache.create(config, parts), name, pekko);
+        ActorSystem<HostCache.Command> system = ActorSystem.create(HostCache.create(config, parts), name, pekko,
+                ActorCensus.MAILBOX);
         return awaitReady(new SeleneCache(system, true, system, config, parts, ownsCopier));
     }
 

@@ -15,7 +15,10 @@ import dev.selene.actors.api.RecordView;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.RetryReason;
 import dev.selene.actors.api.Tier;
+import dev.selene.actors.census.ActorCensus;
 import dev.selene.actors.pool.PoolEntry;
+import dev.selene.actors.trace.TraceOutcome;
+import dev.selene.actors.trace.TraceSource;
 import dev.selene.engine.catalog.RecordCatalog;
 import dev.selene.engine.config.ByteSize;
 import dev.selene.engine.cost.BandwidthEstimator;
@@ -64,18 +67,24 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     sealed interface Command {
     }
 
-    /** Publishes a record; with a positive {@code patience} it may wait in line for slots that long. */
+    /**
+     * Publishes a record; with a positive {@code patience} it may wait in line for slots that long. Its trace events
+     * carry {@code correlation}, as do its record actor's.
+     */
     record Publish(RecordSpec spec, DevicePlacement snapshot, Duration patience,
-                   ActorRef<PublishResult> replyTo) implements Command {
+                   ActorRef<PublishResult> replyTo, long correlation) implements Command {
     }
 
     /** Finds the match of a chain across tiers (B14). */
     record Lookup(String namespace, long[] chain, ActorRef<LookupResult> replyTo) implements Command {
     }
 
-    /** Restores the match of a chain unless recomputing is estimated faster (B15). */
+    /**
+     * Restores the match of a chain unless recomputing is estimated faster (B15). Its trace events carry
+     * {@code correlation}, as do its restore task's.
+     */
     record Restore(String namespace, long[] chain, List<DevicePlacement> targets, Duration recompute,
-                   ActorRef<RestoreResult> replyTo) implements Command {
+                   ActorRef<RestoreResult> replyTo, long correlation) implements Command {
     }
 
     /** Spills every dirty record, ancestors first, within {@code timeout} (B8). */
@@ -111,9 +120,12 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     record Leased(RecordKey key, SlotList slots, CompletableFuture<Void> copy) implements Command {
     }
 
-    /** From a record actor: copied in; the record is resident and the publisher is answered here. */
+    /**
+     * From a record actor: copied in; the record is resident and the publisher is answered here, traced under the
+     * publication's {@code correlation}.
+     */
     record Resident(RecordSpec spec, SlotList slots, long bytes, ActorRef<PublishResult> replyTo,
-                    ActorRef<RecordActor.Command> actor) implements Command {
+                    ActorRef<RecordActor.Command> actor, long correlation) implements Command {
     }
 
     /** From a record actor: the publication ended without the record; it holds no slots. */
@@ -219,6 +231,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     }
 
     private final RecordContext records;
+    private final TraceSource origin;
     private final ActorRef<SlotPool.Command> slotPool;
     /** Where spills go: the disk store, else the pool store, else null (memory only). */
     private final ActorRef<Store.Command> durable;
@@ -236,6 +249,8 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     private long tickets;
     private long reportedClean;
     private long targetSlots;
+    /** The slot pool's last pressure report: why spills are planned (named in each record's trace). */
+    private SlotPool.Pressure pressure;
     private boolean recovered;
     private ActorRef<DrainReport> drainReplyTo;
     private int drainWritten;
@@ -259,6 +274,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     private Catalog(ActorContext<Command> ctx, TimerScheduler<Command> timers, RecordContext records,
                     ActorRef<Store.Command> disk, ActorRef<Store.Command> pool, Settings settings) {
         super(ctx);
+        this.origin = TraceSource.of("Catalog", ctx);
         this.timers = timers;
         this.records = records;
         this.slotPool = records.slotPool();
@@ -331,6 +347,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             case DiskRecovered d -> onRecovered(d.recovery());
             case PressureReported p -> {
                 targetSlots = p.pressure().deficitSlots();
+                pressure = p.pressure();
                 plan();
             }
             case EvictRequested e -> onEvict(e.request());
@@ -349,20 +366,23 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
 
     private void onPublish(Publish p) {
         RecordKey key = p.spec().key();
+        long correlation = p.correlation();
         switch (catalog.admit(p.spec())) {
             case IN_FLIGHT -> {
-                records.traces().append(key, "Catalog", "Publish -> Retry(inflight)");
+                records.traces().append(key, origin, correlation, "Publish: another publication is in flight",
+                        TraceOutcome.retry(RetryReason.INFLIGHT));
                 records.reply(p.replyTo(), new PublishResult.Retry(RetryReason.INFLIGHT));
             }
             case PRESENT -> {
-                records.traces().append(key, "Catalog", "Publish -> Present (last use refreshed)");
+                records.traces().append(key, origin, correlation, "Publish: already here (last use refreshed)",
+                        TraceOutcome.PRESENT);
                 records.reply(p.replyTo(), new PublishResult.Present());
             }
             case ADMITTED -> {
                 long ticket = ++tickets;
                 ActorRef<RecordActor.Command> actor = getContext().spawnAnonymous(RecordActor.publish(records,
                         p.spec(), p.snapshot(), p.patience(), new SlotPool.LeaseNotice(ticket, grants), p.replyTo(),
-                        getContext().getSelf(), stores()));
+                        getContext().getSelf(), stores(), correlation), ActorCensus.MAILBOX);
                 getContext().watchWith(actor, new RecordTerminated(key, actor));
                 live.put(key, new Live(actor, ticket, p.replyTo(), null, null));
             }
@@ -375,7 +395,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             live.put(g.key(), new Live(f.actor(), f.ticket(), f.replyTo(), g.slots(), null));
         } else {
             // Granted to a publication whose actor has failed meanwhile: it never copied into them.
-            records.traces().append(g.key(), "Catalog", "Slots granted to a failed publication; released");
+            records.traces().append(g.key(), origin, "Slots granted to a failed publication; released");
             slotPool.tell(new SlotPool.Release(g.slots(), false));
         }
     }
@@ -395,7 +415,8 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         } else {
             live.put(key, new Live(r.actor(), 0, null, null, null));
         }
-        records.traces().append(key, "Catalog", "Resident (dirty) in " + r.slots().count() + " slots");
+        records.traces().append(key, origin, r.correlation(), "Resident (dirty) in " + r.slots().count() + " slots",
+                TraceOutcome.STORED);
         records.reply(r.replyTo(), new PublishResult.Stored(r.bytes()));
         plan();
     }
@@ -410,7 +431,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         getContext().getLog().warn("record actor for {} failed; its record is released", t.key());
         RecordCatalog.State state = catalog.state(t.key());
         if (state == RecordCatalog.State.IN_FLIGHT) {
-            records.traces().append(t.key(), "Catalog", "RecordActor failed while publishing; slots released");
+            records.traces().append(t.key(), origin, "RecordActor failed while publishing; slots released");
             slotPool.tell(new SlotPool.Cancel(t.key(), SlotAccounting.Purpose.PUBLISH, f.ticket()));
             if (f.lease() != null) {
                 SlotList lease = f.lease();
@@ -427,11 +448,11 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
                     "the record's actor stopped unexpectedly"));
         } else if (state == RecordCatalog.State.BEING_WRITTEN) {
             // Its write may still be reading the slots: wait for the store to say how it ended.
-            records.traces().append(t.key(), "Catalog", "RecordActor failed while writing; waiting for the write");
+            records.traces().append(t.key(), origin, "RecordActor failed while writing; waiting for the write");
             durable.tell(new Store.Settle(t.key(), getContext().messageAdapter(Store.WriteReply.class,
                     r -> new WriteSettled(r.key(), r))));
         } else {
-            records.traces().append(t.key(), "Catalog", "RecordActor failed while parked; the record stays dirty");
+            records.traces().append(t.key(), origin, "RecordActor failed while parked; the record stays dirty");
         }
     }
 
@@ -445,7 +466,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             case Store.NotWritten n -> {
                 // The write never ran: the record is dirty as before and is planned again (with a new actor).
                 catalog.writeNeverRan(w.key());
-                records.traces().append(w.key(), "Catalog", "Its write never ran; dirty again");
+                records.traces().append(w.key(), origin, "Its write never ran; dirty again");
                 plan();
             }
         }
@@ -472,25 +493,40 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             apply(plan.orphans(), "Dropped: its chain hangs from an ancestor that is in no tier, so it can never be "
                     + "written nor matched");
         }
+        String why = plan.start().isEmpty() ? null : spillReason();
         for (RecordCatalog.SpillStart s : plan.start()) {
             RecordKey key = s.spec().key();
             Live f = live.get(key);
             ActorRef<RecordActor.Command> actor;
             if (f == null) {
                 actor = getContext().spawnAnonymous(RecordActor.resident(records, s.spec(), getContext().getSelf(),
-                        stores()));
+                        stores()), ActorCensus.MAILBOX);
                 getContext().watchWith(actor, new RecordTerminated(key, actor));
                 live.put(key, new Live(actor, 0, null, null, null));
             } else {
                 actor = f.actor();
             }
-            records.traces().append(key, "Catalog", "Spill planned (" + catalog.writesInFlight() + " in flight)");
+            records.traces().append(key, origin, "Spill planned: " + why + "; " + catalog.writesInFlight()
+                    + " writes in flight");
             records.metrics().spillStarted(catalog.writesInFlight());
             actor.tell(new RecordActor.Spill(s.slots()));
         }
         if (drainReplyTo != null && catalog.writesInFlight() == 0) {
             finishDrain(false);
         }
+    }
+
+    /** Why the records of a plan are written, in words for their traces. */
+    private String spillReason() {
+        if (drainReplyTo != null) {
+            return "a drain writes every dirty record";
+        }
+        if (pressure == null) {
+            return "memory pressure";
+        }
+        return "memory pressure (free + clean slots are " + pressure.deficitSlots()
+                + " short of two intakes plus the waiting requests: " + pressure.freeSlots() + " free, "
+                + pressure.cleanSlots() + " clean); written coldest first, parents before children";
     }
 
     private void onCommitted(RecordKey key, long fileBytes, long nanos) {
@@ -501,16 +537,16 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
                     drainWritten++;
                 }
                 records.metrics().spillCommitted();
-                records.traces().append(key, "Catalog", "Clean (file committed)");
+                records.traces().append(key, origin, 0, "Clean (file committed)", TraceOutcome.SPILLED);
             }
             case PARENT_GONE -> {
                 durable.tell(new Store.Delete(List.of(key)));
-                records.traces().append(key, "Catalog", "Written, then deleted: its parent's file is gone; dirty "
+                records.traces().append(key, origin, "Written, then deleted: its parent's file is gone; dirty "
                         + "again");
             }
             case RECORD_GONE -> {
                 durable.tell(new Store.Delete(List.of(key)));
-                records.traces().append(key, "Catalog", "Written, then deleted: the record left memory");
+                records.traces().append(key, origin, "Written, then deleted: the record left memory");
             }
         }
         plan();
@@ -519,7 +555,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     private void onGivenUp(RecordKey key, String reason) {
         live.remove(key);
         records.metrics().spillGivenUp();
-        records.traces().append(key, "Catalog", "Spill given up (" + reason + ")");
+        records.traces().append(key, origin, 0, "Spill given up (" + reason + ")", TraceOutcome.SPILL_GIVEN_UP);
         RecordCatalog.Removal dropped = catalog.writeFailed(key);
         records.metrics().droppedUnwritable(dropped.removed().size());
         apply(dropped, "Dropped: its file (or an ancestor's) can never be written");
@@ -537,7 +573,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         RecordCatalog.Removal r = catalog.diskFull(key);
         records.metrics().diskFull(catalog.diskCapacityBytes());
         records.metrics().evicted(Tier.DISK, r.files().size());
-        records.traces().append(key, "Catalog", "The disk was full: dirty again, written once room is made");
+        records.traces().append(key, origin, "The disk was full: dirty again, written once room is made");
         long now = settings.clock().getAsLong();
         if (diskFullSaidAt == 0 || now - diskFullSaidAt > TimeUnit.MINUTES.toNanos(1)) {
             diskFullSaidAt = now;
@@ -591,7 +627,8 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         }
         records.metrics().evicted(Tier.MEMORY, r.removed().size());
         for (RecordKey k : r.removed()) {
-            records.traces().append(k, "Catalog", "Evicted from memory (coldest clean) for an allocation");
+            records.traces().append(k, origin, 0, "Evicted from memory (coldest clean) for an allocation",
+                    TraceOutcome.EVICTED);
         }
         // Dropping a leaf can make its parent droppable, and the parent may go in the same pass: first bring the
         // pool's clean count up to date as if nothing had been dropped; Evicted then removes exactly those slots.
@@ -612,7 +649,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             return;
         }
         for (RecordKey k : r.removed()) {
-            records.traces().append(k, "Catalog", why);
+            records.traces().append(k, origin, why);
             if (catalog.state(k) == null || catalog.state(k) == RecordCatalog.State.DURABLE_ONLY) {
                 Live f = live.remove(k);
                 if (f != null) {
@@ -759,7 +796,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             RecordKey key = l.spec().key();
             boolean own = catalog.state(key) != null;
             if (l.tier() == Tier.MEMORY && catalog.pin(key)) {
-                records.traces().append(key, "Catalog", "Pinned for restore");
+                records.traces().append(key, origin, r.correlation(), "Pinned for restore", null);
                 parts.add(RestoreTask.Part.memory(l.spec(), catalog.slotsOf(key)));
             } else if (own) {
                 parts.add(RestoreTask.Part.stored(l.spec(), durable, durableTier(), true));
@@ -768,13 +805,13 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             }
         }
         getContext().spawn(RestoreTask.create(records, getContext().getSelf(), parts, r.targets(),
-                r.replyTo()), "restore-" + (++restores));
+                r.replyTo(), r.correlation()), "restore-" + (++restores), ActorCensus.MAILBOX);
     }
 
     private void onAdopt(AdoptRestored a) {
         if (catalog.adoptRestored(a.spec(), a.slots())) {
             records.metrics().promoted();
-            records.traces().append(a.spec().key(), "Catalog", "Resident again after a restore from disk");
+            records.traces().append(a.spec().key(), origin, "Resident again after a restore from disk");
             plan();
         } else {
             slotPool.tell(new SlotPool.Release(a.slots(), false));

@@ -15,6 +15,7 @@ import dev.selene.actors.cache.Store.ReadDone;
 import dev.selene.actors.cache.Store.ReadFailed;
 import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.trace.TraceBook;
+import dev.selene.actors.trace.TraceSource;
 import dev.selene.engine.codec.ChainCompleteness;
 import dev.selene.engine.codec.RecordFileFormat;
 import dev.selene.engine.codec.RecordFormatException;
@@ -137,6 +138,7 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
     private final DirectoryLock lock;
     private final CacheMetrics metrics;
     private final TraceBook traces;
+    private final TraceSource origin;
     private final InFlight inFlight;
     private final FaultInjection faults;
     private int writesInFlight;
@@ -215,6 +217,7 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
                       Executor ioExecutor, DirectoryLock lock, CacheMetrics metrics, TraceBook traces,
                       InFlight inFlight, FaultInjection faults) {
         super(ctx);
+        this.origin = TraceSource.of("DiskStore", ctx);
         this.faults = faults;
         this.dir = dir;
         this.layout = layout;
@@ -286,7 +289,7 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
         if (writesInFlight++ == 0) {
             writeBusySince = System.nanoTime();
         }
-        traces.append(w.spec().key(), "DiskStore", "Write started (" + writesInFlight + " in flight)");
+        traces.append(w.spec().key(), origin, "Write started (" + writesInFlight + " in flight)");
         ShareMemory source = shares(w.slots());
         long length = RecordFileFormat.fileLength(layout, w.spec().hasRow());
         CompletableFuture<long[]> done = CompletableFuture.supplyAsync(() -> {
@@ -326,13 +329,13 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
         }
         if (f.failure() != null) {
             metrics.diskWriteFailed();
-            traces.append(key, "DiskStore", "WriteFailed: " + f.failure().getMessage());
+            traces.append(key, origin, "WriteFailed: " + f.failure().getMessage());
             getContext().getLog().warn("write of {} failed: {}", key, f.failure().getMessage());
             f.write().replyTo().tell(failure(key, f.failure()));
             return;
         }
         metrics.diskWritten(f.bytes(), f.nanos());
-        traces.append(key, "DiskStore", "Written: committed " + f.bytes() + " bytes");
+        traces.append(key, origin, "Written: committed " + f.bytes() + " bytes");
         f.write().replyTo().tell(new Written(key, f.bytes(), f.nanos()));
     }
 
@@ -396,7 +399,7 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
         }
         if (f.failure() != null) {
             metrics.diskReadFailed();
-            traces.append(key, "DiskStore", "ReadFailed: " + f.failure().getMessage());
+            traces.append(key, origin, "ReadFailed: " + f.failure().getMessage());
             boolean lost = false;
             if (f.failure() instanceof RecordFormatException) {
                 getContext().getLog().warn("read of {} failed validation, quarantining it: {}", key,
@@ -412,7 +415,7 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
             f.read().replyTo().tell(new ReadFailed(key, lost, String.valueOf(f.failure().getMessage())));
             return;
         }
-        traces.append(key, "DiskStore", "Read for restore: " + f.io().bytes() + " bytes");
+        traces.append(key, origin, "Read for restore: " + f.io().bytes() + " bytes");
         metrics.diskRead(f.io().bytes(), f.io().nanos());
         f.read().replyTo().tell(new ReadDone(key, f.io().bytes()));
     }
@@ -441,7 +444,7 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
         Path file = RecordFileNames.recordFile(dir, key);
         try {
             io.delete(file);
-            traces.append(key, "DiskStore", "File deleted");
+            traces.append(key, origin, "File deleted");
         } catch (IOException ex) {
             getContext().getLog().warn("could not delete {}: {}", file, ex.getMessage());
         }

@@ -12,9 +12,12 @@ import dev.selene.actors.api.RecordPage;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.RetryReason;
 import dev.selene.actors.api.Tier;
+import dev.selene.actors.census.ActorCensus;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.trace.TraceBook;
+import dev.selene.actors.trace.TraceOutcome;
+import dev.selene.actors.trace.TraceSource;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.intake.IntakeSizing;
 import dev.selene.engine.key.RecordKey;
@@ -399,7 +402,7 @@ public final class HostCache {
                 return stash.unstashAll(refused(reason, false));
             }
             ActorRef<SlotPool.Command> slotPool = ctx.spawn(SlotPool.create(sizing.totalSlots(), sizing.slots(),
-                    metrics, parts.traces(), parts.faults()), "slot-pool");
+                    metrics, parts.traces(), parts.faults()), "slot-pool", ActorCensus.MAILBOX);
             RecordContext records = new RecordContext(config.layout(), host, parts.copier(), slotPool, metrics,
                     parts.traces(), parts.faults(), parts.writeCheck(), parts.clock(), new DeviceTransfers());
             ActorRef<Command> self = ctx.getSelf();
@@ -417,7 +420,7 @@ public final class HostCache {
                                 }))
                                 .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200),
                                         Duration.ofSeconds(10), 0.2)),
-                        "disk-store", DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
+                        "disk-store", ActorCensus.MAILBOX.withDispatcherFromConfig(BLOCKING_DISPATCHER));
             }
             ActorRef<Store.Command> pool = null;
             if (config.poolEnabled()) {
@@ -426,12 +429,13 @@ public final class HostCache {
                                 () -> self.tell(PoolReachable.INSTANCE)))
                                 .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200),
                                         Duration.ofSeconds(10), 0.2)),
-                        "pool-store", DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
+                        "pool-store", ActorCensus.MAILBOX.withDispatcherFromConfig(BLOCKING_DISPATCHER));
                 ctx.scheduleOnce(POOL_JOIN_TIMEOUT, self, PoolJoinTimeout.INSTANCE);
             }
             Catalog.Settings settings = new Catalog.Settings(config.diskBytes(), SPILL_IN_FLIGHT_CAP,
                     config.maxAge(), parts.clock(), () -> self.tell(Ready.INSTANCE), config.policy());
-            ActorRef<Catalog.Command> catalog = ctx.spawn(Catalog.create(records, disk, pool, settings), "catalog");
+            ActorRef<Catalog.Command> catalog = ctx.spawn(Catalog.create(records, disk, pool, settings), "catalog",
+                    ActorCensus.MAILBOX);
             ctx.watchWith(slotPool, new ChildStopped("slot-pool"));
             ctx.watchWith(catalog, new ChildStopped("catalog"));
             if (disk != null) {
@@ -503,9 +507,9 @@ public final class HostCache {
                 case Publish p -> onPublish(p);
                 case Lookup l -> catalog.tell(new Catalog.Lookup(l.namespace(), l.chain(), l.replyTo()));
                 case Restore r -> catalog.tell(new Catalog.Restore(r.namespace(), r.chain(), r.targets(),
-                        r.recompute(), r.replyTo()));
+                        r.recompute(), r.replyTo(), parts.traces().newCorrelation()));
                 case Drain d -> catalog.tell(new Catalog.Drain(d.timeout(), d.replyTo()));
-                case ReportAbandoned a -> onAbandoned(metrics, parts.traces(), a);
+                case ReportAbandoned a -> onAbandoned(metrics, parts.traces(), TraceSource.of("HostCache", ctx), a);
                 case GetStatus g -> slotPool.tell(new SlotPool.GetStats(ctx.messageAdapter(SlotPool.Stats.class,
                         s -> new SlotStats(s, g.replyTo()))));
                 case SlotStats s -> catalog.tell(new Catalog.GetStatus(s.stats(), s.replyTo()));
@@ -538,25 +542,29 @@ public final class HostCache {
         }
 
         private void onPublish(Publish p) {
+            long correlation = parts.traces().newCorrelation();
             int slots = p.spec().slots(config.layout());
             if (!SlotAccounting.fits(slots, sizing.totalSlots(), sizing.slots(), SlotAccounting.Purpose.PUBLISH)) {
                 int max = SlotAccounting.maxGrant(sizing.totalSlots(), sizing.slots(),
                         SlotAccounting.Purpose.PUBLISH);
-                parts.traces().append(p.spec().key(), "HostCache", "Publish -> Oversize " + slots + " > " + max);
+                parts.traces().append(p.spec().key(), TraceSource.of("HostCache", ctx), correlation,
+                        "Publish: " + slots + " slots > " + max + ", the most ever granted", TraceOutcome.OVERSIZE);
                 PublishResult oversize = new PublishResult.Oversize(slots, max);
                 metrics.publication(oversize);
                 metrics.abandoned(AbandonReason.OVERSIZE);
                 p.replyTo().tell(oversize);
                 return;
             }
-            catalog.tell(new Catalog.Publish(p.spec(), p.snapshot(), p.patience(), p.replyTo()));
+            catalog.tell(new Catalog.Publish(p.spec(), p.snapshot(), p.patience(), p.replyTo(), correlation));
         }
     }
 
-    private static void onAbandoned(CacheMetrics metrics, TraceBook traces, ReportAbandoned a) {
-        metrics.abandoned(AbandonReason.of(a.reason()));
+    private static void onAbandoned(CacheMetrics metrics, TraceBook traces, TraceSource origin, ReportAbandoned a) {
+        AbandonReason reason = AbandonReason.of(a.reason());
+        metrics.abandoned(reason);
         if (traces != null) {
-            traces.append(a.key(), "HostCache", "Abandoned by the caller (" + a.reason().label() + ")");
+            traces.append(a.key(), origin, 0, "Abandoned by the caller while told to retry",
+                    TraceOutcome.abandoned(reason));
         }
     }
 
@@ -594,7 +602,7 @@ public final class HostCache {
                 metrics.restoreDisabled();
                 r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.DISABLED, "no tier is configured"));
             }
-            case ReportAbandoned a -> onAbandoned(metrics, null, a);
+            case ReportAbandoned a -> onAbandoned(metrics, null, null, a);
             case ListRecords l -> l.replyTo().tell(RecordPage.empty(l.offset()));
             case DescribeRecord d -> d.replyTo().tell(RecordDescription.absent(d.key()));
             case EvictRecord e -> e.replyTo().tell(new EvictOutcome(EvictOutcome.Result.NOT_FOUND, 0));

@@ -18,6 +18,7 @@ import dev.selene.actors.pool.PoolCluster;
 import dev.selene.actors.pool.PoolDirectory;
 import dev.selene.actors.pool.PoolEntry;
 import dev.selene.actors.trace.TraceBook;
+import dev.selene.actors.trace.TraceSource;
 import dev.selene.engine.codec.PieceShares;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.layout.Layout;
@@ -98,6 +99,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private final HostMemory host;
     private final CacheMetrics metrics;
     private final TraceBook traces;
+    private final TraceSource origin;
     private final ClusterSharding sharding;
     private final int shards;
     private final Map<RecordKey, List<ActorRef<WriteReply>>> writing = new HashMap<>();
@@ -132,6 +134,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private PoolStore(ActorContext<Store.Command> ctx, Layout layout, HostMemory host, int shards,
                       CacheMetrics metrics, TraceBook traces, Runnable onReachable) {
         super(ctx);
+        this.origin = TraceSource.of("PoolStore", ctx);
         this.onReachable = onReachable;
         this.layout = layout;
         this.host = host;
@@ -203,7 +206,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             return;
         }
         PoolEntry entry = PoolEntry.of(w.spec(), RecordImage.imageBytes(layout, w.spec().hasRow()));
-        traces.append(key, "PoolStore", "Retire: asking the directory where");
+        traces.append(key, origin, "Retire: asking the directory where");
         getContext().ask(PoolDirectory.Placed.class, directory(key.namespace()), DIRECTORY_TIMEOUT,
                 r -> new PoolDirectory.Place(entry, r), (placed, failure) -> new Placed(w, frame, placed, failure));
     }
@@ -212,12 +215,12 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         RecordKey key = p.write().spec().key();
         if (p.failure() != null) {
             // The directory is moving (its manager left) or busy: not a failed record. The record actor asks again.
-            traces.append(key, "PoolStore", "The pool directory did not answer; the retirement is asked again");
+            traces.append(key, origin, "The pool directory did not answer; the retirement is asked again");
             finishWrite(key, new NotWritten(key));
             return;
         }
         if (p.placed().present()) {
-            traces.append(key, "PoolStore", "Already in the pool");
+            traces.append(key, origin, "Already in the pool");
             finishWrite(key, new Written(key, RecordImage.imageBytes(layout, p.write().spec().hasRow()), 0));
             return;
         }
@@ -225,7 +228,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             finishWrite(key, new WriteFailed(key, false, NO_MANAGER));
             return;
         }
-        traces.append(key, "PoolStore", "Retire: streaming to " + p.placed().stores().size() + " manager(s)");
+        traces.append(key, origin, "Retire: streaming to " + p.placed().stores().size() + " manager(s)");
         PoolEntry entry = PoolEntry.of(p.write().spec(), RecordImage.imageBytes(layout, p.write().spec().hasRow()));
         ActorRef<WriteReply> done = getContext().messageAdapter(WriteReply.class, r -> new WriteEnded(r.key(), r));
         getContext().spawn(PoolUpload.create(entry, layout, p.frame(), shares(p.write().slots()), p.placed().stores(),
@@ -240,11 +243,11 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         switch (reply) {
             case Written w -> {
                 metrics.poolRetired(w.bytes(), w.nanos());
-                traces.append(key, "PoolStore", "Retired: held by the pool");
+                traces.append(key, origin, "Retired: held by the pool");
             }
             case WriteFailed f -> {
                 metrics.poolRetireFailed();
-                traces.append(key, "PoolStore", "Retire failed: " + f.reason());
+                traces.append(key, origin, "Retire failed: " + f.reason());
                 getContext().getLog().info("retiring {} to the pool failed: {}", key, f.reason());
             }
             case NotWritten n -> {
@@ -302,10 +305,10 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         Long started = readStarted.remove(firstSlot);
         if (reply instanceof Store.ReadDone d) {
             metrics.poolRead(d.bytes(), started == null ? 0 : System.nanoTime() - started);
-            traces.append(d.key(), "PoolStore", "Fetched from the pool: " + d.bytes() + " bytes, verified");
+            traces.append(d.key(), origin, "Fetched from the pool: " + d.bytes() + " bytes, verified");
         } else if (reply instanceof ReadFailed f) {
             metrics.poolReadFailed();
-            traces.append(f.key(), "PoolStore", "Fetch failed: " + f.reason());
+            traces.append(f.key(), origin, "Fetch failed: " + f.reason());
         }
         List<ActorRef<ReadReply>> waiting = reading.remove(firstSlot);
         if (waiting != null) {
@@ -342,7 +345,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private void onDelete(Delete d) {
         for (RecordKey k : d.keys()) {
             ended.remove(k);
-            traces.append(k, "PoolStore", "Forgotten by this host; the pool keeps its copy");
+            traces.append(k, origin, "Forgotten by this host; the pool keeps its copy");
         }
     }
 

@@ -3,6 +3,8 @@ package dev.selene.actors.cache;
 import dev.selene.actors.api.AbandonReason;
 import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.RetryReason;
+import dev.selene.actors.trace.TraceOutcome;
+import dev.selene.actors.trace.TraceSource;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.slots.SlotAccounting.Purpose;
@@ -71,33 +73,35 @@ final class RecordActor {
     /**
      * The behaviour of a publication of {@code spec} from {@code snapshot}. With a positive {@code patience} it
      * waits in line for slots that long (the caller's snapshot lease) and is then abandoned; with zero it is told
-     * {@code Retry(no_space)} at once when no slots are free.
+     * {@code Retry(no_space)} at once when no slots are free. Its trace events carry the publication's
+     * {@code correlation}.
      */
     static Behavior<Command> publish(RecordContext records, RecordSpec spec, DevicePlacement snapshot,
                                      Duration patience, SlotPool.LeaseNotice notice,
                                      ActorRef<PublishResult> replyTo, ActorRef<Catalog.Command> catalog,
-                                     Stores stores) {
+                                     Stores stores, long correlation) {
         return records.faults().around("RecordActor", Command.class, Behaviors.setup(
-                ctx -> start(ctx, records, spec, snapshot, patience, notice, replyTo, catalog, stores)));
+                ctx -> start(ctx, records, spec, snapshot, patience, notice, replyTo, catalog, stores, correlation)));
     }
 
     private static Behavior<Command> start(ActorContext<Command> ctx,
                                            RecordContext records, RecordSpec spec, DevicePlacement snapshot,
                                            Duration patience, SlotPool.LeaseNotice notice,
                                            ActorRef<PublishResult> replyTo, ActorRef<Catalog.Command> catalog,
-                                           Stores stores) {
+                                           Stores stores, long correlation) {
         long startNanos = records.clock().getAsLong();
         RecordKey key = spec.key();
         int slots = spec.slots(records.layout());
         boolean waits = patience.isPositive();
-        records.traces().append(key, "RecordActor", "Publish: allocate " + slots + " slots"
-                + (waits ? " (waiting up to " + patience.toMillis() + " ms)" : ""));
+        TraceSource origin = TraceSource.of("RecordActor", ctx);
+        records.traces().append(key, origin, correlation, "Publish: allocate " + slots + " slots"
+                + (waits ? " (waiting up to " + patience.toMillis() + " ms)" : ""), null);
         // The slot pool's replies are part of this protocol: no message adapter to register and remove per record.
         ActorRef<SlotPool.AllocateReply> adapter = ctx.getSelf().narrow();
         // A request that waits is told Queued when it cannot be granted at once; only then does the lease's timer
         // start (for what is left of the patience), so a publication granted at once schedules nothing.
         records.slotPool().tell(new SlotPool.Allocate(key, slots, Purpose.PUBLISH, waits, adapter, notice));
-        return new Phase(ctx, records, spec, notice.ticket(), replyTo, catalog, stores)
+        return new Phase(ctx, records, spec, notice.ticket(), replyTo, catalog, stores, origin, correlation)
                 .allocating(snapshot, startNanos, System.nanoTime() + patience.toNanos(), null, false);
     }
 
@@ -105,16 +109,28 @@ final class RecordActor {
     static Behavior<Command> resident(RecordContext records, RecordSpec spec,
                                       ActorRef<Catalog.Command> catalog, Stores stores) {
         return records.faults().around("RecordActor", Command.class,
-                Behaviors.setup(ctx -> new Phase(ctx, records, spec, 0, null, catalog, stores).parked()));
+                Behaviors.setup(ctx -> new Phase(ctx, records, spec, 0, null, catalog, stores,
+                        TraceSource.of("RecordActor", ctx), 0).parked()));
     }
 
-    /** The states of one record, sharing what they all need. */
+    /**
+     * The states of one record, sharing what they all need; {@code correlation} is its publication's, 0 for a
+     * record restored or written again.
+     */
     private record Phase(ActorContext<Command> ctx, RecordContext records, RecordSpec spec, long ticket,
                          ActorRef<PublishResult> replyTo, ActorRef<Catalog.Command> catalog,
-                         Stores stores) {
+                         Stores stores, TraceSource origin, long correlation) {
 
         RecordKey key() {
             return spec.key();
+        }
+
+        void trace(String message) {
+            records.traces().append(spec.key(), origin, correlation, message, null);
+        }
+
+        void trace(String message, String outcome) {
+            records.traces().append(spec.key(), origin, correlation, message, outcome);
         }
 
         /**
@@ -160,13 +176,16 @@ final class RecordActor {
         }
 
         private Behavior<Command> abandoned() {
-            records.traces().append(key(), "RecordActor", "Abandoned: the snapshot lease ended while waiting "
-                    + "for slots (no_space)");
+            trace("Abandoned: the snapshot lease ended while waiting for slots",
+                    TraceOutcome.abandoned(AbandonReason.NO_SPACE));
             records.metrics().abandoned(AbandonReason.NO_SPACE);
             return ended(new PublishResult.Abandoned(AbandonReason.NO_SPACE.label()));
         }
 
         private Behavior<Command> ended(PublishResult result) {
+            if (!(result instanceof PublishResult.Abandoned)) {
+                trace("Publish ended without the record", TraceOutcome.of(result));
+            }
             catalog.tell(new Catalog.PublicationEnded(key()));
             records.reply(replyTo, result);
             return Behaviors.stopped();
@@ -184,7 +203,7 @@ final class RecordActor {
             } catch (RuntimeException e) {
                 return failCopy(slots, AbandonReason.BAD_SNAPSHOT, e);
             }
-            records.traces().append(key(), "RecordActor", "Copy D2H started: " + bytes + " bytes");
+            trace("Copy D2H started: " + bytes + " bytes");
             catalog.tell(new Catalog.Leased(key(), slots, copy));
             ctx.pipeToSelf(copy, (v, failure) -> new CopyFinished(failure));
             return Behaviors.receive(Command.class)
@@ -192,9 +211,9 @@ final class RecordActor {
                         if (f.failure() != null) {
                             return failCopy(slots, AbandonReason.COPY_FAILED, f.failure());
                         }
-                        records.traces().append(key(), "RecordActor", "Copy D2H done");
+                        trace("Copy D2H done");
                         records.metrics().publishLatency(records.clock().getAsLong() - startNanos);
-                        catalog.tell(new Catalog.Resident(spec, slots, bytes, replyTo, ctx.getSelf()));
+                        catalog.tell(new Catalog.Resident(spec, slots, bytes, replyTo, ctx.getSelf(), correlation));
                         return stores.durable() == null ? Behaviors.stopped() : parked();
                     })
                     .onMessage(LeaseEnded.class, t -> Behaviors.same())
@@ -203,7 +222,7 @@ final class RecordActor {
 
         private Behavior<Command> failCopy(SlotList slots, AbandonReason reason, Throwable cause) {
             records.slotPool().tell(new SlotPool.Release(slots, false));
-            records.traces().append(key(), "RecordActor", "Failed (" + reason.label() + "): " + cause.getMessage());
+            trace("Failed (" + reason.label() + "): " + cause.getMessage(), TraceOutcome.failed(reason));
             records.metrics().abandoned(reason);
             catalog.tell(new Catalog.PublicationEnded(key()));
             records.reply(replyTo, new PublishResult.Failed(reason.label(), String.valueOf(cause.getMessage())));
@@ -226,7 +245,7 @@ final class RecordActor {
         private Behavior<Command> spill(SlotList slots) {
             boolean alsoPool = stores.pool() != null;
             if (alsoPool) {
-                records.traces().append(key(), "RecordActor", "Retire to the pool started (beside the disk write)");
+                trace("Retire to the pool started (beside the disk write)");
                 ctx.ask(Store.WriteReply.class, stores.pool(), records.writeCheck(),
                         r -> new Store.Write(spec, slots, r), (reply, failure) -> new PoolAnswered(reply));
             }
@@ -234,8 +253,7 @@ final class RecordActor {
         }
 
         private Behavior<Command> write(SlotList slots, int attempt, boolean poolPending) {
-            records.traces().append(key(), "RecordActor", "Spill: write " + (attempt == 1 ? "started"
-                    : "retried"));
+            trace(attempt == 1 ? "Spill: write started" : "Spill: write retried");
             // An ask per attempt, so a late answer is never taken for another attempt's. When no answer comes in
             // time (the store failed and lost the message, or the disk stalls) the store is asked how the write
             // ended: it answers when a running write finishes, and says so when none is running.
@@ -253,7 +271,7 @@ final class RecordActor {
                         case Store.NotWritten n -> write(slots, attempt, poolPending); // its request was lost
                         case Store.WriteFailed f when !f.diskFull() && attempt == 1 -> write(slots, 2, poolPending);
                         case Store.WriteFailed f -> {
-                            records.traces().append(key(), "RecordActor", "Spill given up: " + f.reason());
+                            trace("Spill given up: " + f.reason());
                             yield ended(new Catalog.WriteGivenUp(key(), f.diskFull(), f.reason()), poolPending);
                         }
                     })
@@ -285,13 +303,16 @@ final class RecordActor {
         }
 
         private void poolOutcome(Store.WriteReply reply) {
-            records.traces().append(key(), "RecordActor", reply instanceof Store.Written
-                    ? "Retired to the pool" : "Not retired to the pool: " + (reply == null ? "no answer in time"
+            if (reply instanceof Store.Written) {
+                trace("Retired to the pool", TraceOutcome.RETIRED);
+                return;
+            }
+            trace("Not retired to the pool: " + (reply == null ? "no answer in time"
                     : reply instanceof Store.WriteFailed f ? f.reason() : "it was not written"));
         }
 
         private Behavior<Command> settle(int attempt) {
-            records.traces().append(key(), "RecordActor", "No answer from the store: asking how the write ended");
+            trace("No answer from the store: asking how the write ended");
             ctx.ask(Store.WriteReply.class, stores.durable(), records.writeCheck(),
                     r -> new Store.Settle(key(), r), (reply, failure) -> new WriteAnswered(attempt, reply));
             return Behaviors.same();

@@ -2,6 +2,8 @@ package dev.selene.actors.cache;
 
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.Tier;
+import dev.selene.actors.trace.TraceOutcome;
+import dev.selene.actors.trace.TraceSource;
 import dev.selene.engine.index.ChainMatch;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -96,11 +98,13 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     static final int READS_PER_WAVE = 4;
 
     private final RecordContext records;
+    private final TraceSource origin;
     private final ActorRef<Catalog.Command> catalog;
     private final TimerScheduler<Command> timers;
     private final List<Part> parts;
     private final List<DevicePlacement> targets;
     private final ActorRef<RestoreResult> replyTo;
+    private final long correlation;
     private final SlotList[] staging;
     private final boolean[] readOk;
     private final long[] requests;
@@ -119,17 +123,23 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     private final Map<Tier, Long> waveBytes = new EnumMap<>(Tier.class);
     private long copiedBytes;
 
-    /** Restores {@code parts} (the match, root first; its memory part pinned for this task) to {@code targets}. */
+    /**
+     * Restores {@code parts} (the match, root first; its memory part pinned for this task) to {@code targets}; its
+     * trace events carry the restore's {@code correlation}.
+     */
     static Behavior<Command> create(RecordContext records, ActorRef<Catalog.Command> catalog, List<Part> parts,
-                                    List<DevicePlacement> targets, ActorRef<RestoreResult> replyTo) {
+                                    List<DevicePlacement> targets, ActorRef<RestoreResult> replyTo,
+                                    long correlation) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new RestoreTask(ctx, timers, records, catalog,
-                parts, targets, replyTo).start()));
+                parts, targets, replyTo, correlation).start()));
     }
 
     private RestoreTask(ActorContext<Command> ctx, TimerScheduler<Command> timers, RecordContext records,
                         ActorRef<Catalog.Command> catalog, List<Part> parts, List<DevicePlacement> targets,
-                        ActorRef<RestoreResult> replyTo) {
+                        ActorRef<RestoreResult> replyTo, long correlation) {
         super(ctx);
+        this.correlation = correlation;
+        this.origin = TraceSource.of("RestoreTask", ctx);
         this.timers = timers;
         this.records = records;
         this.catalog = catalog;
@@ -357,8 +367,8 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         RecordSpec s = spec(i);
         var plan = CopyPlans.forRecord(records.layout(), records.host(), slots, targets.get(i), s.hasRow());
         copiedBytes += plan.totalBytes();
-        records.traces().append(s.key(), "RestoreTask", "Copy H2D started (from "
-                + parts.get(i).tier().label() + ")");
+        records.traces().append(s.key(), origin, correlation, "Copy H2D started (from "
+                + parts.get(i).tier().label() + ")", null);
         return records.transfers().track(records.copier().copyToDevice(plan));
     }
 
@@ -386,7 +396,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         Map<Tier, Integer> byTier = new EnumMap<>(Tier.class);
         int deepestOwn = -1;
         for (int i = 0; i < depth; i++) {
-            records.traces().append(spec(i).key(), "RestoreTask", "Copy H2D done");
+            records.traces().append(spec(i).key(), origin, correlation, "Copy H2D done", TraceOutcome.RESTORED);
             byTier.merge(parts.get(i).tier(), 1, Integer::sum);
             if (fromMemory(i) || parts.get(i).adopt()) {
                 deepestOwn = i;
@@ -409,6 +419,10 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
 
     /** Unpins, releases staging slots, counts and answers that nothing was restored. */
     private Behavior<Command> failed(String detail) {
+        for (Part p : parts) {
+            records.traces().append(p.spec().key(), origin, correlation, "Restore failed: " + detail,
+                    TraceOutcome.RESTORE_FAILED);
+        }
         releaseAll();
         records.metrics().restoreFailed();
         replyTo.tell(RestoreResult.of(RestoreResult.Outcome.FAILED, detail));

@@ -2,6 +2,7 @@ package dev.selene.actors.cache;
 
 import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.trace.TraceBook;
+import dev.selene.actors.trace.TraceSource;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.slots.SlotAccounting;
 import dev.selene.engine.slots.SlotAccounting.Purpose;
@@ -151,6 +152,7 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     private final SlotAccounting accounting;
     private final CacheMetrics metrics;
     private final TraceBook traces;
+    private final TraceSource origin;
     private final FaultInjection faults;
     private final ArrayDeque<Allocate> publications = new ArrayDeque<>();
     private final ArrayDeque<Allocate> staging = new ArrayDeque<>();
@@ -173,6 +175,7 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     private SlotPool(ActorContext<Command> ctx, SlotAccounting accounting, CacheMetrics metrics, TraceBook traces,
                      FaultInjection faults) {
         super(ctx);
+        this.origin = TraceSource.of("SlotPool", ctx);
         this.accounting = accounting;
         this.metrics = metrics;
         this.traces = traces;
@@ -210,14 +213,14 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     private void onAllocate(Allocate a) {
         if (!accounting.fits(a.slots(), a.purpose())) {
             int max = SlotAccounting.maxGrant(accounting.total(), accounting.intake(), a.purpose());
-            traces.append(a.key(), "SlotPool", "Oversize " + a.slots() + " > " + max + " slots");
+            traces.append(a.key(), origin, "Oversize " + a.slots() + " > " + max + " slots");
             a.replyTo().tell(new Oversize(a.slots(), max));
             return;
         }
         if (!a.waits() && !queue(a.purpose()).isEmpty()) {
             // Others wait ahead of it: a request that may not wait is answered now, never queued behind them.
             int missing = Math.max(1, accounting.shortBy(a.slots() + waitingSlots(), a.purpose()));
-            traces.append(a.key(), "SlotPool", "Short " + missing + " slots (others wait ahead)");
+            traces.append(a.key(), origin, "Short " + missing + " slots (others wait ahead)");
             a.replyTo().tell(new Short(missing));
             lastPressureDeficit = -1;
             checkPressure();
@@ -237,7 +240,7 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
             Allocate a = it.next();
             if (a.key().equals(c.key()) && a.request() == c.request()) {
                 it.remove();
-                traces.append(a.key(), "SlotPool", "Cancelled while waiting");
+                traces.append(a.key(), origin, "Cancelled while waiting");
                 a.replyTo().tell(new Cancelled());
                 break;
             }
@@ -265,7 +268,7 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
                 // which grants wait, so one per record would idle the copy engine under a full warm tier.
                 evict = Math.min(accounting.clean(), Math.max(evict, accounting.intake() / EVICTION_BATCH_DIVISOR));
                 evicting = true;
-                traces.append(a.key(), "SlotPool", "Evict " + evict + " clean slots before allocating");
+                traces.append(a.key(), origin, "Evict " + evict + " clean slots before allocating");
                 evictor.tell(new Evict(evict, getContext().getSelf()));
                 break;
             }
@@ -273,7 +276,7 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
             if (missing == 0) {
                 queue(a.purpose()).pollFirst();
                 SlotList slots = accounting.allocate(a.slots());
-                traces.append(a.key(), "SlotPool", "Allocated " + slots);
+                traces.append(a.key(), origin, "Allocated " + slots);
                 if (a.notice() != null) {
                     a.notice().to().tell(new Granted(a.key(), a.notice().ticket(), slots));
                 }
@@ -282,7 +285,7 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
             }
             if (!a.waits()) {
                 queue(a.purpose()).pollFirst();
-                traces.append(a.key(), "SlotPool", "Short " + missing + " slots (free " + accounting.free() + ")");
+                traces.append(a.key(), origin, "Short " + missing + " slots (free " + accounting.free() + ")");
                 a.replyTo().tell(new Short(missing));
                 lastPressureDeficit = -1; // an allocation is failing: remind the listener even if nothing changed
                 continue;
@@ -295,7 +298,7 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
                 // A waiting publication does not hold back a restore whose staging fits now.
                 Allocate s = staging.pollFirst();
                 SlotList slots = accounting.allocate(s.slots());
-                traces.append(s.key(), "SlotPool", "Allocated " + slots + " for staging");
+                traces.append(s.key(), origin, "Allocated " + slots + " for staging");
                 s.replyTo().tell(new Allocated(slots));
                 continue;
             }

@@ -4,11 +4,15 @@ import dev.selene.engine.key.RecordKey;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
 /**
  * The bounded per-record traces that actors append to and the admin API serves ("actor trace inspection").
@@ -16,6 +20,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Thread-safe: every actor that touches a record appends from its own thread. Bounded twice: each trace
  * keeps its last {@link #EVENTS_PER_RECORD} events, and the book keeps the traces of at most
  * {@code maxRecords} records, forgetting the least recently started first, so host memory stays flat.
+ *
+ * <p>An event costs one allocation (the event) beside its message, one clock read and the trace's lock: times come
+ * from a monotonic nanosecond clock anchored to the wall clock once, so an event's time and its distance from the
+ * record's previous event are exact to the microsecond and never go backwards.
  */
 public final class TraceBook {
 
@@ -23,31 +31,62 @@ public final class TraceBook {
     public static final int EVENTS_PER_RECORD = 32;
 
     private final int maxRecords;
-    private final ConcurrentHashMap<RecordKey, ArrayDeque<TraceEvent>> traces = new ConcurrentHashMap<>();
+    private final LongSupplier nanoClock;
+    private final long anchorNanos;
+    private final long anchorEpochMicros;
+    private final ConcurrentHashMap<RecordKey, Trace> traces = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<RecordKey> order = new ConcurrentLinkedQueue<>();
     private final AtomicInteger size = new AtomicInteger();
+    private final AtomicLong correlations = new AtomicLong();
 
-    /** A book that keeps the traces of up to {@code maxRecords} records. */
+    /** A book that keeps the traces of up to {@code maxRecords} records, on the system clock. */
     public TraceBook(int maxRecords) {
+        this(maxRecords, System::nanoTime);
+    }
+
+    /** A book whose event times advance with {@code nanoClock}, starting from the wall clock's time now. */
+    public TraceBook(int maxRecords, LongSupplier nanoClock) {
         if (maxRecords < 1) {
             throw new IllegalArgumentException("trace capacity must be at least 1 record, was " + maxRecords);
         }
         this.maxRecords = maxRecords;
+        this.nanoClock = nanoClock;
+        this.anchorNanos = nanoClock.getAsLong();
+        this.anchorEpochMicros = TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());
     }
 
-    /** Appends one step to {@code key}'s trace. */
-    public void append(RecordKey key, String actor, String message) {
-        TraceEvent event = new TraceEvent(System.currentTimeMillis(), actor, message);
-        ArrayDeque<TraceEvent> trace = traces.computeIfAbsent(key, k -> {
+    /** A new correlation id, for one publication or restore and the actors working for it; never 0. */
+    public long newCorrelation() {
+        return correlations.incrementAndGet();
+    }
+
+    /** Appends one step to {@code key}'s trace, under the correlation of the record's latest step. */
+    public void append(RecordKey key, TraceSource source, String message) {
+        append(key, source, 0, message, null);
+    }
+
+    /**
+     * Appends one step to {@code key}'s trace. A {@code correlation} of 0 keeps the one of the record's latest step
+     * (the publication or restore a shared actor such as the disk store works for); {@code outcome} may be null.
+     */
+    public void append(RecordKey key, TraceSource source, long correlation, String message, String outcome) {
+        Trace trace = traces.computeIfAbsent(key, k -> {
             order.add(k);
             size.incrementAndGet();
-            return new ArrayDeque<>();
+            return new Trace();
         });
+        long now = nanoClock.getAsLong();
         synchronized (trace) {
-            if (trace.size() == EVENTS_PER_RECORD) {
-                trace.pollFirst();
+            long since = trace.lastNanos == Long.MIN_VALUE ? -1 : Math.max(0, (now - trace.lastNanos) / 1_000);
+            trace.lastNanos = now;
+            if (correlation != 0) {
+                trace.correlation = correlation;
             }
-            trace.addLast(event);
+            if (trace.events.size() == EVENTS_PER_RECORD) {
+                trace.events.pollFirst();
+            }
+            trace.events.addLast(new TraceEvent(epochMicros(now), since, source.kind(), source.path(), message,
+                    outcome, trace.correlation));
         }
         while (size.get() > maxRecords) {
             RecordKey oldest = order.poll();
@@ -62,17 +101,77 @@ public final class TraceBook {
 
     /** A copy of {@code key}'s trace, oldest first; empty when the book has none. */
     public Optional<List<TraceEvent>> trace(RecordKey key) {
-        ArrayDeque<TraceEvent> trace = traces.get(key);
-        if (trace == null) {
-            return Optional.empty();
+        Trace trace = traces.get(key);
+        return trace == null ? Optional.empty() : Optional.of(trace.copy());
+    }
+
+    /**
+     * The traces of up to {@code limit} records in {@code namespace} (null: any) whose hash, written as 16 hex
+     * digits, starts with {@code hashPrefix} (null or empty: any), most recently active first.
+     *
+     * @throws IllegalArgumentException when {@code hashPrefix} is not 1..16 hex digits or {@code limit} is below 1
+     */
+    public List<RecordTrace> search(String namespace, String hashPrefix, int limit) {
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be at least 1, was " + limit);
         }
-        synchronized (trace) {
-            return Optional.of(new ArrayList<>(trace));
+        HashPrefix prefix = HashPrefix.parse(hashPrefix);
+        List<Match> matches = new ArrayList<>();
+        traces.forEach((key, trace) -> {
+            if ((namespace == null || namespace.equals(key.namespace())) && prefix.matches(key.hash())) {
+                matches.add(new Match(key, trace, trace.lastNanos));
+            }
+        });
+        matches.sort(Comparator.comparingLong(Match::lastNanos).reversed());
+        List<RecordTrace> out = new ArrayList<>(Math.min(limit, matches.size()));
+        for (Match m : matches.subList(0, Math.min(limit, matches.size()))) {
+            out.add(new RecordTrace(m.key(), m.trace().copy()));
         }
+        return out;
     }
 
     /** Number of records with a trace. */
     public int records() {
         return size.get();
+    }
+
+    private long epochMicros(long nanos) {
+        return anchorEpochMicros + (nanos - anchorNanos) / 1_000;
+    }
+
+    /** One record's trace, oldest event first. */
+    public record RecordTrace(RecordKey key, List<TraceEvent> events) {
+    }
+
+    private record Match(RecordKey key, Trace trace, long lastNanos) {
+    }
+
+    /** The leading hex digits of a record's hash, as the top bits they fix. */
+    private record HashPrefix(int bits, long value) {
+
+        static HashPrefix parse(String hex) {
+            if (hex == null || hex.isEmpty()) {
+                return new HashPrefix(0, 0);
+            }
+            if (hex.length() > 16 || !hex.chars().allMatch(c -> c < 128 && Character.digit(c, 16) >= 0)) {
+                throw new IllegalArgumentException("key prefix '" + hex + "' is invalid; allowed: 1..16 hex digits");
+            }
+            return new HashPrefix(hex.length() * 4, Long.parseUnsignedLong(hex, 16));
+        }
+
+        boolean matches(long hash) {
+            return bits == 0 || hash >>> (64 - bits) == value;
+        }
+    }
+
+    /** A record's events and what the next event needs from the previous one; guarded by its own monitor. */
+    private static final class Trace {
+        final ArrayDeque<TraceEvent> events = new ArrayDeque<>();
+        volatile long lastNanos = Long.MIN_VALUE;
+        long correlation;
+
+        synchronized List<TraceEvent> copy() {
+            return new ArrayList<>(events);
+        }
     }
 }

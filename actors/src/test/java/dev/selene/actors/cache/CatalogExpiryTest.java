@@ -106,7 +106,7 @@ class CatalogExpiryTest {
         deviceAllocations.add(base);
         TestProbe<PublishResult> probe = kit.createTestProbe();
         tier.tell(new Catalog.Publish(spec, DevicePlacement.contiguous(LAYOUT, base, hasRow), Duration.ZERO,
-                probe.ref()));
+                probe.ref(), 1));
         assertInstanceOf(PublishResult.Stored.class, probe.receiveMessage(Duration.ofSeconds(10)));
     }
 
@@ -140,7 +140,8 @@ class CatalogExpiryTest {
         long deepest = chain[chain.length - 1];
         RecordSpec spec = new RecordSpec(key(deepest), key(chain[chain.length - 2]), true);
         TestProbe<PublishResult> probe = kit.createTestProbe();
-        tier.tell(new Catalog.Publish(spec, DevicePlacement.contiguous(LAYOUT, 0, true), Duration.ZERO, probe.ref()));
+        tier.tell(new Catalog.Publish(spec, DevicePlacement.contiguous(LAYOUT, 0, true), Duration.ZERO, probe.ref(),
+                2));
         assertInstanceOf(PublishResult.Present.class, probe.receiveMessage());
     }
 

@@ -103,7 +103,7 @@ class RecordActorTest {
         start(8);
         RecordSpec s = spec(1);
         kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ofSeconds(1), notice(), publisher.ref(),
-                catalog.ref(), new RecordActor.Stores(disk.ref(), null)));
+                catalog.ref(), new RecordActor.Stores(disk.ref(), null), 1));
         SlotPool.Granted granted = grants.receiveMessage();
         assertEquals(7, granted.ticket(), "the owner knows the grant before the actor copies into it");
         Catalog.Leased withCopy = (Catalog.Leased) catalog.receiveMessage();
@@ -120,7 +120,7 @@ class RecordActorTest {
         SlotList all = fillPool();
         RecordSpec s = spec(2);
         kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ofSeconds(2), notice(), publisher.ref(),
-                catalog.ref(), new RecordActor.Stores(disk.ref(), null)));
+                catalog.ref(), new RecordActor.Stores(disk.ref(), null), 1));
         manualTime.timePasses(Duration.ofSeconds(1));
         catalog.expectNoMessage(Duration.ofMillis(50));
         slotPool.tell(new SlotPool.Release(all, false));
@@ -134,7 +134,7 @@ class RecordActorTest {
         fillPool();
         RecordSpec s = spec(3);
         kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ofSeconds(2), notice(), publisher.ref(),
-                catalog.ref(), new RecordActor.Stores(disk.ref(), null)));
+                catalog.ref(), new RecordActor.Stores(disk.ref(), null), 1));
         manualTime.expectNoMessageFor(Duration.ofMillis(1900), publisher);
         manualTime.timePasses(Duration.ofMillis(200));
         PublishResult.Abandoned a = assertInstanceOf(PublishResult.Abandoned.class, publisher.receiveMessage());
@@ -151,7 +151,7 @@ class RecordActorTest {
         start(8);
         RecordSpec s = spec(4);
         ActorRef<RecordActor.Command> actor = kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ZERO,
-                notice(), publisher.ref(), catalog.ref(), new RecordActor.Stores(disk.ref(), null)));
+                notice(), publisher.ref(), catalog.ref(), new RecordActor.Stores(disk.ref(), null), 1));
         assertInstanceOf(Catalog.Leased.class, catalog.receiveMessage());
         SlotList slots = ((Catalog.Resident) catalog.receiveMessage()).slots();
         actor.tell(new RecordActor.Spill(slots));

@@ -97,7 +97,7 @@ class RestoreTaskTest {
         start();
         List<RestoreTask.Part> parts = List.of(RestoreTask.Part.stored(spec(1, null), disk.ref(), Tier.DISK, true),
                 RestoreTask.Part.stored(spec(2, 1L), disk.ref(), Tier.DISK, true));
-        kit.spawn(RestoreTask.create(records, catalog.ref(), parts, targets(2), caller.ref()));
+        kit.spawn(RestoreTask.create(records, catalog.ref(), parts, targets(2), caller.ref(), 1));
         for (int i = 0; i < 2; i++) {
             Store.Read read = (Store.Read) disk.receiveMessage();
             read.replyTo().tell(new Store.ReadDone(read.key(), 8192));
@@ -117,7 +117,7 @@ class RestoreTaskTest {
         start();
         List<RestoreTask.Part> parts = List.of(RestoreTask.Part.stored(spec(1, null), disk.ref(), Tier.DISK, true),
                 RestoreTask.Part.stored(spec(2, 1L), disk.ref(), Tier.DISK, true));
-        kit.spawn(RestoreTask.create(records, catalog.ref(), parts, targets(2), caller.ref()));
+        kit.spawn(RestoreTask.create(records, catalog.ref(), parts, targets(2), caller.ref(), 1));
         Store.Read first = (Store.Read) disk.receiveMessage();
         Store.Read second = (Store.Read) disk.receiveMessage();
         first.replyTo().tell(new Store.ReadDone(first.key(), 8192));
@@ -136,7 +136,7 @@ class RestoreTaskTest {
                 hog.ref()));
         SlotList all = assertInstanceOf(SlotPool.Allocated.class, hog.receiveMessage()).slots();
         List<RestoreTask.Part> parts = List.of(RestoreTask.Part.stored(spec(1, null), disk.ref(), Tier.DISK, true));
-        kit.spawn(RestoreTask.create(records, catalog.ref(), parts, targets(1), caller.ref()));
+        kit.spawn(RestoreTask.create(records, catalog.ref(), parts, targets(1), caller.ref(), 1));
         manualTime.expectNoMessageFor(RestoreTask.STAGING_PATIENCE.minusMillis(100), caller);
         manualTime.timePasses(Duration.ofMillis(200));
         RestoreResult r = caller.receiveMessage();

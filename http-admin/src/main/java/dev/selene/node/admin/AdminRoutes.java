@@ -9,6 +9,7 @@ import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.RecordView;
 import dev.selene.actors.api.Tier;
 import dev.selene.actors.pool.PoolCluster;
+import dev.selene.actors.trace.TraceBook;
 import dev.selene.actors.trace.TraceEvent;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
@@ -41,6 +42,9 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -59,7 +63,7 @@ import java.util.function.Supplier;
 /**
  * The admin HTTP routes. Read-only: {@code /health}, {@code /ready}, {@code /metrics}, {@code /status},
  * {@code /status/history}, {@code /records}, {@code /records/{ns}/{key}}, {@code /trace/{ns}/{key}},
- * {@code /actors}, and the status page at {@code /} (its files under {@code /assets/}, uPlot under
+ * {@code /traces}, {@code /actors}, and the status page at {@code /} (its files under {@code /assets/}, uPlot under
  * {@code /assets/uplot/}). Mutating, with {@code Authorization: Bearer TOKEN}:
  * {@code POST /drain}, {@code DELETE /records/{ns}/{key}}, {@code POST /expire}.
  *
@@ -71,6 +75,13 @@ final class AdminRoutes extends AllDirectives {
     /** Default and largest page of {@code GET /records}. */
     static final int DEFAULT_LIMIT = 100;
     static final int MAX_LIMIT = 1000;
+    /** Default and largest number of traces of {@code GET /traces}. */
+    static final int DEFAULT_TRACE_LIMIT = 20;
+    static final int MAX_TRACE_LIMIT = 200;
+
+    /** An event's time: ISO 8601 in UTC with microseconds. */
+    private static final DateTimeFormatter MICROS = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSS'Z'")
+            .withZone(ZoneOffset.UTC);
 
     private static final Logger LOG = LoggerFactory.getLogger(AdminRoutes.class);
     /** Where the uPlot WebJar keeps its built files; served under {@code /assets/uplot/}. */
@@ -110,7 +121,8 @@ final class AdminRoutes extends AllDirectives {
                                 delete(() -> authorized(() -> withKey(ns, key, this::evict))))),
                 path(PathMatchers.segment("trace").slash(PathMatchers.segment()).slash(PathMatchers.segment()),
                         (ns, key) -> get(() -> withKey(ns, key, this::trace))),
-                path("actors", () -> get(() -> completeWithFuture(ActorTree.walk(cache.system()).thenApply(Json::ok)))),
+                path("traces", () -> get(() -> parameterMap(this::traces))),
+                path("actors", () -> get(() -> complete(Json.ok(ActorTree.of(cache.system()))))),
                 path("drain", () -> post(() -> authorized(this::drain))),
                 path("expire", () -> post(() -> authorized(this::expire))))))));
     }
@@ -366,16 +378,60 @@ final class AdminRoutes extends AllDirectives {
             return complete(Json.error(StatusCodes.NOT_FOUND, "not_found", "no trace for " + key
                     + " (never seen, or older than the trace book keeps)"));
         }
-        List<Map<String, Object>> events = new ArrayList<>();
-        for (TraceEvent e : trace.get()) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("time", Instant.ofEpochMilli(e.epochMillis()).toString());
-            m.put("epochMillis", e.epochMillis());
-            m.put("actor", e.actor());
-            m.put("message", e.message());
-            events.add(m);
+        return complete(Json.ok(trace(key, trace.get())));
+    }
+
+    private Route traces(Map<String, String> params) {
+        for (String p : params.keySet()) {
+            if (!List.of("namespace", "prefix", "limit").contains(p)) {
+                return badRequest("query parameter '" + p + "' is unknown; allowed: namespace, prefix, limit");
+            }
         }
-        return complete(Json.ok(Map.of("key", key.toString(), "events", events)));
+        int limit;
+        try {
+            limit = intParam(params, "limit", DEFAULT_TRACE_LIMIT, 1, MAX_TRACE_LIMIT);
+        } catch (IllegalArgumentException e) {
+            return badRequest(e.getMessage());
+        }
+        String ns = params.get("namespace");
+        if (ns != null && !RecordKey.isValidNamespace(ns)) {
+            return badRequest("namespace '" + ns + "' is invalid; allowed: 1.." + RecordKey.MAX_NAMESPACE_CHARS
+                    + " characters of [A-Za-z0-9._-]");
+        }
+        String prefix = params.get("prefix");
+        List<TraceBook.RecordTrace> found;
+        try {
+            found = cache.traces().search(ns, prefix, limit);
+        } catch (IllegalArgumentException e) {
+            return badRequest(e.getMessage());
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("namespace", ns);
+        m.put("prefix", prefix);
+        m.put("limit", limit);
+        m.put("traces", found.stream().map(t -> trace(t.key(), t.events())).toList());
+        return complete(Json.ok(m));
+    }
+
+    private static Map<String, Object> trace(RecordKey key, List<TraceEvent> events) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("key", key.toString());
+        m.put("events", events.stream().map(AdminRoutes::event).toList());
+        return m;
+    }
+
+    private static Map<String, Object> event(TraceEvent e) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("time", MICROS.format(Instant.EPOCH.plus(e.epochMicros(), ChronoUnit.MICROS)));
+        m.put("epochMicros", e.epochMicros());
+        m.put("epochMillis", e.epochMillis());
+        m.put("sinceMicros", e.sinceMicros() < 0 ? null : e.sinceMicros());
+        m.put("actor", e.actor());
+        m.put("path", e.path() == null ? null : e.path().toStringWithoutAddress());
+        m.put("message", e.message());
+        m.put("outcome", e.outcome());
+        m.put("correlation", e.correlation() == 0 ? null : e.correlation());
+        return m;
     }
 
     // --- mutating -----------------------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ class AdminRequestFuzzTest {
     private static final int MAX_BODY_BYTES = 1024;
 
     private static final List<String> ROUTES = List.of("", "health", "ready", "metrics", "status", "records", "trace",
-            "actors", "drain", "expire", "assets");
+            "traces", "actors", "drain", "expire", "assets");
 
     /**
      * The methods HTTP defines. Any other is the client's bad input: 400 with the JSON error {@code unknown_method}.
@@ -137,9 +137,10 @@ class AdminRequestFuzzTest {
         Arbitrary<String> record = Combinators.combine(Arbitraries.of("records", "trace"), namespace, key)
                 .as((route, ns, k) -> "/" + route + "/" + ns + "/" + k);
         Arbitrary<String> fixed = Arbitraries.of("/", "/health", "/ready", "/metrics", "/status", "/status/history",
-                "/records", "/drain", "/expire", "/actors", "/assets/app.js", "/assets/style.css");
+                "/records", "/traces", "/drain", "/expire", "/actors", "/assets/app.js", "/assets/style.css");
         Arbitrary<String> known = Arbitraries.of("health", "ready", "metrics", "status", "history", "records",
-                "trace", "drain", "expire", "assets", "actors", "fuzz", "index.html", "app.js", "..", ".", "");
+                "trace", "traces", "drain", "expire", "assets", "actors", "fuzz", "index.html", "app.js", "..", ".",
+                "");
         Arbitrary<String> anySegment = Arbitraries.frequencyOf(Tuple.of(2, known), Tuple.of(1, Arbitraries.of(keys)),
                 Tuple.of(3, segment()));
         Arbitrary<String> random = anySegment.list().ofMinSize(1).ofMaxSize(5).map(l -> "/" + String.join("/", l));
@@ -166,7 +167,7 @@ class AdminRequestFuzzTest {
 
     private Arbitrary<String> query() {
         Arbitrary<String> name = Arbitraries.frequencyOf(
-                Tuple.of(6, Arbitraries.of("tier", "namespace", "limit", "offset", "page", "")),
+                Tuple.of(6, Arbitraries.of("tier", "namespace", "limit", "offset", "prefix", "page", "")),
                 Tuple.of(1, segment()));
         Arbitrary<String> value = Arbitraries.frequencyOf(
                 Tuple.of(4, Arbitraries.of("memory", "disk", "pool", "MEMORY", "Disk", "bogus", "fuzz", "0", "1",

@@ -96,7 +96,7 @@ class AdminServerTest {
     @Test
     void metrics_arePrometheusText_withSlotGaugesAndTheExpiryAndAbandonCounters() {
         node.publishChain("metrics", 1, 2, 3);
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> {
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> {
             Scrape m = Scrape.parse(node.get("/metrics").body());
             String n = node.metricsNode();
             return m.value("selene_slots_capacity", Map.of("node", n)) > 0

@@ -37,7 +37,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * actor trace, and the abandons and expiries are one row per reason with their counts. Skips, saying why, only
  * when no Chromium can be found.
  */
-class StatusPageChromiumTest {
+public class StatusPageChromiumTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern CHART_POINTS = Pattern.compile("data-chart-points=\"(\\d+)\"");
@@ -50,7 +50,7 @@ class StatusPageChromiumTest {
             "data-counter=\"([^\"]+)\"><td>[^<]*</td><td>[^<]*</td><td>(\\d+)</td>");
     private static final Pattern RECORD_ROW = Pattern.compile("<tr data-key=\"([^\"]+)\"[^>]*><td><a href=\"([^\"]+)\"");
 
-    static Optional<Path> chromium() {
+    public static Optional<Path> chromium() {
         String env = System.getenv("CHROMIUM");
         return Stream.concat(Stream.ofNullable(env), Stream.of("/usr/bin/chromium", "/usr/bin/chromium-browser",
                         "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable"))
@@ -178,7 +178,7 @@ class StatusPageChromiumTest {
     }
 
     /** Loads {@code url} in headless Chromium and returns its DOM; with {@code screenshot}, also takes one. */
-    static String load(Path chromium, Path profile, String url, Path screenshot)
+    public static String load(Path chromium, Path profile, String url, Path screenshot)
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(chromium.toString(), "--headless", "--no-sandbox", "--disable-gpu",
                 "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update",

@@ -104,7 +104,9 @@ class ManagerProcessTest {
         var status = new ObjectMapper().readTree(get(base + "/status").body());
         assertEquals("Up", status.at("/cluster/selfStatus").asText());
         assertEquals(16L << 20, status.at("/store/capacityBytes").asLong());
-        assertTrue(get(base + "/metrics").body().contains("selene_pool_capacity_bytes{"));
+        // Kamon snapshots once a second: a scrape right after start may not have the gauge yet.
+        await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(200))
+                .until(() -> get(base + "/metrics").body().contains("selene_pool_capacity_bytes{"));
 
         long start = System.nanoTime();
         assertTrue(p.toHandle().destroy()); // SIGTERM

@@ -1,6 +1,8 @@
 package dev.selene.node.serve;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.selene.node.admin.StatusPageChromiumTest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,6 +23,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -31,6 +34,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The real {@code selene serve} as a child process, started like the {@code ./selene} script starts it (java
@@ -42,6 +46,8 @@ class ServeProcessTest {
 
     private static final Pattern ADMIN = Pattern.compile("admin http://127\\.0\\.0\\.1:(\\d+)/");
     private static final String TOKEN = "serve-test-token";
+    private static final Pattern RECORD_LINK = Pattern.compile(
+            "<tr data-key=\"([^\"]+)\"[^>]*><td><a href=\"([^\"]+)\"");
 
     private final List<Process> processes = new ArrayList<>();
     private final HttpClient http = HttpClient.newHttpClient();
@@ -194,6 +200,76 @@ class ServeProcessTest {
         assertEquals(0, p.exitValue(), String.join("\n", err));
         assertTrue(err.contains("selene serve: stopped"), String.join("\n", err));
         assertFalse(err.stream().anyMatch(l -> l.contains("Exception")), String.join("\n", err));
+    }
+
+    /**
+     * What an operator does with a node under load, end to end, as the README and the operations page say: serve a
+     * node with a disk tier and a warm tier far smaller than the burst it drives into itself, open the status page in
+     * Chromium listing the records on disk, follow one record's link to its chain and actor trace, and read there why
+     * it was spilled (memory pressure) and that its file was committed; then find an abandoned publication through
+     * {@code /traces} and read on the page why it was abandoned (its snapshot lease ended while it waited for slots).
+     */
+    @Test
+    void anOperatorServesUnderLoad_andReadsOnThePageWhyARecordWasSpilled_andWhyAPublicationWasAbandoned(
+            @TempDir Path tmp) throws Exception {
+        Optional<Path> chromium = StatusPageChromiumTest.chromium();
+        assumeTrue(chromium.isPresent(), "no Chromium found (/usr/bin/chromium or $CHROMIUM); "
+                + "install Debian's chromium package to run this test (.ci/run does)");
+        Process p = selene("serve", "--layout", "small", "--warm", "2m", "--host-budget", "64m", "--concurrency", "4",
+                "--device", "simulated", "--disk-dir", tmp.resolve("disk").toString(), "--create-disk-dir",
+                "--disk-size", "256m", "--admin-port", "0", "--log-file", tmp.resolve("selene.log").toString(),
+                "--workload", "burst:1", "--conversations", "16", "--tokens", "256", "--snapshot-ms", "1");
+        List<String> err = new CopyOnWriteArrayList<>();
+        collect(p.getErrorStream(), err);
+        collect(p.getInputStream(), new CopyOnWriteArrayList<>());
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100))
+                .until(() -> !p.isAlive()
+                        || err.contains("selene serve: workload done; the node serves until SIGTERM"));
+        assertTrue(p.isAlive(), "serve exited early: " + String.join("\n", err));
+        Matcher m = err.stream().map(ADMIN::matcher).filter(Matcher::find).findFirst().orElseThrow();
+        String base = "http://127.0.0.1:" + m.group(1);
+
+        // The page's list, filtered to the disk tier; the first record's link opens its chain and trace.
+        String list = StatusPageChromiumTest.load(chromium.get(), tmp, base + "/?tier=disk&limit=5", null);
+        Matcher row = RECORD_LINK.matcher(list);
+        assertTrue(row.find(), "no record on disk in the page's list: " + String.join("\n", err));
+        String spilled = StatusPageChromiumTest.load(chromium.get(), tmp,
+                base + "/" + row.group(2).replace("&amp;", "&"), null);
+        assertTrue(spilled.contains("<tr data-key=\"" + row.group(1) + "\" class=\"selected\""),
+                "the record is marked in its chain");
+        assertTrue(spilled.contains("Spill planned: memory pressure (free + clean slots are "),
+                "the trace says why it was spilled: " + traceRows(spilled));
+        assertTrue(spilled.contains("data-outcome=\"Spilled\""), "and that it was: " + traceRows(spilled));
+
+        // An abandoned publication has no record, but its trace is kept: /traces finds it, the page shows why.
+        JsonNode traces = new ObjectMapper().readTree(
+                send("GET", base + "/traces?namespace=burst&limit=200", null).body()).get("traces");
+        String abandoned = null;
+        for (JsonNode t : traces) {
+            for (JsonNode e : t.get("events")) {
+                if (e.get("outcome").asText("").startsWith("Abandoned(")) {
+                    abandoned = t.get("key").asText();
+                }
+            }
+        }
+        assertTrue(abandoned != null, "no abandoned publication among " + traces.size() + " traces: "
+                + String.join("\n", err));
+        String hash = abandoned.substring(abandoned.indexOf('/') + 1);
+        String why = StatusPageChromiumTest.load(chromium.get(), tmp, base + "/?ns=burst&key=" + hash + "#record",
+                null);
+        assertTrue(why.contains("Abandoned: the snapshot lease ended while waiting for slots"),
+                "the trace says why it was abandoned: " + traceRows(why));
+        assertTrue(why.contains("data-outcome=\"Abandoned(no_space)\""), traceRows(why));
+
+        assertTrue(p.toHandle().destroy());
+        assertTrue(p.waitFor(10, TimeUnit.SECONDS), "serve did not stop within 10 s of SIGTERM: " + err);
+        assertEquals(0, p.exitValue(), String.join("\n", err));
+    }
+
+    /** The rows of the page's actor-trace table, for a failure message. */
+    private static String traceRows(String dom) {
+        int start = dom.indexOf("<table id=\"trace\">");
+        return start < 0 ? "(no trace table)" : dom.substring(start, Math.min(dom.length(), start + 4000));
     }
 
     @Test
