@@ -111,7 +111,11 @@ public final class DirectRecordIo implements RecordIo {
         if (!writing.add(target)) {
             throw new IllegalStateException("a write of " + target + " is already in progress");
         }
-        try (Arena arena = Arena.ofShared()) {
+        try {
+            // The header block is written by helper threads, so its arena cannot be confined; an automatic one is
+            // freed by the collector, where closing a shared arena per record would be a handshake with every
+            // thread of the JVM (the copy threads' included) for two 4 KiB blocks.
+            Arena arena = Arena.ofAuto();
             RecordHeader header = RecordHeader.current(spec, layout);
             MemorySegment headerBlock = arena.allocate(HEADER_BYTES, BLOCK_BYTES);
             header.encodeTo(headerBlock);
@@ -167,7 +171,7 @@ public final class DirectRecordIo implements RecordIo {
     public RecordHeader read(Path file, Layout layout, ShareMemory target) throws IOException {
         Objects.requireNonNull(layout, "layout");
         Objects.requireNonNull(target, "target");
-        try (Arena arena = Arena.ofShared()) {
+        try (Arena arena = Arena.ofConfined()) { // header and footer blocks, read on this thread only
             OpenFile open = ops.openForRead(file);
             try {
                 Checked checked = openChecked(open, layout, arena);
