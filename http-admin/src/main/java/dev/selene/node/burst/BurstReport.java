@@ -2,6 +2,7 @@ package dev.selene.node.burst;
 
 import dev.selene.actors.metrics.CacheCounters;
 
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -63,7 +64,12 @@ public final class BurstReport {
     long bytesPublished;
     double burstSeconds;
     double publishGbps;
+    /** The raw copy of the same snapshots, over its two halves before and after the burst. */
     double rawCopyGbps;
+    /** Each raw copy half's GB/s, in order (before the burst, after it). */
+    double[] rawCopyPassGbps = new double[0];
+    /** Each record's snapshot copied with one large device copy (after the passes, into the same slots). */
+    double rawWholeCopyGbps;
     /** The raw copy's bytes per CPU-second of its threads. */
     double rawCopyCpuGbps;
     /** CPU time of the simulated device's device-to-host copy threads during the burst (0 on a real GPU). */
@@ -198,6 +204,9 @@ public final class BurstReport {
         m.put("burst_seconds", round(burstSeconds));
         m.put("publish_gbps", round(publishGbps));
         m.put("raw_copy_gbps", round(rawCopyGbps));
+        m.put("raw_copy_pass_gbps", Arrays.stream(rawCopyPassGbps).map(BurstReport::round).boxed().toList());
+        m.put("raw_whole_copy_gbps", round(rawWholeCopyGbps));
+        m.put("publish_vs_whole_copy", round(ratio(publishGbps, rawWholeCopyGbps)));
         m.put("publish_vs_raw_copy", round(rawCopyGbps > 0 ? publishGbps / rawCopyGbps : 0));
         m.put("publish_wall_ratio", round(rawCopyGbps > 0 ? publishGbps / rawCopyGbps : 0));
         m.put("publish_cpu_gbps", round(publishCpuGbps()));
@@ -366,8 +375,9 @@ public final class BurstReport {
         row(b, "bytes published", String.format(Locale.ROOT, "%,d (%.2f GiB)", bytesPublished,
                 bytesPublished / (double) (1L << 30)));
         row(b, "publish GB/s", String.format(Locale.ROOT, "%.2f in %.2f s", publishGbps, burstSeconds));
-        row(b, "raw copy GB/s, same bytes", String.format(Locale.ROOT, "%.2f (publish at %.2fx)", rawCopyGbps,
-                rawCopyGbps > 0 ? publishGbps / rawCopyGbps : 0));
+        row(b, "raw copy GB/s, same snapshots", String.format(Locale.ROOT, "%.2f (publish at %.2fx; passes %s)",
+                rawCopyGbps, rawCopyGbps > 0 ? publishGbps / rawCopyGbps : 0, Arrays.toString(
+                        Arrays.stream(rawCopyPassGbps).map(BurstReport::round).toArray())));
         if (copyThreadCpuNanos > 0) {
             row(b, "per copy-thread CPU-second GB/s", String.format(Locale.ROOT, "%.2f (raw %.2f, publish at %.2fx)",
                     publishCpuGbps(), rawCopyCpuGbps, ratio(publishCpuGbps(), rawCopyCpuGbps)));

@@ -8,6 +8,7 @@ import dev.selene.actors.api.Publisher;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
+import dev.selene.engine.codec.RecordHeader;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.ChainHash;
 import dev.selene.engine.key.RecordKey;
@@ -22,8 +23,6 @@ import dev.selene.transport.pool.RecordImage;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -54,8 +53,8 @@ import java.util.function.Function;
  */
 public final class BurstRun {
 
-    /** The most bytes the raw-copy baseline copies (it reports a rate, so a sample suffices). */
-    static final long RAW_COPY_MAX_BYTES = 1L << 30;
+    /** The most bytes the raw O_DIRECT baseline writes (it reports a rate, so a sample suffices). */
+    static final long RAW_DISK_MAX_BYTES = 1L << 30;
 
     /** How long the drain that follows a pool burst may take. */
     static final Duration DRAIN_TIMEOUT = Duration.ofMinutes(5);
@@ -121,12 +120,29 @@ public final class BurstRun {
     public static final int WARMUP_CONVERSATIONS = 24;
 
     /**
+     * Conversations of the untimed protocol warm-up: tiny records (the {@code small} layout) on a memory-only node,
+     * enough publications and restores (six per conversation) for the JIT's optimising compiler to have compiled the
+     * per-record path before the measured run, which a warm-up of full-size records cannot give in seconds.
+     */
+    static final int PROTOCOL_WARMUP_CONVERSATIONS = 1024;
+
+    /**
      * Runs the burst and the probe and returns the report. When {@code warmUp}, a small untimed burst on a
      * separate node first brings the JIT up to speed, so that on a small machine the measured run does not
      * share its cores with the compiler.
      */
     public BurstReport run(boolean warmUp) throws Exception {
         if (warmUp) {
+            Layout tiny = Layout.small();
+            BurstSettings protocol = new BurstSettings(tiny, PROTOCOL_WARMUP_CONVERSATIONS, settings.concurrency(),
+                    settings.recordsPerConversation() * tiny.tokensPerRecord(), settings.turns(), 0,
+                    settings.snapshotMillis(), settings.device(), settings.copyThreads(), 0, settings.seed() + 2,
+                    false, false, null);
+            BurstSettings sized = new BurstSettings(tiny, protocol.conversations(), protocol.concurrency(),
+                    protocol.tokens(), protocol.turns(), protocol.slotsNeeded() * tiny.slotBytes() * 11 / 10,
+                    protocol.snapshotMillis(), protocol.device(), protocol.copyThreads(), 0, protocol.seed(), false,
+                    false, null);
+            new BurstRun(sized, progressOut).run(false);
             int conversations = Math.min(WARMUP_CONVERSATIONS, settings.conversations());
             long warm = settings.warmBytes() / settings.conversations() * conversations;
             BurstSettings small = new BurstSettings(settings.layout(), conversations, settings.concurrency(),
@@ -150,9 +166,18 @@ public final class BurstRun {
         try (DeviceCopier copier = copier()) {
             report.device = copier.name();
             List<Conversation> conversations = conversations();
-            SeleneCache cache = nodeFactory.apply(copier);
+            int rawThreads = settings.device().equals("cuda") ? 1 : settings.copyThreads();
+            // Mapped just before the node's slots, so that both have sat idle as long when first written.
+            RawPublishCopy raw = RawPublishCopy.allocate(settings.layout(), burstSlots(conversations), rawThreads);
+            SeleneCache cache;
             try {
-                measure(cache, copier, conversations, report, true);
+                cache = nodeFactory.apply(copier);
+            } catch (RuntimeException e) {
+                raw.close();
+                throw e;
+            }
+            try (raw) {
+                measure(cache, copier, conversations, report, raw);
                 if (settings.restart()) {
                     long stop = System.nanoTime();
                     SeleneCache old = cache;
@@ -184,7 +209,7 @@ public final class BurstRun {
         report.device = copier.name();
         List<Conversation> conversations = conversations();
         try {
-            measure(cache, copier, conversations, report, false);
+            measure(cache, copier, conversations, report, null);
         } finally {
             freeSnapshots(copier, conversations);
         }
@@ -198,28 +223,47 @@ public final class BurstRun {
         return report;
     }
 
-    /** The prefill, the timed burst and the probe, with the raw baselines around them when {@code baselines}. */
+    /** Slots that every record of the burst takes. */
+    private int burstSlots(List<Conversation> conversations) {
+        int slots = 0;
+        for (Conversation c : conversations) {
+            for (RecordSpec spec : c.specs) {
+                slots += settings.layout().slotsPerRecord(spec.hasRow());
+            }
+        }
+        return slots;
+    }
+
+    /**
+     * The prefill, the timed burst and the probe, with the raw baselines around them when {@code raw} is given
+     * (the raw copy of the same snapshots runs in two halves, one before the burst and one after it).
+     */
     private void measure(SeleneCache cache, DeviceCopier copier, List<Conversation> conversations, BurstReport report,
-                         boolean baselines) throws Exception {
+                         RawPublishCopy raw) throws Exception {
+        boolean baselines = raw != null;
         Layout layout = settings.layout();
         CacheStatus before = cache.status().toCompletableFuture().join();
         report.totalSlots = before.totalSlots();
         report.intakeSlots = before.intakeSlots();
+        prefill(copier, conversations);
+        List<DevicePlacement> snapshots = new ArrayList<>();
+        List<Boolean> hasRow = new ArrayList<>();
+        for (Conversation c : conversations) {
+            for (int i = 0; i < c.specs.length; i++) {
+                snapshots.add(c.snapshots[i]);
+                hasRow.add(c.specs[i].hasRow());
+            }
+        }
         if (baselines) {
-            long burstBytes = 0;
-            for (Conversation c : conversations) {
-                for (RecordSpec spec : c.specs) {
-                    burstBytes += layout.recordBytes(spec.hasRow());
-                }
-            }
-            int rawThreads = settings.device().equals("cuda") ? 1 : settings.copyThreads();
-            try (RawCopy raw = new RawCopy(burstBytes, rawThreads, layout.pageBytes())) {
-                prefill(copier, conversations);
-                report.rawCopyGbps = raw.gbps();
-                report.rawCopyCpuGbps = raw.cpuGbps();
-            }
-        } else {
-            prefill(copier, conversations);
+            raw.copy(copier, snapshots, hasRow, 0, snapshots.size() / 2);
+        }
+        // The raw O_DIRECT baseline, like the raw copy, runs in two halves around the burst and probe: the disk's
+        // speed drifts by up to 2x within a minute on a shared machine.
+        RawDisk.Result rawDisk = RawDisk.Result.NONE;
+        long expectedSpillBytes = baselines && settings.diskDir() != null
+                ? Math.min(RAW_DISK_MAX_BYTES, expectedSpillBytes(conversations)) : 0;
+        if (expectedSpillBytes > 0) {
+            rawDisk = rawDisk(report, expectedSpillBytes / 2, averageFileBytes(conversations), rawDisk);
         }
         PoolRaw rawPool = null;
         long imageBytes = 0;
@@ -240,6 +284,13 @@ public final class BurstRun {
         if (copier instanceof SimulatedDevice sim) {
             report.copyEngineBusySeconds = (sim.busyNanosToHost() - busyBefore) / 1e9;
         }
+        if (baselines) {
+            raw.copy(copier, snapshots, hasRow, snapshots.size() / 2, snapshots.size());
+            report.rawCopyGbps = raw.gbps();
+            report.rawCopyCpuGbps = raw.cpuGbps();
+            report.rawCopyPassGbps = raw.passes().stream().mapToDouble(RawPublishCopy.Pass::gbps).toArray();
+            report.rawWholeCopyGbps = raw.copyWhole(copier, snapshots, hasRow);
+        }
         if (rawPool != null) {
             retireTheRest(cache, report);
         }
@@ -252,20 +303,53 @@ public final class BurstRun {
             report.rawPoolWriteGbps = rawPool.writeGbps();
             report.rawPoolReadGbps = rawPool.readGbps();
         }
-        if (baselines && settings.diskDir() != null && report.diskWriteBytes > 0) {
-            // Beside the tier's directory, never inside it; a baseline that fails (a full disk) is a line
-            // of the report, not the loss of it.
-            try {
-                RawDisk.Result raw = RawDisk.measure(RawDisk.beside(settings.diskDir()),
-                        Math.min(report.diskWriteBytes, RAW_COPY_MAX_BYTES),
-                        report.diskWriteBytes / Math.max(1, report.spilled),
-                        dev.selene.actors.cache.HostCache.SPILL_IN_FLIGHT_CAP);
-                report.rawDiskWriteGbps = raw.writeGbps();
-                report.rawDiskReadGbps = raw.readGbps();
-            } catch (RawDisk.BaselineException e) {
-                report.rawDiskError = e.getMessage();
+        if (baselines && settings.diskDir() != null && report.diskWriteBytes > 0 && report.rawDiskError == null) {
+            long rest = Math.min(report.diskWriteBytes, RAW_DISK_MAX_BYTES) - rawDisk.bytes();
+            rawDisk = rawDisk(report, Math.max(rest, Math.min(report.diskWriteBytes, RAW_DISK_MAX_BYTES) / 2),
+                    report.diskWriteBytes / Math.max(1, report.spilled), rawDisk);
+            report.rawDiskWriteGbps = rawDisk.writeGbps();
+            report.rawDiskReadGbps = rawDisk.readGbps();
+        }
+    }
+
+    /**
+     * {@code sofar} plus a raw O_DIRECT measurement of about {@code bytes} in files of {@code fileBytes}, beside the
+     * tier's directory, never inside it; a baseline that fails (a full disk) is a line of the report, not the loss of
+     * it.
+     */
+    private RawDisk.Result rawDisk(BurstReport report, long bytes, long fileBytes, RawDisk.Result sofar)
+            throws InterruptedException {
+        try {
+            return sofar.plus(RawDisk.measure(RawDisk.beside(settings.diskDir()), bytes, fileBytes,
+                    dev.selene.actors.cache.HostCache.SPILL_IN_FLIGHT_CAP));
+        } catch (RawDisk.BaselineException e) {
+            report.rawDiskError = e.getMessage();
+            return sofar;
+        }
+    }
+
+    /** Bytes of record files the burst must spill at least: what its records take beyond the warm tier. */
+    private long expectedSpillBytes(List<Conversation> conversations) {
+        long files = 0;
+        for (Conversation c : conversations) {
+            for (RecordSpec spec : c.specs) {
+                files += RecordHeader.current(spec, settings.layout()).fileLength();
             }
         }
+        return Math.max(0, files - settings.warmBytes());
+    }
+
+    /** The mean record file length of the burst's records. */
+    private long averageFileBytes(List<Conversation> conversations) {
+        long files = 0;
+        long count = 0;
+        for (Conversation c : conversations) {
+            for (RecordSpec spec : c.specs) {
+                files += RecordHeader.current(spec, settings.layout()).fileLength();
+                count++;
+            }
+        }
+        return files / Math.max(1, count);
     }
 
     private DeviceCopier copier() {
@@ -561,14 +645,6 @@ public final class BurstRun {
         return total + (to == Long.MIN_VALUE ? 0 : to - from);
     }
 
-    /**
-     * The raw path under publication: a plain {@code MemorySegment.copy} of the same byte volume, in the same
-     * piece size, with as many threads as the device's copy engine uses for publication.
-     *
-     * <p>Its regions are allocated before the prefill and copied exactly once after it, so they have sat idle
-     * as long as the node's slots and the snapshots have (on the VMs this runs on, memory left idle for a few
-     * seconds is markedly slower to touch again; a baseline copying warm, reused buffers would flatter memcpy).
-     */
     /** Name prefix of the simulated device's device-to-host copy threads (the publication's copy). */
     static final String COPY_THREAD_PREFIX = "sim-copy-d2h-";
 
@@ -582,71 +658,6 @@ public final class BurstRun {
             }
         }
         return sum;
-    }
-
-    private static final class RawCopy implements AutoCloseable {
-        private final Arena arena = Arena.ofShared();
-        private final MemorySegment[] src;
-        private final MemorySegment[] dst;
-        private final int piece;
-        private final AtomicLong cpuNanos = new AtomicLong();
-        private long copiedBytes;
-
-        RawCopy(long bytes, int threads, int piece) {
-            long perThread = Math.max(piece, Math.min(bytes, RAW_COPY_MAX_BYTES) / threads / piece * piece);
-            this.piece = piece;
-            this.src = new MemorySegment[threads];
-            this.dst = new MemorySegment[threads];
-            for (int t = 0; t < threads; t++) {
-                src[t] = arena.allocate(perThread, 4096);
-                src[t].fill((byte) (t + 7));
-                dst[t] = arena.allocate(perThread, 4096);
-            }
-        }
-
-        /** Copies every region once, all threads at once, and returns GB/s. */
-        double gbps() throws InterruptedException {
-            int threads = src.length;
-            try (ExecutorService pool = Executors.newFixedThreadPool(threads)) {
-                long start = System.nanoTime();
-                List<Future<?>> fs = new ArrayList<>();
-                for (int t = 0; t < threads; t++) {
-                    MemorySegment s = src[t];
-                    MemorySegment d = dst[t];
-                    fs.add(pool.submit(() -> {
-                        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory
-                                .getThreadMXBean();
-                        long cpu = mx.getCurrentThreadCpuTime();
-                        for (long off = 0; off + piece <= d.byteSize(); off += piece) {
-                            MemorySegment.copy(s, off, d, off, piece);
-                        }
-                        cpuNanos.addAndGet(mx.getCurrentThreadCpuTime() - cpu);
-                    }));
-                }
-                for (var f : fs) {
-                    f.get();
-                }
-                long bytes = 0;
-                for (MemorySegment d : dst) {
-                    bytes += d.byteSize() / piece * piece;
-                }
-                copiedBytes = bytes;
-                return bytes / (double) (System.nanoTime() - start);
-            } catch (ExecutionException e) {
-                throw new IllegalStateException(e.getCause());
-            }
-        }
-
-        /** Bytes per CPU-nanosecond (GB per CPU-second) of the copying threads in the last {@link #gbps()}. */
-        double cpuGbps() {
-            long cpu = cpuNanos.get();
-            return cpu > 0 ? copiedBytes / (double) cpu : 0;
-        }
-
-        @Override
-        public void close() {
-            arena.close();
-        }
     }
 
     private static long processCpuNanos() {

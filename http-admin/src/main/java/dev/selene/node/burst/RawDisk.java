@@ -28,7 +28,23 @@ public final class RawDisk {
     /** Share of the filesystem's free space the baseline may take at most. */
     static final double FREE_SPACE_SHARE = 0.5;
 
-    record Result(double writeGbps, double readGbps) {
+    /** What one measurement moved: {@code bytes} written in {@code writeNanos}, then read back in {@code readNanos}. */
+    record Result(long bytes, long writeNanos, long readNanos) {
+
+        static final Result NONE = new Result(0, 0, 0);
+
+        double writeGbps() {
+            return writeNanos > 0 ? bytes / (double) writeNanos : 0;
+        }
+
+        double readGbps() {
+            return readNanos > 0 ? bytes / (double) readNanos : 0;
+        }
+
+        /** Both measurements as one: their bytes over their times. */
+        Result plus(Result other) {
+            return new Result(bytes + other.bytes, writeNanos + other.writeNanos, readNanos + other.readNanos);
+        }
     }
 
     /** The baseline could not run or failed part way; the message is one line for the report. */
@@ -84,9 +100,9 @@ public final class RawDisk {
                 buffers[t] = arena.allocate(TRANSFER_BYTES, 4096);
                 buffers[t].fill((byte) (t + 1));
             }
-            double write = run(pool, threads, files, fileLength, buffers, dir, true);
-            double read = run(pool, threads, files, fileLength, buffers, dir, false);
-            return new Result(write, read);
+            long write = run(pool, threads, files, fileLength, buffers, dir, true);
+            long read = run(pool, threads, files, fileLength, buffers, dir, false);
+            return new Result(files * fileLength, write, read);
         } catch (IOException | UncheckedIOException e) {
             throw new BaselineException("failed in " + dir + ": " + e.getMessage());
         } finally {
@@ -108,7 +124,8 @@ public final class RawDisk {
         }
     }
 
-    private static double run(ExecutorService pool, int threads, long files, long fileLength, MemorySegment[] buffers,
+    /** Writes or reads every file; returns the nanoseconds it took. */
+    private static long run(ExecutorService pool, int threads, long files, long fileLength, MemorySegment[] buffers,
                               Path dir, boolean write) throws InterruptedException {
         AtomicInteger next = new AtomicInteger();
         long start = System.nanoTime();
@@ -149,6 +166,6 @@ public final class RawDisk {
                 throw new UncheckedIOException(new IOException(e.getCause().getMessage(), e.getCause()));
             }
         }
-        return files * fileLength / (double) (System.nanoTime() - start);
+        return System.nanoTime() - start;
     }
 }

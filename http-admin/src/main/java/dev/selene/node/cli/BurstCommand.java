@@ -96,7 +96,7 @@ final class BurstCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "42", description = "Content seed (default: ${DEFAULT-VALUE}).")
     long seed;
 
-    @Option(names = "--no-warmup", description = "Skip the small untimed warm-up burst that runs first.")
+    @Option(names = "--no-warmup", description = "Skip the untimed warm-up bursts that run first.")
     boolean noWarmup;
 
     @Option(names = "--managers", defaultValue = "2", description = "Pool manager JVMs the pool preset starts, 1..3; "
@@ -282,6 +282,7 @@ final class BurstCommand implements Callable<Integer> {
             if (runs > 1) {
                 m.putAll(medians); // the ratio fields are the medians over all runs
                 m.put("runs_ratios", reports.stream().map(BurstReport::ratios).toList());
+                m.put("runs_reports", reports.stream().map(BurstReport::toMap).toList()); // every figure, per run
             }
             System.out.println(new ObjectMapper().writeValueAsString(m));
         }

@@ -30,6 +30,10 @@ class RawDiskTest {
         Path scratch = RawDisk.beside(tier("measure"));
         RawDisk.Result r = RawDisk.measure(scratch, 8L << 20, 1L << 20, 2);
         assertTrue(r.writeGbps() > 0 && r.readGbps() > 0, r.toString());
+        assertEquals(8L << 20, r.bytes(), "eight files of 1 MiB");
+        RawDisk.Result both = r.plus(r);
+        assertEquals(2 * r.bytes(), both.bytes());
+        assertEquals(r.writeGbps(), both.writeGbps(), 1e-9, "two halves: their bytes over their times");
         assertFalse(Files.exists(scratch), "the scratch directory is deleted");
     }
 

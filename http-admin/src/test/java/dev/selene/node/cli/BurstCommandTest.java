@@ -51,6 +51,8 @@ class BurstCommandTest {
         assertEquals(0, j.get("recomputed").asLong());
         assertTrue(j.get("verified").asBoolean());
         assertTrue(j.get("raw_copy_gbps").asDouble() > 0);
+        assertEquals(2, j.get("raw_copy_pass_gbps").size(), "the raw copy runs in two halves around the burst");
+        assertTrue(j.get("raw_whole_copy_gbps").asDouble() > 0, "and once as one large copy per record");
         assertEquals(0.0, j.get("retries_per_publication").asDouble(), "the node holds a waiting publication itself");
         assertTrue(j.get("publish_cpu_gbps").asDouble() > 0, "the copy threads' CPU time is measured");
         assertTrue(j.get("raw_copy_cpu_gbps").asDouble() > 0, "and the raw copy's");

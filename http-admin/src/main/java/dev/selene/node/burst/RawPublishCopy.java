@@ -1,0 +1,174 @@
+package dev.selene.node.burst;
+
+import dev.selene.engine.layout.Layout;
+import dev.selene.transport.gpu.DeviceCopier;
+import dev.selene.transport.gpu.DevicePlacement;
+import dev.selene.transport.host.HostMemory;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * The raw path under publication, measured in the same run: the burst's own snapshots copied share by share (the
+ * same pieces the node copies) into host slots of the same layout, with the device's own synchronous copy
+ * ({@link DeviceCopier#readDevice}: a plain memory copy on the simulated device, a driver copy on a GPU) and as many
+ * threads as the node's copy engine has.
+ *
+ * <p>Its slots are mapped just before the node's, so that both have sat idle equally long when they are first
+ * written, and every target slot is written once, as the node's are: on the VMs this runs on, memory left idle for
+ * seconds is markedly slower to write again (a second pass into the same slots measured 2× the first). It runs as
+ * two halves around the timed burst — the first half of the records before it, the second half after it — so that
+ * neither side alone gets the machine's better or worse moment; together the halves move every byte the burst
+ * publishes.
+ */
+final class RawPublishCopy implements AutoCloseable {
+
+    /** One pass: the bytes copied, its wall-clock time and the CPU time of its copying threads. */
+    record Pass(long bytes, long wallNanos, long cpuNanos) {
+
+        double gbps() {
+            return wallNanos > 0 ? bytes / (double) wallNanos : 0;
+        }
+    }
+
+    private final Layout layout;
+    private final int threads;
+    private final HostMemory target;
+    private final List<Pass> passes = new ArrayList<>();
+
+    private RawPublishCopy(Layout layout, int threads, HostMemory target) {
+        this.layout = layout;
+        this.threads = threads;
+        this.target = target;
+    }
+
+    /** Maps room for {@code slots} slots of {@code layout}, to be copied into by {@code threads} threads. */
+    static RawPublishCopy allocate(Layout layout, int slots, int threads) {
+        return new RawPublishCopy(layout, Math.max(1, threads), HostMemory.allocate(layout, Math.max(1, slots)));
+    }
+
+    /**
+     * Copies every share of records {@code [from, to)} of {@code snapshots} (records with a row where
+     * {@code hasRow}) from the device into their own target slots, the records dealt round-robin to the threads,
+     * and keeps the pass.
+     */
+    Pass copy(DeviceCopier copier, List<DevicePlacement> snapshots, List<Boolean> hasRow, int from, int to)
+            throws InterruptedException {
+        int[] firstSlot = new int[snapshots.size()];
+        int slot = 0;
+        for (int r = 0; r < snapshots.size(); r++) {
+            firstSlot[r] = slot;
+            slot += layout.slotsPerRecord(hasRow.get(r));
+        }
+        if (slot > target.slotCount()) {
+            throw new IllegalArgumentException(slot + " slots to copy into " + target.slotCount());
+        }
+        long[] bytes = new long[threads];
+        long[] cpu = new long[threads];
+        try (ExecutorService pool = Executors.newFixedThreadPool(threads)) {
+            List<Future<?>> fs = new ArrayList<>(threads);
+            long start = System.nanoTime();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                fs.add(pool.submit(() -> {
+                    ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+                    long cpuStart = mx.getCurrentThreadCpuTime();
+                    for (int r = from + thread; r < to; r += threads) {
+                        bytes[thread] += copyRecord(copier, snapshots.get(r), hasRow.get(r), firstSlot[r]);
+                    }
+                    cpu[thread] = mx.getCurrentThreadCpuTime() - cpuStart;
+                }));
+            }
+            for (Future<?> f : fs) {
+                f.get();
+            }
+            long wall = System.nanoTime() - start;
+            long totalBytes = 0;
+            long totalCpu = 0;
+            for (int t = 0; t < threads; t++) {
+                totalBytes += bytes[t];
+                totalCpu += cpu[t];
+            }
+            Pass pass = new Pass(totalBytes, wall, totalCpu);
+            passes.add(pass);
+            return pass;
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("raw copy failed: " + e.getCause().getMessage(), e.getCause());
+        }
+    }
+
+    /**
+     * Copies each record of {@code snapshots} with one large device copy (its shares lie packed in device memory as
+     * they lie in its target slots) and returns GB/s: the copy path's best case, beside the share-by-share passes.
+     * Not one of the passes: its target slots were written already, which makes it faster still on these VMs.
+     */
+    double copyWhole(DeviceCopier copier, List<DevicePlacement> snapshots, List<Boolean> hasRow) {
+        long bytes = 0;
+        long start = System.nanoTime();
+        int slot = 0;
+        for (int r = 0; r < snapshots.size(); r++) {
+            int slots = layout.slotsPerRecord(hasRow.get(r));
+            long length = slots * layout.slotBytes();
+            copier.readDevice(snapshots.get(r).address(layout, 0, 0),
+                    target.segment().asSlice(slot * layout.slotBytes(), length));
+            bytes += length;
+            slot += slots;
+        }
+        return bytes / (double) (System.nanoTime() - start);
+    }
+
+    private long copyRecord(DeviceCopier copier, DevicePlacement snapshot, boolean hasRow, int firstSlot) {
+        long bytes = 0;
+        for (int piece = 0; piece < layout.slotsPerRecord(hasRow); piece++) {
+            int len = layout.pieceBytes(piece);
+            for (int rank = 0; rank < layout.ranks(); rank++) {
+                copier.readDevice(snapshot.address(layout, piece, rank), target.share(firstSlot + piece, rank, len));
+                bytes += len;
+            }
+        }
+        return bytes;
+    }
+
+    /** The target slots (for tests: what a pass wrote). */
+    HostMemory target() {
+        return target;
+    }
+
+    /** The passes so far. */
+    List<Pass> passes() {
+        return List.copyOf(passes);
+    }
+
+    /** GB/s over every pass so far (their bytes over their wall-clock time). */
+    double gbps() {
+        long bytes = 0;
+        long wall = 0;
+        for (Pass p : passes) {
+            bytes += p.bytes();
+            wall += p.wallNanos();
+        }
+        return wall > 0 ? bytes / (double) wall : 0;
+    }
+
+    /** GB per CPU-second of the copying threads over every pass so far (0 when the device's threads did the work). */
+    double cpuGbps() {
+        long bytes = 0;
+        long cpu = 0;
+        for (Pass p : passes) {
+            bytes += p.bytes();
+            cpu += p.cpuNanos();
+        }
+        return cpu > 0 ? bytes / (double) cpu : 0;
+    }
+
+    @Override
+    public void close() {
+        target.close();
+    }
+}

@@ -1,0 +1,71 @@
+package dev.selene.node.burst;
+
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.layout.Layout;
+import dev.selene.engine.slots.SlotList;
+import dev.selene.transport.gpu.DevicePlacement;
+import dev.selene.transport.gpu.KeyedContent;
+import dev.selene.transport.gpu.SimulatedDevice;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The burst's raw copy baseline on the simulated device: its two halves copy every share of the burst's own
+ * snapshots, each record into its own slots, and count exactly the bytes the node would publish.
+ */
+class RawPublishCopyTest {
+
+    private static final Layout LAYOUT = Layout.small();
+
+    @Test
+    void twoHalves_copyEveryShareOfEverySnapshot_intoItsOwnSlots_andCountThePublishedBytes() throws Exception {
+        List<RecordKey> keys = new ArrayList<>();
+        List<DevicePlacement> snapshots = new ArrayList<>();
+        List<Boolean> hasRow = new ArrayList<>();
+        long published = 0;
+        int slots = 0;
+        try (SimulatedDevice device = SimulatedDevice.create()) {
+            for (int r = 0; r < 7; r++) {
+                boolean row = r % 3 == 2;
+                RecordKey key = new RecordKey("raw", 1000 + r);
+                DevicePlacement p = DevicePlacement.contiguous(LAYOUT,
+                        device.allocateDevice(DevicePlacement.bytesNeeded(LAYOUT, row)), row);
+                KeyedContent.fillRecord(device, LAYOUT, p, key, row);
+                keys.add(key);
+                snapshots.add(p);
+                hasRow.add(row);
+                published += LAYOUT.recordBytes(row);
+                slots += LAYOUT.slotsPerRecord(row);
+            }
+            try (RawPublishCopy raw = RawPublishCopy.allocate(LAYOUT, slots, 2)) {
+                RawPublishCopy.Pass first = raw.copy(device, snapshots, hasRow, 0, 3);
+                RawPublishCopy.Pass second = raw.copy(device, snapshots, hasRow, 3, 7);
+                assertEquals(published, first.bytes() + second.bytes(), "the halves move the burst's bytes");
+                assertTrue(first.wallNanos() > 0 && second.wallNanos() > 0);
+                assertEquals(2, raw.passes().size());
+                assertTrue(raw.gbps() > 0);
+                int slot = 0;
+                for (int r = 0; r < keys.size(); r++) {
+                    int n = LAYOUT.slotsPerRecord(hasRow.get(r));
+                    SlotList own = SlotList.of(IntStream.range(slot, slot + n).toArray());
+                    assertTrue(KeyedContent.verifyHostRecord(LAYOUT, raw.target(), own, keys.get(r), hasRow.get(r)),
+                            "record " + r + " copied byte for byte into its own slots");
+                    slot += n;
+                }
+                assertTrue(raw.copyWhole(device, snapshots, hasRow) > 0);
+                SlotList firstRecord = SlotList.of(IntStream.range(0, LAYOUT.slotsPerRecord(hasRow.get(0))).toArray());
+                assertTrue(KeyedContent.verifyHostRecord(LAYOUT, raw.target(), firstRecord, keys.get(0),
+                        hasRow.get(0)), "one large copy per record lays the shares out as the share copies do");
+                assertFalse(KeyedContent.verifyHostRecord(LAYOUT, raw.target(), firstRecord, keys.get(1),
+                        hasRow.get(1)), "the check tells records apart");
+            }
+        }
+    }
+}
