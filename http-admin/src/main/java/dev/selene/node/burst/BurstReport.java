@@ -85,6 +85,8 @@ public final class BurstReport {
     double rawDiskWriteGbps;
     double diskReadGbps;
     double rawDiskReadGbps;
+    /** Readers of the raw O_DIRECT read baseline: as many as the node's blocking dispatcher runs at once. */
+    int rawDiskReadThreads;
     /** Why the raw O_DIRECT baseline has no figures (it could not run, or failed), or null. */
     String rawDiskError;
     /** Writes that found the disk full (ENOSPC); the disk store stopped taking writes until it had room. */
@@ -225,6 +227,7 @@ public final class BurstReport {
         m.put("raw_disk_write_gbps", round(rawDiskWriteGbps));
         m.put("disk_read_gbps", round(diskReadGbps));
         m.put("raw_disk_read_gbps", round(rawDiskReadGbps));
+        m.put("raw_disk_read_threads", rawDiskReadThreads);
         if (rawDiskError != null) {
             m.put("raw_disk_error", rawDiskError);
         }

@@ -41,6 +41,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.ToLongFunction;
 
 /**
  * Replays the production burst: conversations publish their turns' records from GPU snapshots that
@@ -225,13 +226,22 @@ public final class BurstRun {
 
     /** Slots that every record of the burst takes. */
     private int burstSlots(List<Conversation> conversations) {
-        int slots = 0;
+        return Math.toIntExact(sumOverRecords(conversations, spec -> settings.layout().slotsPerRecord(spec.hasRow())));
+    }
+
+    /** {@code each} summed over every record of the burst. */
+    private static long sumOverRecords(List<Conversation> conversations, ToLongFunction<RecordSpec> each) {
+        long sum = 0;
         for (Conversation c : conversations) {
             for (RecordSpec spec : c.specs) {
-                slots += settings.layout().slotsPerRecord(spec.hasRow());
+                sum += each.applyAsLong(spec);
             }
         }
-        return slots;
+        return sum;
+    }
+
+    private long fileLength(RecordSpec spec) {
+        return RecordHeader.current(spec, settings.layout()).fileLength();
     }
 
     /**
@@ -260,6 +270,10 @@ public final class BurstRun {
         // The raw O_DIRECT baseline, like the raw copy, runs in two halves around the burst and probe: the disk's
         // speed drifts by up to 2x within a minute on a shared machine.
         RawDisk.Result rawDisk = RawDisk.Result.NONE;
+        // A restore's reads run on the node's blocking dispatcher, as many at once as it has threads: the raw reads
+        // get as many readers.
+        report.rawDiskReadThreads = cache.system().settings().config()
+                .getInt(dev.selene.actors.cache.HostCache.BLOCKING_DISPATCHER + ".thread-pool-executor.fixed-pool-size");
         long expectedSpillBytes = baselines && settings.diskDir() != null
                 ? Math.min(RAW_DISK_MAX_BYTES, expectedSpillBytes(conversations)) : 0;
         if (expectedSpillBytes > 0) {
@@ -321,7 +335,7 @@ public final class BurstRun {
             throws InterruptedException {
         try {
             return sofar.plus(RawDisk.measure(RawDisk.beside(settings.diskDir()), bytes, fileBytes,
-                    dev.selene.actors.cache.HostCache.SPILL_IN_FLIGHT_CAP));
+                    dev.selene.actors.cache.HostCache.SPILL_IN_FLIGHT_CAP, report.rawDiskReadThreads));
         } catch (RawDisk.BaselineException e) {
             report.rawDiskError = e.getMessage();
             return sofar;
@@ -330,26 +344,12 @@ public final class BurstRun {
 
     /** Bytes of record files the burst must spill at least: what its records take beyond the warm tier. */
     private long expectedSpillBytes(List<Conversation> conversations) {
-        long files = 0;
-        for (Conversation c : conversations) {
-            for (RecordSpec spec : c.specs) {
-                files += RecordHeader.current(spec, settings.layout()).fileLength();
-            }
-        }
-        return Math.max(0, files - settings.warmBytes());
+        return Math.max(0, sumOverRecords(conversations, this::fileLength) - settings.warmBytes());
     }
 
     /** The mean record file length of the burst's records. */
     private long averageFileBytes(List<Conversation> conversations) {
-        long files = 0;
-        long count = 0;
-        for (Conversation c : conversations) {
-            for (RecordSpec spec : c.specs) {
-                files += RecordHeader.current(spec, settings.layout()).fileLength();
-                count++;
-            }
-        }
-        return files / Math.max(1, count);
+        return sumOverRecords(conversations, this::fileLength) / Math.max(1, sumOverRecords(conversations, s -> 1));
     }
 
     private DeviceCopier copier() {

@@ -1,6 +1,7 @@
 package dev.selene.node.burst;
 
 import dev.selene.transport.disk.NativeIo;
+import dev.selene.transport.gpu.KeyedContent;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -78,6 +79,13 @@ public final class RawDisk {
      */
     static Result measure(Path dir, long totalBytes, long fileBytes, int threads) throws InterruptedException,
             BaselineException {
+        return measure(dir, totalBytes, fileBytes, threads, threads);
+    }
+
+    /** As {@link #measure(Path, long, long, int)}, with {@code readThreads} readers instead of as many as writers. */
+    static Result measure(Path dir, long totalBytes, long fileBytes, int threads, int readThreads)
+            throws InterruptedException,
+            BaselineException {
         long fileLength = (fileBytes + 4095) / 4096 * 4096;
         long free;
         try {
@@ -93,15 +101,16 @@ public final class RawDisk {
                     "not run: %,d bytes free beside the tier, it needs %,d", free, 2 * threads * fileLength));
         }
         long files = Math.max(threads, Math.min(totalBytes, allowed) / fileLength);
-        try (Arena arena = Arena.ofShared(); ExecutorService pool = Executors.newFixedThreadPool(threads)) {
+        int most = Math.max(threads, readThreads);
+        try (Arena arena = Arena.ofShared(); ExecutorService pool = Executors.newFixedThreadPool(most)) {
             Files.createDirectories(dir);
-            MemorySegment[] buffers = new MemorySegment[threads];
-            for (int t = 0; t < threads; t++) {
+            MemorySegment[] buffers = new MemorySegment[most];
+            for (int t = 0; t < most; t++) {
                 buffers[t] = arena.allocate(TRANSFER_BYTES, 4096);
-                buffers[t].fill((byte) (t + 1));
+                KeyedContent.fill(buffers[t], 0x5e1e7eL + t); // incompressible, as record contents are
             }
             long write = run(pool, threads, files, fileLength, buffers, dir, true);
-            long read = run(pool, threads, files, fileLength, buffers, dir, false);
+            long read = run(pool, readThreads, files, fileLength, buffers, dir, false);
             return new Result(files * fileLength, write, read);
         } catch (IOException | UncheckedIOException e) {
             throw new BaselineException("failed in " + dir + ": " + e.getMessage());

@@ -13,6 +13,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.ToLongFunction;
 
 /**
  * The raw path under publication, measured in the same run: the burst's own snapshots copied share by share (the
@@ -147,24 +148,22 @@ final class RawPublishCopy implements AutoCloseable {
 
     /** GB/s over every pass so far (their bytes over their wall-clock time). */
     double gbps() {
-        long bytes = 0;
-        long wall = 0;
-        for (Pass p : passes) {
-            bytes += p.bytes();
-            wall += p.wallNanos();
-        }
-        return wall > 0 ? bytes / (double) wall : 0;
+        return bytesPer(Pass::wallNanos);
     }
 
     /** GB per CPU-second of the copying threads over every pass so far (0 when the device's threads did the work). */
     double cpuGbps() {
+        return bytesPer(Pass::cpuNanos);
+    }
+
+    private double bytesPer(ToLongFunction<Pass> nanos) {
         long bytes = 0;
-        long cpu = 0;
+        long time = 0;
         for (Pass p : passes) {
             bytes += p.bytes();
-            cpu += p.cpuNanos();
+            time += nanos.applyAsLong(p);
         }
-        return cpu > 0 ? bytes / (double) cpu : 0;
+        return time > 0 ? bytes / (double) time : 0;
     }
 
     @Override
