@@ -37,7 +37,6 @@ final class BurstCommand implements Callable<Integer> {
     /** The pool preset's warm tier, as a share of the burst: small, so most records retire to the pool. */
     static final double POOL_WARM_SHARE = 0.10;
 
-    /** Manager JVMs the pool preset starts; every record has a replica on each. */
     /** Managers that hold each record in the pool preset (fewer when fewer run). */
     static final int POOL_REPLICAS = 2;
 
