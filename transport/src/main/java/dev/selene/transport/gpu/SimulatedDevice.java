@@ -48,6 +48,8 @@ public final class SimulatedDevice implements DeviceCopier {
     /** Live device allocations by start address; guarded by {@link #allocationLock}. */
     private final TreeMap<Long, Allocation> allocations = new TreeMap<>();
     private final List<HostMemory> hosts = new CopyOnWriteArrayList<>();
+    /** {@link #hosts} as an array, replaced whenever it changes: the copy engine reads it without an iterator. */
+    private volatile HostMemory[] hostMappings = new HostMemory[0];
     private final CopyEngine toHost;
     private final CopyEngine toDevice;
     private final long bandwidthBytesPerSecond;
@@ -135,7 +137,7 @@ public final class SimulatedDevice implements DeviceCopier {
     }
 
     @Override
-    public void register(HostMemory host) {
+    public synchronized void register(HostMemory host) {
         Objects.requireNonNull(host, "host");
         ensureOpen();
         // A mapping closed since it was registered is forgotten: a new one may reuse its addresses.
@@ -143,6 +145,7 @@ public final class SimulatedDevice implements DeviceCopier {
         if (!hosts.contains(host)) {
             hosts.add(host);
         }
+        hostMappings = hosts.toArray(HostMemory[]::new);
     }
 
     @Override
@@ -226,7 +229,10 @@ public final class SimulatedDevice implements DeviceCopier {
         } finally {
             allocationLock.writeLock().unlock();
         }
-        hosts.clear();
+        synchronized (this) {
+            hosts.clear();
+            hostMappings = new HostMemory[0];
+        }
     }
 
     @Override
@@ -241,19 +247,20 @@ public final class SimulatedDevice implements DeviceCopier {
         }
     }
 
-    /** Runs one plan on the calling copy-engine thread; returns the bytes it moved. */
+    /**
+     * Runs one plan on the calling copy-engine thread; returns the bytes it moved. Every piece is checked before any
+     * is copied, so that a bad plan copies nothing; neither loop allocates (no slice, array or iterator per piece).
+     */
     private long execute(CopyPlan plan, boolean deviceToHost) {
         int pieces = plan.pieces();
         allocationLock.readLock().lock();
         try {
             ensureOpen();
-            MemorySegment[] device = new MemorySegment[pieces];
-            MemorySegment[] host = new MemorySegment[pieces];
             for (int i = 0; i < pieces; i++) {
                 int bytes = plan.lengths()[i];
                 try {
-                    device[i] = deviceRange("", plan.device()[i], bytes);
-                    host[i] = hostRange("", plan.host()[i], bytes);
+                    deviceSegment("", plan.device()[i], bytes);
+                    hostSegment("", plan.host()[i], bytes);
                 } catch (RuntimeException e) {
                     // The piece number goes into the message only on failure: this loop is the copy engine's hot path.
                     throw e instanceof IllegalStateException
@@ -264,9 +271,9 @@ public final class SimulatedDevice implements DeviceCopier {
             // One loop per direction: a single loop branching on the direction was recompiled by C2 whenever the
             // other direction first ran in a hot loop (an uncommon trap), e.g. inside a timed burst.
             if (deviceToHost) {
-                copyAll(device, host);
+                copyPiecesToHost(plan);
             } else {
-                copyAll(host, device);
+                copyPiecesToDevice(plan);
             }
             return plan.totalBytes();
         } finally {
@@ -274,40 +281,63 @@ public final class SimulatedDevice implements DeviceCopier {
         }
     }
 
-    /** Copies every piece {@code from[i]} into {@code to[i]} (same lengths). */
-    private static void copyAll(MemorySegment[] from, MemorySegment[] to) {
-        for (int i = 0; i < from.length; i++) {
-            MemorySegment.copy(from[i], 0, to[i], 0, from[i].byteSize());
+    /** Copies every piece of a checked plan from device to host memory. */
+    private void copyPiecesToHost(CopyPlan plan) {
+        for (int i = 0; i < plan.pieces(); i++) {
+            long d = plan.device()[i];
+            long h = plan.host()[i];
+            int bytes = plan.lengths()[i];
+            MemorySegment device = deviceSegment("", d, bytes);
+            MemorySegment host = hostSegment("", h, bytes);
+            MemorySegment.copy(device, d - device.address(), host, h - host.address(), bytes);
+        }
+    }
+
+    /** Copies every piece of a checked plan from host to device memory. */
+    private void copyPiecesToDevice(CopyPlan plan) {
+        for (int i = 0; i < plan.pieces(); i++) {
+            long d = plan.device()[i];
+            long h = plan.host()[i];
+            int bytes = plan.lengths()[i];
+            MemorySegment device = deviceSegment("", d, bytes);
+            MemorySegment host = hostSegment("", h, bytes);
+            MemorySegment.copy(host, h - host.address(), device, d - device.address(), bytes);
         }
     }
 
     /** The device bytes {@code [address, address + bytes)}; caller holds the allocation lock. */
     private MemorySegment deviceRange(String what, long address, long bytes) {
+        MemorySegment segment = deviceSegment(what, address, bytes);
+        return segment.asSlice(address - segment.address(), bytes);
+    }
+
+    /**
+     * The whole device allocation that holds {@code [address, address + bytes)}; caller holds the allocation lock.
+     */
+    private MemorySegment deviceSegment(String what, long address, long bytes) {
         Map.Entry<Long, Allocation> entry = allocations.floorEntry(address);
         if (entry != null) {
             MemorySegment segment = entry.getValue().segment;
             long offset = address - entry.getKey();
             if (bytes >= 0 && offset <= segment.byteSize() - bytes) {
-                return segment.asSlice(offset, bytes);
+                return segment;
             }
         }
         throw new IllegalArgumentException(what + " device range 0x" + Long.toHexString(address) + " + " + bytes
                 + " bytes is outside every device allocation");
     }
 
-    private MemorySegment hostRange(String what, long address, long bytes) {
+    /** The whole open host mapping that holds {@code [address, address + bytes)}. */
+    private MemorySegment hostSegment(String what, long address, long bytes) {
         HostMemory closedMatch = null;
-        for (HostMemory host : hosts) {
-            if (host.contains(address, bytes) && !host.isOpen()) {
-                closedMatch = host;
-                continue;
-            }
+        HostMemory[] mappings = hostMappings;
+        for (int i = 0; i < mappings.length; i++) { // indexed: no iterator on the copy engine's hot path
+            HostMemory host = mappings[i];
             if (host.contains(address, bytes)) {
-                if (!host.isOpen()) {
-                    throw new IllegalStateException(what + " host range 0x" + Long.toHexString(address)
-                            + " lies in " + host + ", which is closed");
+                if (host.isOpen()) {
+                    return host.segment();
                 }
-                return host.segment().asSlice(address - host.segment().address(), bytes);
+                closedMatch = host;
             }
         }
         if (closedMatch != null) {
@@ -315,7 +345,7 @@ public final class SimulatedDevice implements DeviceCopier {
                     + " lies in " + closedMatch + ", which is closed");
         }
         throw new IllegalArgumentException(what + " host range 0x" + Long.toHexString(address) + " + " + bytes
-                + " bytes is outside the registered host mapping" + (hosts.isEmpty() ? " (none registered)" : ""));
+                + " bytes is outside the registered host mapping" + (mappings.length == 0 ? " (none registered)" : ""));
     }
 
     /** One device allocation: its own shared arena, so that freeing it releases its memory. */
