@@ -615,6 +615,7 @@ public final class CacheMetrics implements AutoCloseable {
     /** A record file of {@code bytes} was read and verified in {@code nanos}. */
     public void diskRead(long bytes, long nanos) {
         counters.add("disk.read.record_bytes", bytes);
+        counters.add("disk.read.record_nanos", nanos);
         add(readBytes, bytes);
         record(diskReadLatency, nanos);
     }

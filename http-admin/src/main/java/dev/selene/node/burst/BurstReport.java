@@ -96,6 +96,8 @@ public final class BurstReport {
     long maxWriteDepth;
     /** Writes in flight on average while at least one was: write time summed over every write, over busy time. */
     double meanWriteDepth;
+    /** Record reads in flight on average while at least one was: their times summed, over the read busy time. */
+    double meanReadDepth;
     long spilled;
     int poolManagers;
     long poolRetired;
@@ -152,6 +154,7 @@ public final class BurstReport {
         long readBytes = c.get("disk.read.record_bytes");
         long readBusy = c.get("disk.read.busy_nanos");
         diskReadGbps = readBusy > 0 ? readBytes / (double) readBusy : 0;
+        meanReadDepth = readBusy > 0 ? c.get("disk.read.record_nanos") / (double) readBusy : 0;
         maxWriteDepth = c.get("disk.write.max_in_flight");
         meanWriteDepth = busy > 0 ? c.get("disk.write.nanos") / (double) busy : 0;
         diskFull = c.get("disk.full");
@@ -228,6 +231,7 @@ public final class BurstReport {
         m.put("disk_read_gbps", round(diskReadGbps));
         m.put("raw_disk_read_gbps", round(rawDiskReadGbps));
         m.put("raw_disk_read_threads", rawDiskReadThreads);
+        m.put("mean_read_depth", round(meanReadDepth));
         if (rawDiskError != null) {
             m.put("raw_disk_error", rawDiskError);
         }
@@ -407,6 +411,8 @@ public final class BurstReport {
                     diskReadGbps, rawDiskReadGbps, rawDiskReadGbps > 0 ? diskReadGbps / rawDiskReadGbps : 0));
             row(b, "writes in flight (mean / max / cap)", String.format(Locale.ROOT, "%.1f / %d / %d",
                     meanWriteDepth, maxWriteDepth, dev.selene.actors.cache.HostCache.SPILL_IN_FLIGHT_CAP));
+            row(b, "reads in flight (mean; raw readers)", String.format(Locale.ROOT, "%.1f; %d", meanReadDepth,
+                    rawDiskReadThreads));
             if (rawDiskError != null) {
                 row(b, "raw O_DIRECT baseline", rawDiskError);
             }
