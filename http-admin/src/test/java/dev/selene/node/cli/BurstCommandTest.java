@@ -164,6 +164,8 @@ class BurstCommandTest {
         assertTrue(meanDepth > 0 && meanDepth <= j.get("write_depth_cap").asLong(),
                 "writes in flight on average, within the scheduler's cap: " + meanDepth);
         assertTrue(j.get("raw_disk_write_gbps").asDouble() > 0, "raw O_DIRECT baseline measured in the same run");
+        assertTrue(j.get("mean_read_depth").asDouble() > 0, "the probe's reads in flight on average");
+        assertEquals(16, j.get("raw_disk_read_threads").asLong(), "as many raw readers as the blocking dispatcher has");
         assertEquals(0, j.get("disk_full").asLong());
         assertTrue(j.get("spill_wall_ratio").asDouble() > 0, "spill against raw O_DIRECT, same run");
         assertTrue(j.get("restore_read_ratio").asDouble() > 0, "disk reads against raw O_DIRECT reads, same run");
