@@ -1,5 +1,6 @@
 package dev.selene.node.burst;
 
+import dev.selene.actors.cache.HostCache;
 import dev.selene.actors.metrics.CacheCounters;
 
 import java.util.Arrays;
@@ -238,7 +239,7 @@ public final class BurstReport {
         m.put("disk_full", diskFull);
         m.put("max_write_depth", maxWriteDepth);
         m.put("mean_write_depth", round(meanWriteDepth));
-        m.put("write_depth_cap", dev.selene.actors.cache.HostCache.SPILL_IN_FLIGHT_CAP);
+        m.put("write_depth_cap", HostCache.SPILL_IN_FLIGHT_CAP);
         if (diskWriteBytes > 0) {
             m.put("spill_wall_ratio", round(ratio(diskWriteGbps, rawDiskWriteGbps)));
             m.put("restore_read_ratio", round(ratio(diskReadGbps, rawDiskReadGbps)));
@@ -410,7 +411,7 @@ public final class BurstReport {
             row(b, "disk read GB/s (raw O_DIRECT)", String.format(Locale.ROOT, "%.2f (%.2f, restore at %.2fx)",
                     diskReadGbps, rawDiskReadGbps, rawDiskReadGbps > 0 ? diskReadGbps / rawDiskReadGbps : 0));
             row(b, "writes in flight (mean / max / cap)", String.format(Locale.ROOT, "%.1f / %d / %d",
-                    meanWriteDepth, maxWriteDepth, dev.selene.actors.cache.HostCache.SPILL_IN_FLIGHT_CAP));
+                    meanWriteDepth, maxWriteDepth, HostCache.SPILL_IN_FLIGHT_CAP));
             row(b, "reads in flight (mean; raw readers)", String.format(Locale.ROOT, "%.1f; %d", meanReadDepth,
                     rawDiskReadThreads));
             if (rawDiskError != null) {

@@ -8,6 +8,7 @@ import dev.selene.actors.api.Publisher;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
+import dev.selene.actors.cache.HostCache;
 import dev.selene.engine.codec.RecordHeader;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.ChainHash;
@@ -139,11 +140,9 @@ public final class BurstRun {
                     settings.recordsPerConversation() * tiny.tokensPerRecord(), settings.turns(), 0,
                     settings.snapshotMillis(), settings.device(), settings.copyThreads(), 0, settings.seed() + 2,
                     false, false, null);
-            BurstSettings sized = new BurstSettings(tiny, protocol.conversations(), protocol.concurrency(),
-                    protocol.tokens(), protocol.turns(), protocol.slotsNeeded() * tiny.slotBytes() * 11 / 10,
-                    protocol.snapshotMillis(), protocol.device(), protocol.copyThreads(), 0, protocol.seed(), false,
-                    false, null);
-            new BurstRun(sized, progressOut).run(false);
+            // A warm tier that holds every tiny record, so the warm-up publishes and restores without evicting.
+            new BurstRun(protocol.withWarmBytes(protocol.slotsNeeded() * tiny.slotBytes() * 11 / 10), progressOut)
+                    .run(false);
             int conversations = Math.min(WARMUP_CONVERSATIONS, settings.conversations());
             long warm = settings.warmBytes() / settings.conversations() * conversations;
             BurstSettings small = new BurstSettings(settings.layout(), conversations, settings.concurrency(),
@@ -240,10 +239,6 @@ public final class BurstRun {
         return sum;
     }
 
-    private long fileLength(RecordSpec spec) {
-        return RecordHeader.current(spec, settings.layout()).fileLength();
-    }
-
     /**
      * The prefill, the timed burst and the probe, with the raw baselines around them when {@code raw} is given
      * (the raw copy of the same snapshots runs in two halves, one before the burst and one after it).
@@ -268,16 +263,19 @@ public final class BurstRun {
             raw.copy(copier, snapshots, hasRow, 0, snapshots.size() / 2);
         }
         // The raw O_DIRECT baseline, like the raw copy, runs in two halves around the burst and probe: the disk's
-        // speed drifts by up to 2x within a minute on a shared machine.
+        // speed drifts by up to 2x within a minute on a shared machine. The first half runs when the burst must
+        // spill (its record files outgrow the warm tier); the second writes as much again, or all when the first
+        // did not run.
         RawDisk.Result rawDisk = RawDisk.Result.NONE;
-        // A restore's reads run on the node's blocking dispatcher, as many at once as it has threads: the raw reads
-        // get as many readers.
-        report.rawDiskReadThreads = cache.system().settings().config()
-                .getInt(dev.selene.actors.cache.HostCache.BLOCKING_DISPATCHER + ".thread-pool-executor.fixed-pool-size");
-        long expectedSpillBytes = baselines && settings.diskDir() != null
-                ? Math.min(RAW_DISK_MAX_BYTES, expectedSpillBytes(conversations)) : 0;
-        if (expectedSpillBytes > 0) {
-            rawDisk = rawDisk(report, expectedSpillBytes / 2, averageFileBytes(conversations), rawDisk);
+        long fileBytes = 0;
+        if (baselines && settings.diskDir() != null) {
+            report.rawDiskReadThreads = readThreads(cache);
+            long files = sumOverRecords(conversations, spec -> RecordHeader.current(spec, layout).fileLength());
+            fileBytes = files / Math.max(1, snapshots.size());
+            long mustSpill = Math.min(RAW_DISK_MAX_BYTES, Math.max(0, files - settings.warmBytes()));
+            if (mustSpill > 0) {
+                rawDisk = rawDisk(report, mustSpill / 2, fileBytes, rawDisk);
+            }
         }
         PoolRaw rawPool = null;
         long imageBytes = 0;
@@ -318,12 +316,21 @@ public final class BurstRun {
             report.rawPoolReadGbps = rawPool.readGbps();
         }
         if (baselines && settings.diskDir() != null && report.diskWriteBytes > 0 && report.rawDiskError == null) {
-            long rest = Math.min(report.diskWriteBytes, RAW_DISK_MAX_BYTES) - rawDisk.bytes();
-            rawDisk = rawDisk(report, Math.max(rest, Math.min(report.diskWriteBytes, RAW_DISK_MAX_BYTES) / 2),
-                    report.diskWriteBytes / Math.max(1, report.spilled), rawDisk);
+            long second = rawDisk.bytes() > 0 ? rawDisk.bytes() : Math.min(report.diskWriteBytes, RAW_DISK_MAX_BYTES);
+            rawDisk = rawDisk(report, second, fileBytes, rawDisk);
             report.rawDiskWriteGbps = rawDisk.writeGbps();
             report.rawDiskReadGbps = rawDisk.readGbps();
         }
+    }
+
+    /**
+     * Readers of the raw O_DIRECT read baseline: as many as the node's blocking dispatcher, where a restore's reads
+     * run, has threads; the spill scheduler's cap when it is not a fixed pool.
+     */
+    private static int readThreads(SeleneCache cache) {
+        String path = HostCache.BLOCKING_DISPATCHER + ".thread-pool-executor.fixed-pool-size";
+        var config = cache.system().settings().config();
+        return config.hasPath(path) ? config.getInt(path) : HostCache.SPILL_IN_FLIGHT_CAP;
     }
 
     /**
@@ -335,21 +342,11 @@ public final class BurstRun {
             throws InterruptedException {
         try {
             return sofar.plus(RawDisk.measure(RawDisk.beside(settings.diskDir()), bytes, fileBytes,
-                    dev.selene.actors.cache.HostCache.SPILL_IN_FLIGHT_CAP, report.rawDiskReadThreads));
+                    HostCache.SPILL_IN_FLIGHT_CAP, report.rawDiskReadThreads));
         } catch (RawDisk.BaselineException e) {
             report.rawDiskError = e.getMessage();
             return sofar;
         }
-    }
-
-    /** Bytes of record files the burst must spill at least: what its records take beyond the warm tier. */
-    private long expectedSpillBytes(List<Conversation> conversations) {
-        return Math.max(0, sumOverRecords(conversations, this::fileLength) - settings.warmBytes());
-    }
-
-    /** The mean record file length of the burst's records. */
-    private long averageFileBytes(List<Conversation> conversations) {
-        return sumOverRecords(conversations, this::fileLength) / Math.max(1, sumOverRecords(conversations, s -> 1));
     }
 
     private DeviceCopier copier() {

@@ -78,6 +78,12 @@ public record BurstSettings(Layout layout, int conversations, int concurrency, i
         return false;
     }
 
+    /** These settings with a warm tier of {@code bytes}. */
+    public BurstSettings withWarmBytes(long bytes) {
+        return new BurstSettings(layout, conversations, concurrency, tokens, turns, bytes, snapshotMillis, device,
+                copyThreads, bandwidthCap, seed, progress, restart, diskDir, poolManagers);
+    }
+
     /** Host slots the whole burst occupies if every record stays resident. */
     public long slotsNeeded() {
         long perConversation = 0;

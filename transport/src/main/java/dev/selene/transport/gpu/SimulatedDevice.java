@@ -11,7 +11,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -47,8 +46,7 @@ public final class SimulatedDevice implements DeviceCopier {
     private final ReentrantReadWriteLock allocationLock = new ReentrantReadWriteLock();
     /** Live device allocations by start address; guarded by {@link #allocationLock}. */
     private final TreeMap<Long, Allocation> allocations = new TreeMap<>();
-    private final List<HostMemory> hosts = new CopyOnWriteArrayList<>();
-    /** {@link #hosts} as an array, replaced whenever it changes: the copy engine reads it without an iterator. */
+    /** The registered host mappings, replaced whole when one is added: the copy engine reads it without an iterator. */
     private volatile HostMemory[] hostMappings = new HostMemory[0];
     private final CopyEngine toHost;
     private final CopyEngine toDevice;
@@ -141,11 +139,14 @@ public final class SimulatedDevice implements DeviceCopier {
         Objects.requireNonNull(host, "host");
         ensureOpen();
         // A mapping closed since it was registered is forgotten: a new one may reuse its addresses.
-        hosts.removeIf(h -> !h.isOpen());
-        if (!hosts.contains(host)) {
-            hosts.add(host);
+        List<HostMemory> open = new ArrayList<>();
+        for (HostMemory h : hostMappings) {
+            if (h.isOpen() && h != host) {
+                open.add(h);
+            }
         }
-        hostMappings = hosts.toArray(HostMemory[]::new);
+        open.add(host);
+        hostMappings = open.toArray(HostMemory[]::new);
     }
 
     @Override
@@ -230,7 +231,6 @@ public final class SimulatedDevice implements DeviceCopier {
             allocationLock.writeLock().unlock();
         }
         synchronized (this) {
-            hosts.clear();
             hostMappings = new HostMemory[0];
         }
     }
