@@ -1,7 +1,6 @@
 package dev.selene.node.admin;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.engine.key.RecordKey;
@@ -13,7 +12,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
-import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -35,7 +33,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AdminTraceTest {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final String MICROSECOND_TIME = "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{6}Z";
 
     private TestNode node;
@@ -50,18 +47,8 @@ class AdminTraceTest {
         node.close();
     }
 
-    private static JsonNode json(HttpResponse<String> r, int status) {
-        assertEquals(status, r.statusCode(), r.body());
-        assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("application/json"), r.body());
-        try {
-            return JSON.readTree(r.body());
-        } catch (IOException e) {
-            throw new AssertionError("not JSON: " + r.body(), e);
-        }
-    }
-
     private JsonNode events(RecordKey key) {
-        return json(node.get("/trace/" + key.namespace() + "/" + key.hashHex()), 200).get("events");
+        return TestNode.json(node.get("/trace/" + key.namespace() + "/" + key.hashHex()), 200).get("events");
     }
 
     /** Publishes {@code key} once more (the content a chain of one publishes) and returns the answer. */
@@ -141,26 +128,26 @@ class AdminTraceTest {
         List<RecordKey> a = node.publishChain("find-a", 61, 62, 63);
         node.publishChain("find-b", 64);
 
-        JsonNode inA = json(node.get("/traces?namespace=find-a"), 200);
+        JsonNode inA = TestNode.json(node.get("/traces?namespace=find-a"), 200);
         List<String> keys = new ArrayList<>();
         inA.get("traces").forEach(t -> keys.add(t.get("key").asText()));
         assertEquals(a.reversed().stream().map(RecordKey::toString).toList(), keys);
         assertTrue(inA.at("/traces/0/events/0/actor").isTextual());
 
         String prefix = a.get(1).hashHex().substring(0, 6);
-        JsonNode byPrefix = json(node.get("/traces?prefix=" + prefix.toUpperCase()), 200);
+        JsonNode byPrefix = TestNode.json(node.get("/traces?prefix=" + prefix.toUpperCase()), 200);
         assertTrue(byPrefix.get("traces").size() >= 1);
         byPrefix.get("traces").forEach(t -> assertTrue(t.get("key").asText().contains("/" + prefix), t.toString()));
 
-        assertEquals(1, json(node.get("/traces?namespace=find-a&limit=1"), 200).get("traces").size());
-        assertEquals(0, json(node.get("/traces?namespace=find-none"), 200).get("traces").size());
+        assertEquals(1, TestNode.json(node.get("/traces?namespace=find-a&limit=1"), 200).get("traces").size());
+        assertEquals(0, TestNode.json(node.get("/traces?namespace=find-none"), 200).get("traces").size());
     }
 
     @Test
     void traces_badParameters_are400WithAJsonError() {
         for (String q : List.of("limit=0", "limit=201", "limit=x", "prefix=xyz", "prefix=0123456789abcdef0",
                 "namespace=b%40d", "key=1")) {
-            JsonNode e = json(node.get("/traces?" + q), 400);
+            JsonNode e = TestNode.json(node.get("/traces?" + q), 400);
             assertEquals("bad_request", e.get("error").asText(), q);
             assertFalse(e.get("detail").asText().contains("Exception"), q);
         }
@@ -169,7 +156,7 @@ class AdminTraceTest {
     @Test
     void actors_listsEveryKindWithMailboxAndHandledCounts() {
         node.publishChain("census", 71);
-        JsonNode a = json(node.get("/actors"), 200);
+        JsonNode a = TestNode.json(node.get("/actors"), 200);
         Map<String, JsonNode> kinds = new HashMap<>();
         a.get("kinds").forEach(k -> kinds.put(k.get("kind").asText(), k));
         for (String kind : List.of("HostCache", "Catalog", "SlotPool")) {

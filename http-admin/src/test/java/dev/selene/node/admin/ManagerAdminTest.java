@@ -1,7 +1,6 @@
 package dev.selene.node.admin;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.selene.actors.api.SettingsException;
 import dev.selene.node.config.NodeSettings;
 import dev.selene.node.config.SettingsLoader;
@@ -42,7 +41,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ManagerAdminTest {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final Duration PATIENCE = Duration.ofSeconds(30);
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -92,14 +90,8 @@ class ManagerAdminTest {
         }
     }
 
-    private JsonNode json(HttpResponse<String> r) {
-        assertEquals(200, r.statusCode(), r.body());
-        assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("application/json"), r.body());
-        try {
-            return JSON.readTree(r.body());
-        } catch (IOException e) {
-            throw new AssertionError("not JSON: " + r.body(), e);
-        }
+    private static JsonNode json(HttpResponse<String> r) {
+        return TestNode.json(r, 200);
     }
 
     private JsonNode status(ManagerNode m) {

@@ -1,5 +1,7 @@
 package dev.selene.node.admin;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.engine.key.ChainHash;
@@ -24,6 +26,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A real node for admin tests: the cache on a simulated device and its admin server on a free loopback port,
@@ -132,5 +137,17 @@ final class TestNode implements AutoCloseable {
         http.close();
         deviceAllocations.forEach(device::freeDevice);
         device.close();
+    }
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** The JSON body of an answer that must have {@code status} and a JSON content type (the admin tests' check). */
+    static JsonNode json(HttpResponse<String> r, int status) {
+        assertEquals(status, r.statusCode(), r.body());
+        assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("application/json"), r.body());
+        try {
+            return JSON.readTree(r.body());
+        } catch (IOException e) {
+            throw new AssertionError("not JSON: " + r.body(), e);
+        }
     }
 }
