@@ -103,7 +103,10 @@ class DiskNodeTest {
         assertTrue(capacity < petabyte && capacity <= high && capacity > low / 2,
                 "capacity " + capacity + " follows the free space, " + freeBefore + " then " + freeAfter);
         List<RecordSpec> specs = publishChain(cache, 1, 3);
-        assertEquals(3, await(cache.drain(Duration.ofSeconds(20))).written());
+        // Under intake pressure a record may spill before the drain starts: what counts is that all three are on
+        // the shrunk disk once it has run.
+        assertEquals(0, await(cache.drain(Duration.ofSeconds(20))).skipped());
+        assertEquals(3, await(cache.status()).disk().records(), "every record written to the shrunk disk");
         assertRestoresEverything(cache, specs);
     }
 
