@@ -40,6 +40,7 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -128,16 +129,22 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
                     ActorRef<RecordActor.Command> actor, long correlation) implements Command {
     }
 
-    /** From a record actor: the publication ended without the record; it holds no slots. */
-    record PublicationEnded(RecordKey key) implements Command {
+    /** From a record actor, now idle: the publication ended without the record; it holds no slots. */
+    record PublicationEnded(RecordKey key, ActorRef<RecordActor.Command> actor) implements Command {
     }
 
-    /** From a record actor: its file committed. */
-    record Committed(RecordKey key, long fileBytes, long nanos) implements Command {
+    /** From a record actor, now idle: its file committed. */
+    record Committed(RecordKey key, long fileBytes, long nanos, ActorRef<RecordActor.Command> actor)
+            implements Command {
     }
 
-    /** From a record actor: its file could not be written (twice, or the disk is full). */
-    record WriteGivenUp(RecordKey key, boolean diskFull, String reason) implements Command {
+    /** From a record actor, now idle: its file could not be written (twice, or the disk is full). */
+    record WriteGivenUp(RecordKey key, boolean diskFull, String reason, ActorRef<RecordActor.Command> actor)
+            implements Command {
+    }
+
+    /** From a record actor, now idle: it was told its parked record was dropped. */
+    record Released(ActorRef<RecordActor.Command> actor) implements Command {
     }
 
     /** From a restore: these pinned records are on the device; release the pins. */
@@ -174,7 +181,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     private record EvictRequested(SlotPool.Evict request) implements Command {
     }
 
-    private record RecordTerminated(RecordKey key, ActorRef<RecordActor.Command> actor) implements Command {
+    private record RecordTerminated(ActorRef<RecordActor.Command> actor) implements Command {
     }
 
     private record WriteSettled(RecordKey key, Store.WriteReply reply) implements Command {
@@ -214,7 +221,17 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     /** Half-life with which the read estimate decays back toward the prior between samples. */
     static final long ESTIMATE_HALF_LIFE_NANOS = TimeUnit.SECONDS.toNanos(30);
 
-    /** A live record actor and, while it publishes, who waits for it and the slots it leases. */
+    /**
+     * How many idle record actors the catalog keeps for the next records; one that comes back beyond that is stopped.
+     * Enough for the publications a busy node has in flight at once (a few per engine worker), and small beside the
+     * node's memory (an idle actor holds well under a few KiB).
+     */
+    static final int IDLE_RECORD_ACTORS_KEPT = 256;
+
+    /**
+     * The record actor working for a record, the {@code ticket} of its assignment (its messages' generation) and,
+     * while it publishes, who waits for it and the slots it leases.
+     */
     private record Live(ActorRef<RecordActor.Command> actor, long ticket, ActorRef<PublishResult> replyTo,
                         SlotList lease, CompletableFuture<Void> copy) {
     }
@@ -245,6 +262,8 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     private final Settings settings;
     private final TimerScheduler<Command> timers;
     private final Map<RecordKey, Live> live = new HashMap<>();
+    /** Record actors waiting for a record, the most recently used first. */
+    private final ArrayDeque<ActorRef<RecordActor.Command>> idle = new ArrayDeque<>();
     private final ActorRef<SlotPool.Granted> grants;
     private long tickets;
     private long reportedClean;
@@ -326,10 +345,16 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             case PublicationEnded e -> {
                 catalog.publicationEnded(e.key());
                 live.remove(e.key());
+                recordActorFree(e.actor());
                 plan(); // chains that waited for it may now be written, or dropped as orphans
             }
-            case Committed c -> onCommitted(c.key(), c.fileBytes(), c.nanos());
+            case Committed c -> {
+                recordActorFree(c.actor());
+                onCommitted(c.key(), c.fileBytes(), c.nanos());
+            }
+            case Released r -> recordActorFree(r.actor());
             case WriteGivenUp g -> {
+                recordActorFree(g.actor());
                 if (g.diskFull() && diskTier) {
                     onDiskFull(g.key(), g.reason());
                 } else {
@@ -380,12 +405,32 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             }
             case ADMITTED -> {
                 long ticket = ++tickets;
-                ActorRef<RecordActor.Command> actor = getContext().spawnAnonymous(RecordActor.publish(records,
-                        p.spec(), p.snapshot(), p.patience(), new SlotPool.LeaseNotice(ticket, grants), p.replyTo(),
-                        getContext().getSelf(), stores(), correlation), ActorCensus.MAILBOX);
-                getContext().watchWith(actor, new RecordTerminated(key, actor));
+                ActorRef<RecordActor.Command> actor = recordActor();
+                actor.tell(new RecordActor.Publish(ticket, p.spec(), p.snapshot(), p.patience(),
+                        new SlotPool.LeaseNotice(ticket, grants), p.replyTo(), correlation));
                 live.put(key, new Live(actor, ticket, p.replyTo(), null, null));
             }
+        }
+    }
+
+    /** An idle record actor: one kept from an earlier record, or a new one (watched: its failure is handled). */
+    private ActorRef<RecordActor.Command> recordActor() {
+        ActorRef<RecordActor.Command> actor = idle.pollFirst();
+        if (actor == null) {
+            actor = getContext().spawnAnonymous(RecordActor.create(records, getContext().getSelf(), stores()),
+                    ActorCensus.MAILBOX);
+            getContext().watchWith(actor, new RecordTerminated(actor));
+        }
+        return actor;
+    }
+
+    /** {@code actor} has no record any more: kept for the next one, or stopped when enough are kept. */
+    private void recordActorFree(ActorRef<RecordActor.Command> actor) {
+        if (idle.size() < IDLE_RECORD_ACTORS_KEPT) {
+            idle.addFirst(actor);
+        } else {
+            getContext().unwatch(actor);
+            getContext().stop(actor);
         }
     }
 
@@ -412,8 +457,10 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         catalog.resident(r.spec(), r.slots());
         if (durable == null) {
             live.remove(key);
+            recordActorFree(r.actor());
         } else {
-            live.put(key, new Live(r.actor(), 0, null, null, null));
+            Live f = live.get(key);
+            live.put(key, new Live(r.actor(), f == null ? 0 : f.ticket(), null, null, null));
         }
         records.traces().append(key, origin, r.correlation(), "Resident (dirty) in " + r.slots().count() + " slots",
                 TraceOutcome.STORED);
@@ -422,17 +469,30 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     }
 
     private void onTerminated(RecordTerminated t) {
-        Live f = live.get(t.key());
-        if (f == null || !f.actor().equals(t.actor())) {
-            return; // ended normally; the key may have a new actor already
+        // Only a failure stops a watched record actor (one stopped for being one too many is unwatched first). It
+        // holds at most one record: a rare event, so a scan finds it.
+        idle.remove(t.actor());
+        RecordKey key = null;
+        for (Map.Entry<RecordKey, Live> e : live.entrySet()) {
+            if (e.getValue().actor().equals(t.actor())) {
+                key = e.getKey();
+                break;
+            }
         }
-        live.remove(t.key());
+        if (key == null) {
+            return; // it failed between records
+        }
+        Live f = live.remove(key);
         records.metrics().recordActorFailed();
-        getContext().getLog().warn("record actor for {} failed; its record is released", t.key());
-        RecordCatalog.State state = catalog.state(t.key());
+        getContext().getLog().warn("record actor for {} failed; its record is released", key);
+        onFailed(key, f);
+    }
+
+    private void onFailed(RecordKey key, Live f) {
+        RecordCatalog.State state = catalog.state(key);
         if (state == RecordCatalog.State.IN_FLIGHT) {
-            records.traces().append(t.key(), origin, "RecordActor failed while publishing; slots released");
-            slotPool.tell(new SlotPool.Cancel(t.key(), SlotAccounting.Purpose.PUBLISH, f.ticket()));
+            records.traces().append(key, origin, "RecordActor failed while publishing; slots released");
+            slotPool.tell(new SlotPool.Cancel(key, SlotAccounting.Purpose.PUBLISH, f.ticket()));
             if (f.lease() != null) {
                 SlotList lease = f.lease();
                 if (f.copy() == null) {
@@ -442,17 +502,17 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
                             (v, e) -> new ReleaseAfterCopy(lease));
                 }
             }
-            catalog.publicationEnded(t.key());
+            catalog.publicationEnded(key);
             records.metrics().abandoned(AbandonReason.RECORD_ACTOR_FAILED);
             records.reply(f.replyTo(), new PublishResult.Failed(AbandonReason.RECORD_ACTOR_FAILED.label(),
                     "the record's actor stopped unexpectedly"));
         } else if (state == RecordCatalog.State.BEING_WRITTEN) {
             // Its write may still be reading the slots: wait for the store to say how it ended.
-            records.traces().append(t.key(), origin, "RecordActor failed while writing; waiting for the write");
-            durable.tell(new Store.Settle(t.key(), getContext().messageAdapter(Store.WriteReply.class,
+            records.traces().append(key, origin, "RecordActor failed while writing; waiting for the write");
+            durable.tell(new Store.Settle(key, getContext().messageAdapter(Store.WriteReply.class,
                     r -> new WriteSettled(r.key(), r))));
         } else {
-            records.traces().append(t.key(), origin, "RecordActor failed while parked; the record stays dirty");
+            records.traces().append(key, origin, "RecordActor failed while parked; the record stays dirty");
         }
     }
 
@@ -497,19 +557,14 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         for (RecordCatalog.SpillStart s : plan.start()) {
             RecordKey key = s.spec().key();
             Live f = live.get(key);
-            ActorRef<RecordActor.Command> actor;
             if (f == null) {
-                actor = getContext().spawnAnonymous(RecordActor.resident(records, s.spec(), getContext().getSelf(),
-                        stores()), ActorCensus.MAILBOX);
-                getContext().watchWith(actor, new RecordTerminated(key, actor));
-                live.put(key, new Live(actor, 0, null, null, null));
-            } else {
-                actor = f.actor();
+                f = new Live(recordActor(), ++tickets, null, null, null);
+                live.put(key, f);
             }
             records.traces().append(key, origin, "Spill planned: " + why + "; " + catalog.writesInFlight()
                     + " writes in flight");
             records.metrics().spillStarted(catalog.writesInFlight());
-            actor.tell(new RecordActor.Spill(s.slots()));
+            f.actor().tell(new RecordActor.Spill(f.ticket(), s.spec(), s.slots()));
         }
         if (drainReplyTo != null && catalog.writesInFlight() == 0) {
             finishDrain(false);
@@ -653,7 +708,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             if (catalog.state(k) == null || catalog.state(k) == RecordCatalog.State.DURABLE_ONLY) {
                 Live f = live.remove(k);
                 if (f != null) {
-                    f.actor().tell(RecordActor.Dropped.INSTANCE);
+                    f.actor().tell(new RecordActor.Dropped(f.ticket()));
                 }
             }
         }

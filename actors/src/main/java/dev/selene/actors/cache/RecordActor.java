@@ -22,38 +22,59 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One record in flight, from its publication to at rest: allocate its slots (waiting in line for them while the
- * caller's snapshot lease lasts), copy it from the GPU snapshot, hand it to the catalog as resident; then, when a
- * durable tier exists, stay until the catalog asks for its spill, write it (retrying a failed write once unless
- * the disk is full) and report the commit. It stops when the record is at rest: resident on a memory-only node,
- * committed otherwise, or gone.
+ * The actor that carries records in flight, one at a time, from a publication to at rest: allocate its slots
+ * (waiting in line for them while the caller's snapshot lease lasts), copy it from the GPU snapshot, hand it to the
+ * catalog as resident; then, when a durable tier exists, stay until the catalog asks for its spill, write it
+ * (retrying a failed write once unless the disk is full) and report the commit. When its record is at rest —
+ * resident on a memory-only node, committed otherwise, or gone — it tells the catalog so in that last report and
+ * waits, idle, for the next record the catalog gives it: the catalog keeps a few idle ones, so that a publication
+ * costs no actor spawn and stop.
  *
- * <p>The slots stay leased until the copy has completed, whatever happens to the actor: the catalog learns the
- * lease and the copy's completion before anything can fail. Once resident, the slots are the catalog's.
+ * <p>Every command about a record carries the {@code generation} the catalog gave that record's assignment, and so
+ * does every message the actor sends itself; one from an earlier assignment (a lease timer that fired as it was
+ * cancelled) is ignored. The slots stay leased until the copy has completed, whatever happens to the actor: the
+ * catalog learns the lease and the copy's completion before anything can fail. Once resident, the slots are the
+ * catalog's. A failure stops the actor (the catalog watches it and releases what its record held).
  */
 final class RecordActor {
 
     /** The protocol. */
-    sealed interface Command permits Spill, Dropped, CopyFinished, WriteAnswered, PoolAnswered, LeaseEnded,
-            SlotPool.AllocateReply {
+    sealed interface Command permits Publish, Spill, Dropped, CopyFinished, WriteAnswered, PoolAnswered,
+            LeaseEnded, SlotPool.AllocateReply {
     }
 
-    /** From the catalog: write the record from {@code slots} (pinned until the commit is reported). */
-    record Spill(SlotList slots) implements Command {
+    /**
+     * From the catalog, to an idle actor: publish {@code spec} from {@code snapshot}. With a positive
+     * {@code patience} it waits in line for slots that long (the caller's snapshot lease) and is then abandoned;
+     * with zero it is told {@code Retry(no_space)} at once when no slots are free. Its trace events carry the
+     * publication's {@code correlation}.
+     */
+    record Publish(long generation, RecordSpec spec, DevicePlacement snapshot, Duration patience,
+                   SlotPool.LeaseNotice notice, ActorRef<PublishResult> replyTo, long correlation)
+            implements Command {
     }
 
-    /** From the catalog: the record left memory while parked (dropped, expired, evicted); stop. */
-    enum Dropped implements Command {
-        INSTANCE
+    /**
+     * From the catalog: write {@code spec} from {@code slots} (pinned until the commit is reported) — the record this
+     * actor holds, or, sent to an idle actor, a resident dirty record that has no actor (restored, or its file went).
+     */
+    record Spill(long generation, RecordSpec spec, SlotList slots) implements Command {
     }
 
-    private record CopyFinished(Throwable failure) implements Command {
+    /**
+     * From the catalog: the record left memory while parked (dropped, expired, evicted); the actor reports itself
+     * free with {@link Catalog.Released}.
+     */
+    record Dropped(long generation) implements Command {
     }
 
-    private record WriteAnswered(int attempt, Store.WriteReply reply) implements Command {
+    private record CopyFinished(long generation, Throwable failure) implements Command {
     }
 
-    private record PoolAnswered(Store.WriteReply reply) implements Command {
+    private record WriteAnswered(long generation, int attempt, Store.WriteReply reply) implements Command {
+    }
+
+    private record PoolAnswered(long generation, Store.WriteReply reply) implements Command {
     }
 
     /**
@@ -63,74 +84,69 @@ final class RecordActor {
     record Stores(ActorRef<Store.Command> durable, ActorRef<Store.Command> pool) {
     }
 
-    private enum LeaseEnded implements Command {
-        INSTANCE
+    private record LeaseEnded(long generation) implements Command {
     }
 
     private RecordActor() {
     }
 
-    /**
-     * The behaviour of a publication of {@code spec} from {@code snapshot}. With a positive {@code patience} it
-     * waits in line for slots that long (the caller's snapshot lease) and is then abandoned; with zero it is told
-     * {@code Retry(no_space)} at once when no slots are free. Its trace events carry the publication's
-     * {@code correlation}.
-     */
-    static Behavior<Command> publish(RecordContext records, RecordSpec spec, DevicePlacement snapshot,
-                                     Duration patience, SlotPool.LeaseNotice notice,
-                                     ActorRef<PublishResult> replyTo, ActorRef<Catalog.Command> catalog,
-                                     Stores stores, long correlation) {
+    /** An idle record actor of a node, reporting to {@code catalog} and writing to {@code stores}. */
+    static Behavior<Command> create(RecordContext records, ActorRef<Catalog.Command> catalog, Stores stores) {
         return records.faults().around("RecordActor", Command.class, Behaviors.setup(
-                ctx -> start(ctx, records, spec, snapshot, patience, notice, replyTo, catalog, stores, correlation)));
+                ctx -> new Worker(ctx, records, catalog, stores, TraceSource.of("RecordActor", ctx)).idle()));
     }
 
-    private static Behavior<Command> start(ActorContext<Command> ctx,
-                                           RecordContext records, RecordSpec spec, DevicePlacement snapshot,
-                                           Duration patience, SlotPool.LeaseNotice notice,
-                                           ActorRef<PublishResult> replyTo, ActorRef<Catalog.Command> catalog,
-                                           Stores stores, long correlation) {
-        long startNanos = records.clock().getAsLong();
-        RecordKey key = spec.key();
-        int slots = spec.slots(records.layout());
-        boolean waits = patience.isPositive();
-        TraceSource origin = TraceSource.of("RecordActor", ctx);
-        records.traces().append(key, origin, correlation, "Publish: allocate " + slots + " slots"
-                + (waits ? " (waiting up to " + patience.toMillis() + " ms)" : ""), null);
-        // The slot pool's replies are part of this protocol: no message adapter to register and remove per record.
-        ActorRef<SlotPool.AllocateReply> adapter = ctx.getSelf().narrow();
-        // A request that waits is told Queued when it cannot be granted at once; only then does the lease's timer
-        // start (for what is left of the patience), so a publication granted at once schedules nothing.
-        records.slotPool().tell(new SlotPool.Allocate(key, slots, Purpose.PUBLISH, waits, adapter, notice));
-        return new Phase(ctx, records, spec, notice.ticket(), replyTo, catalog, stores, origin, correlation)
-                .allocating(snapshot, startNanos, System.nanoTime() + patience.toNanos(), null, false);
-    }
+    /** What the actor keeps across its records. */
+    private record Worker(ActorContext<Command> ctx, RecordContext records, ActorRef<Catalog.Command> catalog,
+                          Stores stores, TraceSource origin) {
 
-    /** The behaviour of a resident dirty record that has no actor yet (restored, or its file went): spill only. */
-    static Behavior<Command> resident(RecordContext records, RecordSpec spec,
-                                      ActorRef<Catalog.Command> catalog, Stores stores) {
-        return records.faults().around("RecordActor", Command.class,
-                Behaviors.setup(ctx -> new Phase(ctx, records, spec, 0, null, catalog, stores,
-                        TraceSource.of("RecordActor", ctx), 0).parked()));
+        /** Waiting for a record; whatever else comes is left over from an earlier one. */
+        Behavior<Command> idle() {
+            return Behaviors.receive(Command.class)
+                    .onMessage(Publish.class, this::publish)
+                    .onMessage(Spill.class, s -> new Phase(this, s.generation(), s.spec(), 0, null, 0)
+                            .spill(s.slots()))
+                    .onAnyMessage(m -> Behaviors.same())
+                    .build();
+        }
+
+        private Behavior<Command> publish(Publish p) {
+            long startNanos = records.clock().getAsLong();
+            RecordSpec spec = p.spec();
+            int slots = spec.slots(records.layout());
+            boolean waits = p.patience().isPositive();
+            Phase phase = new Phase(this, p.generation(), spec, p.notice().ticket(), p.replyTo(), p.correlation());
+            phase.trace(waits ? "Publish: allocate " + slots + " slots (waiting up to " + p.patience().toMillis()
+                    + " ms)" : "Publish: allocate " + slots + " slots");
+            // The slot pool's replies are part of this protocol: no message adapter to register and remove per
+            // record. A request that waits is told Queued when it cannot be granted at once; only then does the
+            // lease's timer start (for what is left of the patience), so a publication granted at once schedules
+            // nothing.
+            records.slotPool().tell(new SlotPool.Allocate(spec.key(), slots, Purpose.PUBLISH, waits,
+                    ctx.getSelf().narrow(), p.notice()));
+            return phase.allocating(p.snapshot(), startNanos, System.nanoTime() + p.patience().toNanos(), null,
+                    false);
+        }
     }
 
     /**
      * The states of one record, sharing what they all need; {@code correlation} is its publication's, 0 for a
-     * record restored or written again.
+     * record restored or written again. A message of another {@code generation} is left over from an earlier
+     * record of this actor and is ignored.
      */
-    private record Phase(ActorContext<Command> ctx, RecordContext records, RecordSpec spec, long ticket,
-                         ActorRef<PublishResult> replyTo, ActorRef<Catalog.Command> catalog,
-                         Stores stores, TraceSource origin, long correlation) {
+    private record Phase(Worker w, long generation, RecordSpec spec, long ticket, ActorRef<PublishResult> replyTo,
+                         long correlation) {
 
         RecordKey key() {
             return spec.key();
         }
 
         void trace(String message) {
-            records.traces().append(spec.key(), origin, correlation, message, null);
+            w.records().traces().append(spec.key(), w.origin(), correlation, message, null);
         }
 
         void trace(String message, String outcome) {
-            records.traces().append(spec.key(), origin, correlation, message, outcome);
+            w.records().traces().append(spec.key(), w.origin(), correlation, message, outcome);
         }
 
         /**
@@ -139,16 +155,18 @@ final class RecordActor {
          */
         Behavior<Command> allocating(DevicePlacement snapshot, long startNanos, long leaseEndNanos,
                                      Cancellable lease, boolean leaseEnded) {
+            RecordContext records = w.records();
+            ActorContext<Command> ctx = w.ctx();
             return Behaviors.receive(Command.class)
                     .onMessage(SlotPool.AllocateReply.class, r -> switch (r) {
                         case SlotPool.Queued q -> {
                             long left = leaseEndNanos - System.nanoTime();
                             if (left <= 0) {
-                                ctx.getSelf().tell(LeaseEnded.INSTANCE);
+                                ctx.getSelf().tell(new LeaseEnded(generation));
                                 yield Behaviors.same();
                             }
                             yield allocating(snapshot, startNanos, leaseEndNanos,
-                                    ctx.scheduleOnce(Duration.ofNanos(left), ctx.getSelf(), LeaseEnded.INSTANCE),
+                                    ctx.scheduleOnce(Duration.ofNanos(left), ctx.getSelf(), new LeaseEnded(generation)),
                                     leaseEnded);
                         }
                         case SlotPool.Allocated a when leaseEnded -> {
@@ -166,19 +184,20 @@ final class RecordActor {
                         case SlotPool.Oversize o -> ended(new PublishResult.Oversize(o.slots(), o.maxSlots()));
                     })
                     .onMessage(LeaseEnded.class, t -> {
-                        if (leaseEnded) {
+                        if (leaseEnded || t.generation() != generation) {
                             return Behaviors.same();
                         }
                         records.slotPool().tell(new SlotPool.Cancel(key(), Purpose.PUBLISH, ticket));
                         return allocating(snapshot, startNanos, leaseEndNanos, null, true);
                     })
+                    .onAnyMessage(m -> Behaviors.same())
                     .build();
         }
 
         private Behavior<Command> abandoned() {
             trace("Abandoned: the snapshot lease ended while waiting for slots",
                     TraceOutcome.abandoned(AbandonReason.NO_SPACE));
-            records.metrics().abandoned(AbandonReason.NO_SPACE);
+            w.records().metrics().abandoned(AbandonReason.NO_SPACE);
             return ended(new PublishResult.Abandoned(AbandonReason.NO_SPACE.label()));
         }
 
@@ -186,14 +205,15 @@ final class RecordActor {
             if (!(result instanceof PublishResult.Abandoned)) {
                 trace("Publish ended without the record", TraceOutcome.of(result));
             }
-            catalog.tell(new Catalog.PublicationEnded(key()));
-            records.reply(replyTo, result);
-            return Behaviors.stopped();
+            w.catalog().tell(new Catalog.PublicationEnded(key(), w.ctx().getSelf()));
+            w.records().reply(replyTo, result);
+            return w.idle();
         }
 
         private Behavior<Command> startCopy(DevicePlacement snapshot, long startNanos, SlotList slots) {
             // The slot pool told the catalog of the grant before this actor heard of it, so that a crash frees
             // the slots; the catalog learns the copy's completion below, before anything else can fail.
+            RecordContext records = w.records();
             CompletableFuture<Void> copy;
             long bytes;
             try {
@@ -204,36 +224,47 @@ final class RecordActor {
                 return failCopy(slots, AbandonReason.BAD_SNAPSHOT, e);
             }
             trace("Copy D2H started: " + bytes + " bytes");
-            catalog.tell(new Catalog.Leased(key(), slots, copy));
-            ctx.pipeToSelf(copy, (v, failure) -> new CopyFinished(failure));
+            w.catalog().tell(new Catalog.Leased(key(), slots, copy));
+            w.ctx().pipeToSelf(copy, (v, failure) -> new CopyFinished(generation, failure));
             return Behaviors.receive(Command.class)
                     .onMessage(CopyFinished.class, f -> {
+                        if (f.generation() != generation) {
+                            return Behaviors.same();
+                        }
                         if (f.failure() != null) {
                             return failCopy(slots, AbandonReason.COPY_FAILED, f.failure());
                         }
                         trace("Copy D2H done");
                         records.metrics().publishLatency(records.clock().getAsLong() - startNanos);
-                        catalog.tell(new Catalog.Resident(spec, slots, bytes, replyTo, ctx.getSelf(), correlation));
-                        return stores.durable() == null ? Behaviors.stopped() : parked();
+                        w.catalog().tell(new Catalog.Resident(spec, slots, bytes, replyTo, w.ctx().getSelf(),
+                                correlation));
+                        return w.stores().durable() == null ? w.idle() : parked();
                     })
-                    .onMessage(LeaseEnded.class, t -> Behaviors.same())
+                    .onAnyMessage(m -> Behaviors.same())
                     .build();
         }
 
         private Behavior<Command> failCopy(SlotList slots, AbandonReason reason, Throwable cause) {
+            RecordContext records = w.records();
             records.slotPool().tell(new SlotPool.Release(slots, false));
             trace("Failed (" + reason.label() + "): " + cause.getMessage(), TraceOutcome.failed(reason));
             records.metrics().abandoned(reason);
-            catalog.tell(new Catalog.PublicationEnded(key()));
+            w.catalog().tell(new Catalog.PublicationEnded(key(), w.ctx().getSelf()));
             records.reply(replyTo, new PublishResult.Failed(reason.label(), String.valueOf(cause.getMessage())));
-            return Behaviors.stopped();
+            return w.idle();
         }
 
         Behavior<Command> parked() {
             return Behaviors.receive(Command.class)
-                    .onMessage(Spill.class, s -> spill(s.slots()))
-                    .onMessage(Dropped.class, d -> Behaviors.stopped())
-                    .onMessage(LeaseEnded.class, t -> Behaviors.same())
+                    .onMessage(Spill.class, s -> s.generation() != generation ? Behaviors.same() : spill(s.slots()))
+                    .onMessage(Dropped.class, d -> {
+                        if (d.generation() != generation) {
+                            return Behaviors.same();
+                        }
+                        w.catalog().tell(new Catalog.Released(w.ctx().getSelf()));
+                        return w.idle();
+                    })
+                    .onAnyMessage(m -> Behaviors.same())
                     .build();
         }
 
@@ -243,11 +274,12 @@ final class RecordActor {
          * clean). The slots stay pinned until both have answered.
          */
         private Behavior<Command> spill(SlotList slots) {
-            boolean alsoPool = stores.pool() != null;
+            boolean alsoPool = w.stores().pool() != null;
             if (alsoPool) {
                 trace("Retire to the pool started (beside the disk write)");
-                ctx.ask(Store.WriteReply.class, stores.pool(), records.writeCheck(),
-                        r -> new Store.Write(spec, slots, r), (reply, failure) -> new PoolAnswered(reply));
+                w.ctx().ask(Store.WriteReply.class, w.stores().pool(), w.records().writeCheck(),
+                        r -> new Store.Write(spec, slots, r),
+                        (reply, failure) -> new PoolAnswered(generation, reply));
             }
             return write(slots, 1, alsoPool);
         }
@@ -257,48 +289,54 @@ final class RecordActor {
             // An ask per attempt, so a late answer is never taken for another attempt's. When no answer comes in
             // time (the store failed and lost the message, or the disk stalls) the store is asked how the write
             // ended: it answers when a running write finishes, and says so when none is running.
-            ctx.ask(Store.WriteReply.class, stores.durable(), records.writeCheck(),
-                    r -> new Store.Write(spec, slots, r), (reply, failure) -> new WriteAnswered(attempt, reply));
+            w.ctx().ask(Store.WriteReply.class, w.stores().durable(), w.records().writeCheck(),
+                    r -> new Store.Write(spec, slots, r),
+                    (reply, failure) -> new WriteAnswered(generation, attempt, reply));
             return writing(slots, attempt, poolPending);
         }
 
         private Behavior<Command> writing(SlotList slots, int attempt, boolean poolPending) {
             return Behaviors.receive(Command.class)
-                    .onMessage(WriteAnswered.class, w -> w.attempt() != attempt ? Behaviors.same()
-                            : w.reply() == null ? settle(attempt) : switch (w.reply()) {
-                        case Store.Written ok -> ended(new Catalog.Committed(key(), ok.bytes(), ok.nanos()),
-                                poolPending);
+                    .onMessage(WriteAnswered.class, a -> a.generation() != generation || a.attempt() != attempt
+                            ? Behaviors.same()
+                            : a.reply() == null ? settle(attempt) : switch (a.reply()) {
+                        case Store.Written ok -> ended(new Catalog.Committed(key(), ok.bytes(), ok.nanos(),
+                                w.ctx().getSelf()), poolPending);
                         case Store.NotWritten n -> write(slots, attempt, poolPending); // its request was lost
                         case Store.WriteFailed f when !f.diskFull() && attempt == 1 -> write(slots, 2, poolPending);
                         case Store.WriteFailed f -> {
                             trace("Spill given up: " + f.reason());
-                            yield ended(new Catalog.WriteGivenUp(key(), f.diskFull(), f.reason()), poolPending);
+                            yield ended(new Catalog.WriteGivenUp(key(), f.diskFull(), f.reason(), w.ctx().getSelf()),
+                                    poolPending);
                         }
                     })
                     .onMessage(PoolAnswered.class, p -> {
+                        if (p.generation() != generation) {
+                            return Behaviors.same();
+                        }
                         poolOutcome(p.reply());
                         return writing(slots, attempt, false);
                     })
-                    .onMessage(Dropped.class, d -> Behaviors.same())
-                    .onMessage(LeaseEnded.class, t -> Behaviors.same())
+                    .onAnyMessage(m -> Behaviors.same())
                     .build();
         }
 
         /** Reports the write's outcome to the catalog once the pool has answered too (it reads the same slots). */
         private Behavior<Command> ended(Catalog.Command outcome, boolean poolPending) {
             if (!poolPending) {
-                catalog.tell(outcome);
-                return Behaviors.stopped();
+                w.catalog().tell(outcome);
+                return w.idle();
             }
             return Behaviors.receive(Command.class)
                     .onMessage(PoolAnswered.class, p -> {
+                        if (p.generation() != generation) {
+                            return Behaviors.same();
+                        }
                         poolOutcome(p.reply());
-                        catalog.tell(outcome);
-                        return Behaviors.stopped();
+                        w.catalog().tell(outcome);
+                        return w.idle();
                     })
-                    .onMessage(WriteAnswered.class, w -> Behaviors.same())
-                    .onMessage(Dropped.class, d -> Behaviors.same())
-                    .onMessage(LeaseEnded.class, t -> Behaviors.same())
+                    .onAnyMessage(m -> Behaviors.same())
                     .build();
         }
 
@@ -313,8 +351,9 @@ final class RecordActor {
 
         private Behavior<Command> settle(int attempt) {
             trace("No answer from the store: asking how the write ended");
-            ctx.ask(Store.WriteReply.class, stores.durable(), records.writeCheck(),
-                    r -> new Store.Settle(key(), r), (reply, failure) -> new WriteAnswered(attempt, reply));
+            w.ctx().ask(Store.WriteReply.class, w.stores().durable(), w.records().writeCheck(),
+                    r -> new Store.Settle(key(), r),
+                    (reply, failure) -> new WriteAnswered(generation, attempt, reply));
             return Behaviors.same();
         }
     }

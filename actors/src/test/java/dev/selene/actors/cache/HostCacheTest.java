@@ -10,6 +10,7 @@ import dev.selene.actors.api.RetryReason;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
 import dev.selene.actors.api.Tier;
+import dev.selene.actors.census.ActorCensus;
 import dev.selene.actors.trace.TraceEvent;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
@@ -285,5 +286,49 @@ class HostCacheTest {
         List<String> actors = cache.traces().trace(s.key()).orElseThrow().stream()
                 .map(TraceEvent::actor).toList();
         assertTrue(actors.containsAll(List.of("RecordActor", "SlotPool", "Catalog")), actors.toString());
+    }
+
+    @Test
+    void publicationsOneAfterAnother_areCarriedByOneRecordActor_keptIdleBetweenThem() throws Exception {
+        SeleneCache cache = node(64);
+        List<RecordSpec> specs = new ArrayList<>();
+        for (long k = 80; k < 100; k++) {
+            RecordSpec s = spec(k, null, true);
+            specs.add(s);
+            assertInstanceOf(PublishResult.Stored.class, await(cache.publish(s, snapshot(s))));
+        }
+        assertEquals(1, recordActors(cache), "one record actor, idle between the publications");
+        var paths = specs.stream().map(s -> cache.traces().trace(s.key()).orElseThrow().stream()
+                .filter(e -> e.actor().equals("RecordActor")).findFirst().orElseThrow().path()).distinct().toList();
+        assertEquals(1, paths.size(), "every record's trace names the same actor: " + paths);
+    }
+
+    @Test
+    void manyPublicationsAtOnce_getARecordActorEach_andOnlyTheKeptNumberStaysIdleAfterwards() throws Exception {
+        int publications = Catalog.IDLE_RECORD_ACTORS_KEPT + 40;
+        SeleneCache cache = node(publications * 5L + 100);
+        copier.close_gate();
+        List<CompletableFuture<PublishResult>> stalled = new ArrayList<>();
+        for (long k = 0; k < publications; k++) {
+            RecordSpec s = spec(1_000 + k, null, true);
+            stalled.add(cache.publish(s, snapshot(s)).toCompletableFuture());
+        }
+        Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+                .until(() -> recordActors(cache) == publications);
+        copier.open();
+        for (CompletableFuture<PublishResult> f : stalled) {
+            assertInstanceOf(PublishResult.Stored.class, f.get(10, TimeUnit.SECONDS));
+        }
+        Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+                .until(() -> recordActors(cache) == Catalog.IDLE_RECORD_ACTORS_KEPT);
+        RecordSpec next = spec(2_000, null, true);
+        assertInstanceOf(PublishResult.Stored.class, await(cache.publish(next, snapshot(next))));
+        assertEquals(Catalog.IDLE_RECORD_ACTORS_KEPT, recordActors(cache), "the next one took an idle actor");
+    }
+
+    /** The node's live record actors, from the actor census. */
+    private static int recordActors(SeleneCache cache) {
+        return ActorCensus.of(cache.system()).snapshot(0).kinds().stream()
+                .filter(k -> k.kind().equals("RecordActor")).mapToInt(ActorCensus.Kind::actors).sum();
     }
 }

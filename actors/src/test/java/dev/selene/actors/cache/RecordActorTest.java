@@ -74,10 +74,6 @@ class RecordActorTest {
         records = new RecordContext(LAYOUT, host, device, slotPool, metrics, traces);
     }
 
-    private SlotPool.LeaseNotice notice() {
-        return new SlotPool.LeaseNotice(7, grants.ref());
-    }
-
     private static RecordSpec spec(long k) {
         return new RecordSpec(new RecordKey("ra", k), null, true);
     }
@@ -88,6 +84,23 @@ class RecordActorTest {
         DevicePlacement p = DevicePlacement.contiguous(LAYOUT, base, s.hasRow());
         KeyedContent.fillRecord(device, LAYOUT, p, s.key(), s.hasRow());
         return p;
+    }
+
+    /** An idle record actor writing to the disk probe. */
+    private ActorRef<RecordActor.Command> recordActor() {
+        return kit.spawn(RecordActor.create(records, catalog.ref(), new RecordActor.Stores(disk.ref(), null)));
+    }
+
+    /** A new record actor told to publish {@code s}, as generation 7, waiting up to {@code patience} for slots. */
+    private ActorRef<RecordActor.Command> publish(RecordSpec s, Duration patience) {
+        ActorRef<RecordActor.Command> actor = recordActor();
+        actor.tell(publication(7, s, patience));
+        return actor;
+    }
+
+    private RecordActor.Publish publication(long generation, RecordSpec s, Duration patience) {
+        return new RecordActor.Publish(generation, s, snapshot(s), patience,
+                new SlotPool.LeaseNotice(generation, grants.ref()), publisher.ref(), 1);
     }
 
     /** Takes every slot from the pool, so that a publication has to wait in line. */
@@ -102,8 +115,7 @@ class RecordActorTest {
     void publication_copiesIntoItsSlots_theGrantIsToldToItsOwnerFirst_thenResident_withTheSnapshotsBytes() {
         start(8);
         RecordSpec s = spec(1);
-        kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ofSeconds(1), notice(), publisher.ref(),
-                catalog.ref(), new RecordActor.Stores(disk.ref(), null), 1));
+        publish(s, Duration.ofSeconds(1));
         SlotPool.Granted granted = grants.receiveMessage();
         assertEquals(7, granted.ticket(), "the owner knows the grant before the actor copies into it");
         Catalog.Leased withCopy = (Catalog.Leased) catalog.receiveMessage();
@@ -119,8 +131,7 @@ class RecordActorTest {
         start(8);
         SlotList all = fillPool();
         RecordSpec s = spec(2);
-        kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ofSeconds(2), notice(), publisher.ref(),
-                catalog.ref(), new RecordActor.Stores(disk.ref(), null), 1));
+        publish(s, Duration.ofSeconds(2));
         manualTime.timePasses(Duration.ofSeconds(1));
         catalog.expectNoMessage(Duration.ofMillis(50));
         slotPool.tell(new SlotPool.Release(all, false));
@@ -133,13 +144,12 @@ class RecordActorTest {
         start(8);
         fillPool();
         RecordSpec s = spec(3);
-        kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ofSeconds(2), notice(), publisher.ref(),
-                catalog.ref(), new RecordActor.Stores(disk.ref(), null), 1));
+        ActorRef<RecordActor.Command> actor = publish(s, Duration.ofSeconds(2));
         manualTime.expectNoMessageFor(Duration.ofMillis(1900), publisher);
         manualTime.timePasses(Duration.ofMillis(200));
         PublishResult.Abandoned a = assertInstanceOf(PublishResult.Abandoned.class, publisher.receiveMessage());
         assertEquals("no_space", a.reason());
-        assertEquals(new Catalog.PublicationEnded(s.key()), catalog.receiveMessage());
+        assertEquals(new Catalog.PublicationEnded(s.key(), actor), catalog.receiveMessage());
         assertEquals(1, counters.get("abandoned.no_space"));
         TestProbe<SlotPool.Stats> stats = kit.createTestProbe();
         slotPool.tell(new SlotPool.GetStats(stats.ref()));
@@ -150,25 +160,24 @@ class RecordActorTest {
     void spill_writesThroughTheStore_retriesOnceAfterAFailure_thenReportsTheCommit() {
         start(8);
         RecordSpec s = spec(4);
-        ActorRef<RecordActor.Command> actor = kit.spawn(RecordActor.publish(records, s, snapshot(s), Duration.ZERO,
-                notice(), publisher.ref(), catalog.ref(), new RecordActor.Stores(disk.ref(), null), 1));
+        ActorRef<RecordActor.Command> actor = publish(s, Duration.ZERO);
         assertInstanceOf(Catalog.Leased.class, catalog.receiveMessage());
         SlotList slots = ((Catalog.Resident) catalog.receiveMessage()).slots();
-        actor.tell(new RecordActor.Spill(slots));
+        actor.tell(new RecordActor.Spill(7, s, slots));
         Store.Write w1 = (Store.Write) disk.receiveMessage();
         w1.replyTo().tell(new Store.WriteFailed(s.key(), false, "EIO"));
         Store.Write w2 = (Store.Write) disk.receiveMessage();
         assertEquals(slots, w2.slots());
         w2.replyTo().tell(new Store.Written(s.key(), 4096, 1000));
-        assertEquals(new Catalog.Committed(s.key(), 4096, 1000), catalog.receiveMessage());
+        assertEquals(new Catalog.Committed(s.key(), 4096, 1000, actor), catalog.receiveMessage());
     }
 
     @Test
     void spillOnAFullDisk_isNotRetried_andIsReportedGivenUp() {
         start(8);
         RecordSpec s = spec(5);
-        ActorRef<RecordActor.Command> actor = kit.spawn(RecordActor.resident(records, s, catalog.ref(), new RecordActor.Stores(disk.ref(), null)));
-        actor.tell(new RecordActor.Spill(SlotList.of(0)));
+        ActorRef<RecordActor.Command> actor = recordActor();
+        actor.tell(new RecordActor.Spill(1, s, SlotList.of(0)));
         Store.Write w = (Store.Write) disk.receiveMessage();
         w.replyTo().tell(new Store.WriteFailed(s.key(), true, "ENOSPC"));
         Catalog.WriteGivenUp g = (Catalog.WriteGivenUp) catalog.receiveMessage();
@@ -183,13 +192,56 @@ class RecordActorTest {
         records = new RecordContext(LAYOUT, host, device, slotPool, metrics, new TraceBook(64),
                 FaultInjection.NONE, Duration.ofSeconds(30), System::nanoTime, new DeviceTransfers());
         RecordSpec s = spec(6);
-        ActorRef<RecordActor.Command> actor = kit.spawn(RecordActor.resident(records, s, catalog.ref(), new RecordActor.Stores(disk.ref(), null)));
-        actor.tell(new RecordActor.Spill(SlotList.of(0)));
+        ActorRef<RecordActor.Command> actor = recordActor();
+        actor.tell(new RecordActor.Spill(1, s, SlotList.of(0)));
         assertInstanceOf(Store.Write.class, disk.receiveMessage()); // lost: never answered
         manualTime.timePasses(Duration.ofSeconds(31));
         Store.Settle settle = (Store.Settle) disk.receiveMessage();
         assertEquals(s.key(), settle.key());
         settle.replyTo().tell(new Store.Written(s.key(), 4096, 1));
         assertInstanceOf(Catalog.Committed.class, catalog.receiveMessage());
+    }
+
+    @Test
+    void recordActor_whoseRecordIsAtRest_publishesTheNextRecordItIsGiven() {
+        start(8);
+        ActorRef<RecordActor.Command> actor = kit.spawn(RecordActor.create(records, catalog.ref(),
+                new RecordActor.Stores(null, null)));
+        for (long k = 10; k < 13; k++) {
+            RecordSpec s = spec(k);
+            actor.tell(publication(k, s, Duration.ZERO));
+            assertInstanceOf(Catalog.Leased.class, catalog.receiveMessage());
+            Catalog.Resident resident = (Catalog.Resident) catalog.receiveMessage();
+            assertEquals(s, resident.spec());
+            assertEquals(actor, resident.actor(), "the same actor carried record " + k);
+            assertTrue(KeyedContent.verifyHostRecord(LAYOUT, host, resident.slots(), s.key(), true));
+            slotPool.tell(new SlotPool.Release(resident.slots(), false));
+        }
+    }
+
+    @Test
+    void recordActor_ignoresADropOfAnEarlierRecord_andWritesTheRecordItHoldsNow() {
+        start(8);
+        RecordSpec first = spec(20);
+        ActorRef<RecordActor.Command> actor = publish(first, Duration.ZERO);
+        assertInstanceOf(Catalog.Leased.class, catalog.receiveMessage());
+        SlotList firstSlots = ((Catalog.Resident) catalog.receiveMessage()).slots();
+        actor.tell(new RecordActor.Dropped(7));
+        assertEquals(new Catalog.Released(actor), catalog.receiveMessage());
+        slotPool.tell(new SlotPool.Release(firstSlots, false));
+
+        RecordSpec second = spec(21);
+        actor.tell(publication(8, second, Duration.ZERO));
+        assertInstanceOf(Catalog.Leased.class, catalog.receiveMessage());
+        SlotList slots = ((Catalog.Resident) catalog.receiveMessage()).slots();
+        actor.tell(new RecordActor.Dropped(7)); // late: about the first record
+        actor.tell(new RecordActor.Spill(7, first, firstSlots));
+        catalog.expectNoMessage(Duration.ofMillis(50));
+        disk.expectNoMessage(Duration.ofMillis(10));
+        actor.tell(new RecordActor.Spill(8, second, slots));
+        Store.Write w = (Store.Write) disk.receiveMessage();
+        assertEquals(second, w.spec());
+        w.replyTo().tell(new Store.Written(second.key(), 4096, 1));
+        assertEquals(new Catalog.Committed(second.key(), 4096, 1, actor), catalog.receiveMessage());
     }
 }
