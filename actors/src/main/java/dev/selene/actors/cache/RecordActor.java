@@ -15,8 +15,10 @@ import dev.selene.transport.gpu.DevicePlacement;
 import org.apache.pekko.actor.Cancellable;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -36,7 +38,7 @@ import java.util.concurrent.CompletableFuture;
  * catalog learns the lease and the copy's completion before anything can fail. Once resident, the slots are the
  * catalog's. A failure stops the actor (the catalog watches it and releases what its record held).
  */
-final class RecordActor {
+final class RecordActor extends AbstractBehavior<RecordActor.Command> {
 
     /** The protocol. */
     sealed interface Command permits Publish, Spill, Dropped, CopyFinished, WriteAnswered, PoolAnswered,
@@ -87,274 +89,341 @@ final class RecordActor {
     private record LeaseEnded(long generation) implements Command {
     }
 
-    private RecordActor() {
-    }
-
     /** An idle record actor of a node, reporting to {@code catalog} and writing to {@code stores}. */
     static Behavior<Command> create(RecordContext records, ActorRef<Catalog.Command> catalog, Stores stores) {
         return records.faults().around("RecordActor", Command.class, Behaviors.setup(
-                ctx -> new Worker(ctx, records, catalog, stores, TraceSource.of("RecordActor", ctx)).idle()));
+                ctx -> new RecordActor(ctx, records, catalog, stores)));
     }
 
-    /** What the actor keeps across its records. */
-    private record Worker(ActorContext<Command> ctx, RecordContext records, ActorRef<Catalog.Command> catalog,
-                          Stores stores, TraceSource origin) {
+    /** Where the actor is with its record. */
+    private enum State {
+        /** No record: waiting for the catalog's next one. */
+        IDLE,
+        /** Waiting for the slot pool's answer. */
+        ALLOCATING,
+        /** Copying from the GPU snapshot into its slots. */
+        COPYING,
+        /** Resident and dirty, waiting for the catalog to ask for its spill. */
+        PARKED,
+        /** Its write (and, with a disk and a pool, its retirement beside it) under way. */
+        WRITING,
+        /** Written; waiting for the pool's answer before reporting (it reads the same slots). */
+        REPORTING
+    }
 
-        /** Waiting for a record; whatever else comes is left over from an earlier one. */
-        Behavior<Command> idle() {
-            return Behaviors.receive(Command.class)
-                    .onMessage(Publish.class, this::publish)
-                    .onMessage(Spill.class, s -> new Phase(this, s.generation(), s.spec(), 0, null, 0)
-                            .spill(s.slots()))
-                    .onAnyMessage(m -> Behaviors.same())
-                    .build();
+    private final ActorContext<Command> ctx;
+    private final RecordContext records;
+    private final ActorRef<Catalog.Command> catalog;
+    private final Stores stores;
+    private final TraceSource origin;
+
+    // The record being carried: set when an assignment starts, confined to this actor.
+    private State state = State.IDLE;
+    private long generation;
+    private RecordSpec spec;
+    private long ticket;
+    private ActorRef<PublishResult> replyTo;
+    /** Its publication's correlation; 0 for a record restored or written again. */
+    private long correlation;
+    private DevicePlacement snapshot;
+    private long startNanos;
+    /** When the caller's snapshot lease ends ({@link System#nanoTime}). */
+    private long leaseEndNanos;
+    /** The lease's timer, once the request is queued. */
+    private Cancellable lease;
+    private boolean leaseEnded;
+    private SlotList slots;
+    private long bytes;
+    private int attempt;
+    private boolean poolPending;
+    private Catalog.Command outcome;
+
+    private RecordActor(ActorContext<Command> ctx, RecordContext records, ActorRef<Catalog.Command> catalog,
+                        Stores stores) {
+        super(ctx);
+        this.ctx = ctx;
+        this.records = records;
+        this.catalog = catalog;
+        this.stores = stores;
+        this.origin = TraceSource.of("RecordActor", ctx);
+    }
+
+    @Override
+    public Receive<Command> createReceive() {
+        return newReceiveBuilder().onMessage(Command.class, this::onCommand).build();
+    }
+
+    private Behavior<Command> onCommand(Command command) {
+        switch (command) {
+            case Publish p -> {
+                if (state == State.IDLE) {
+                    onPublish(p);
+                }
+            }
+            case Spill s -> {
+                if (state == State.IDLE) {
+                    begin(s.generation(), s.spec(), 0, null, 0);
+                    spill(s.slots());
+                } else if (state == State.PARKED && s.generation() == generation) {
+                    spill(s.slots());
+                }
+            }
+            case Dropped d -> {
+                if (state == State.PARKED && d.generation() == generation) {
+                    toIdle(new Catalog.Released(ctx.getSelf()));
+                }
+            }
+            case SlotPool.AllocateReply r -> {
+                if (state == State.ALLOCATING) {
+                    onAllocateReply(r);
+                }
+            }
+            case LeaseEnded t -> {
+                if (state == State.ALLOCATING && t.generation() == generation && !leaseEnded) {
+                    leaseEnded = true;
+                    lease = null;
+                    records.slotPool().tell(new SlotPool.Cancel(spec.key(), Purpose.PUBLISH, ticket));
+                }
+            }
+            case CopyFinished f -> {
+                if (state == State.COPYING && f.generation() == generation) {
+                    onCopyFinished(f.failure());
+                }
+            }
+            case WriteAnswered a -> {
+                if (state == State.WRITING && a.generation() == generation && a.attempt() == attempt) {
+                    onWriteAnswered(a.reply());
+                }
+            }
+            case PoolAnswered p -> {
+                if ((state == State.WRITING || state == State.REPORTING) && p.generation() == generation
+                        && poolPending) {
+                    onPoolAnswered(p.reply());
+                }
+            }
         }
+        return this;
+    }
 
-        private Behavior<Command> publish(Publish p) {
-            long startNanos = records.clock().getAsLong();
-            RecordSpec spec = p.spec();
-            int slots = spec.slots(records.layout());
-            boolean waits = p.patience().isPositive();
-            Phase phase = new Phase(this, p.generation(), spec, p.notice().ticket(), p.replyTo(), p.correlation());
-            phase.trace(waits ? "Publish: allocate " + slots + " slots (waiting up to " + p.patience().toMillis()
-                    + " ms)" : "Publish: allocate " + slots + " slots");
-            // The slot pool's replies are part of this protocol: no message adapter to register and remove per
-            // record. A request that waits is told Queued when it cannot be granted at once; only then does the
-            // lease's timer start (for what is left of the patience), so a publication granted at once schedules
-            // nothing.
-            records.slotPool().tell(new SlotPool.Allocate(spec.key(), slots, Purpose.PUBLISH, waits,
-                    ctx.getSelf().narrow(), p.notice()));
-            return phase.allocating(p.snapshot(), startNanos, System.nanoTime() + p.patience().toNanos(), null,
-                    false);
+    private void begin(long generation, RecordSpec spec, long ticket, ActorRef<PublishResult> replyTo,
+                       long correlation) {
+        this.generation = generation;
+        this.spec = spec;
+        this.ticket = ticket;
+        this.replyTo = replyTo;
+        this.correlation = correlation;
+    }
+
+    /** The record is at rest (or gone): the catalog hears {@code report} and the actor waits for the next one. */
+    private void toIdle(Catalog.Command report) {
+        catalog.tell(report);
+        state = State.IDLE;
+        spec = null;
+        replyTo = null;
+        snapshot = null;
+        lease = null;
+        slots = null;
+        outcome = null;
+    }
+
+    private void trace(String message) {
+        records.traces().append(spec.key(), origin, correlation, message, null);
+    }
+
+    private void trace(String message, String outcome) {
+        records.traces().append(spec.key(), origin, correlation, message, outcome);
+    }
+
+    // ---- publication ----
+
+    private void onPublish(Publish p) {
+        begin(p.generation(), p.spec(), p.notice().ticket(), p.replyTo(), p.correlation());
+        startNanos = records.clock().getAsLong();
+        snapshot = p.snapshot();
+        leaseEndNanos = System.nanoTime() + p.patience().toNanos();
+        leaseEnded = false;
+        lease = null;
+        int count = spec.slots(records.layout());
+        boolean waits = p.patience().isPositive();
+        trace(waits ? "Publish: allocate " + count + " slots (waiting up to " + p.patience().toMillis() + " ms)"
+                : "Publish: allocate " + count + " slots");
+        // The slot pool's replies are part of this protocol: no message adapter per record. A request that waits is
+        // told Queued when it cannot be granted at once; only then does the lease's timer start (for what is left of
+        // the patience), so a publication granted at once schedules nothing.
+        state = State.ALLOCATING;
+        records.slotPool().tell(new SlotPool.Allocate(spec.key(), count, Purpose.PUBLISH, waits,
+                ctx.getSelf().narrow(), p.notice()));
+    }
+
+    private void onAllocateReply(SlotPool.AllocateReply reply) {
+        switch (reply) {
+            case SlotPool.Queued q -> {
+                long left = leaseEndNanos - System.nanoTime();
+                if (left <= 0) {
+                    ctx.getSelf().tell(new LeaseEnded(generation));
+                } else {
+                    lease = ctx.scheduleOnce(Duration.ofNanos(left), ctx.getSelf(), new LeaseEnded(generation));
+                }
+            }
+            case SlotPool.Allocated a when leaseEnded -> {
+                records.slotPool().tell(new SlotPool.Release(a.slots(), false));
+                abandoned();
+            }
+            case SlotPool.Allocated a -> {
+                if (lease != null) {
+                    lease.cancel();
+                    lease = null;
+                }
+                startCopy(a.slots());
+            }
+            case SlotPool.Cancelled c -> abandoned();
+            case SlotPool.Short s -> ended(new PublishResult.Retry(RetryReason.NO_SPACE));
+            case SlotPool.Oversize o -> ended(new PublishResult.Oversize(o.slots(), o.maxSlots()));
         }
     }
+
+    private void abandoned() {
+        trace("Abandoned: the snapshot lease ended while waiting for slots",
+                TraceOutcome.abandoned(AbandonReason.NO_SPACE));
+        records.metrics().abandoned(AbandonReason.NO_SPACE);
+        ended(new PublishResult.Abandoned(AbandonReason.NO_SPACE.label()));
+    }
+
+    private void ended(PublishResult result) {
+        if (!(result instanceof PublishResult.Abandoned)) {
+            trace("Publish ended without the record", TraceOutcome.of(result));
+        }
+        ActorRef<PublishResult> publisher = replyTo;
+        toIdle(new Catalog.PublicationEnded(spec.key(), ctx.getSelf()));
+        records.reply(publisher, result);
+    }
+
+    private void startCopy(SlotList granted) {
+        // The slot pool told the catalog of the grant before this actor heard of it, so that a crash frees the
+        // slots; the catalog learns the copy's completion below, before anything else can fail.
+        CompletableFuture<Void> copy;
+        try {
+            CopyPlan plan = CopyPlans.forRecord(records.layout(), records.host(), granted, snapshot, spec.hasRow());
+            bytes = plan.totalBytes();
+            copy = records.transfers().track(records.copier().copyToHost(plan));
+        } catch (RuntimeException e) {
+            failCopy(granted, AbandonReason.BAD_SNAPSHOT, e);
+            return;
+        }
+        slots = granted;
+        snapshot = null;
+        state = State.COPYING;
+        trace("Copy D2H started: " + bytes + " bytes");
+        catalog.tell(new Catalog.Leased(spec.key(), granted, copy));
+        long g = generation;
+        ctx.pipeToSelf(copy, (v, failure) -> new CopyFinished(g, failure));
+    }
+
+    private void onCopyFinished(Throwable failure) {
+        if (failure != null) {
+            failCopy(slots, AbandonReason.COPY_FAILED, failure);
+            return;
+        }
+        trace("Copy D2H done");
+        records.metrics().publishLatency(records.clock().getAsLong() - startNanos);
+        Catalog.Resident resident = new Catalog.Resident(spec, slots, bytes, replyTo, ctx.getSelf(), correlation);
+        if (stores.durable() == null) {
+            toIdle(resident);
+        } else {
+            catalog.tell(resident);
+            replyTo = null;
+            state = State.PARKED;
+        }
+    }
+
+    private void failCopy(SlotList leased, AbandonReason reason, Throwable cause) {
+        records.slotPool().tell(new SlotPool.Release(leased, false));
+        trace("Failed (" + reason.label() + "): " + cause.getMessage(), TraceOutcome.failed(reason));
+        records.metrics().abandoned(reason);
+        ActorRef<PublishResult> publisher = replyTo;
+        toIdle(new Catalog.PublicationEnded(spec.key(), ctx.getSelf()));
+        records.reply(publisher, new PublishResult.Failed(reason.label(), String.valueOf(cause.getMessage())));
+    }
+
+    // ---- spill ----
 
     /**
-     * The states of one record, sharing what they all need; {@code correlation} is its publication's, 0 for a
-     * record restored or written again. A message of another {@code generation} is left over from an earlier
-     * record of this actor and is ignored.
+     * Writes to the durable store; with a disk and a pool, retires to the pool at the same time (once, no retry: the
+     * pool copy serves other hosts and outlives the disk's, the disk decides whether the record is clean). The slots
+     * stay pinned until both have answered.
      */
-    private record Phase(Worker w, long generation, RecordSpec spec, long ticket, ActorRef<PublishResult> replyTo,
-                         long correlation) {
-
-        RecordKey key() {
-            return spec.key();
+    private void spill(SlotList pinned) {
+        slots = pinned;
+        state = State.WRITING;
+        poolPending = stores.pool() != null;
+        if (poolPending) {
+            trace("Retire to the pool started (beside the disk write)");
+            RecordSpec s = spec;
+            long g = generation;
+            ctx.ask(Store.WriteReply.class, stores.pool(), records.writeCheck(), r -> new Store.Write(s, pinned, r),
+                    (reply, failure) -> new PoolAnswered(g, reply));
         }
+        write(1);
+    }
 
-        void trace(String message) {
-            w.records().traces().append(spec.key(), w.origin(), correlation, message, null);
+    private void write(int attempt) {
+        this.attempt = attempt;
+        trace(attempt == 1 ? "Spill: write started" : "Spill: write retried");
+        // An ask per attempt, so a late answer is never taken for another attempt's. When no answer comes in time
+        // (the store failed and lost the message, or the disk stalls) the store is asked how the write ended: it
+        // answers when a running write finishes, and says so when none is running.
+        RecordSpec s = spec;
+        SlotList pinned = slots;
+        long g = generation;
+        ctx.ask(Store.WriteReply.class, stores.durable(), records.writeCheck(), r -> new Store.Write(s, pinned, r),
+                (reply, failure) -> new WriteAnswered(g, attempt, reply));
+    }
+
+    private void onWriteAnswered(Store.WriteReply reply) {
+        if (reply == null) {
+            settle();
+            return;
         }
-
-        void trace(String message, String outcome) {
-            w.records().traces().append(spec.key(), w.origin(), correlation, message, outcome);
-        }
-
-        /**
-         * Waiting for the slot pool's answer; the lease ends at {@code leaseEndNanos} ({@link System#nanoTime}),
-         * {@code lease} is its timer once the request is queued.
-         */
-        Behavior<Command> allocating(DevicePlacement snapshot, long startNanos, long leaseEndNanos,
-                                     Cancellable lease, boolean leaseEnded) {
-            RecordContext records = w.records();
-            ActorContext<Command> ctx = w.ctx();
-            return Behaviors.receive(Command.class)
-                    .onMessage(SlotPool.AllocateReply.class, r -> switch (r) {
-                        case SlotPool.Queued q -> {
-                            long left = leaseEndNanos - System.nanoTime();
-                            if (left <= 0) {
-                                ctx.getSelf().tell(new LeaseEnded(generation));
-                                yield Behaviors.same();
-                            }
-                            yield allocating(snapshot, startNanos, leaseEndNanos,
-                                    ctx.scheduleOnce(Duration.ofNanos(left), ctx.getSelf(), new LeaseEnded(generation)),
-                                    leaseEnded);
-                        }
-                        case SlotPool.Allocated a when leaseEnded -> {
-                            records.slotPool().tell(new SlotPool.Release(a.slots(), false));
-                            yield abandoned();
-                        }
-                        case SlotPool.Allocated a -> {
-                            if (lease != null) {
-                                lease.cancel();
-                            }
-                            yield startCopy(snapshot, startNanos, a.slots());
-                        }
-                        case SlotPool.Cancelled c -> abandoned();
-                        case SlotPool.Short s -> ended(new PublishResult.Retry(RetryReason.NO_SPACE));
-                        case SlotPool.Oversize o -> ended(new PublishResult.Oversize(o.slots(), o.maxSlots()));
-                    })
-                    .onMessage(LeaseEnded.class, t -> {
-                        if (leaseEnded || t.generation() != generation) {
-                            return Behaviors.same();
-                        }
-                        records.slotPool().tell(new SlotPool.Cancel(key(), Purpose.PUBLISH, ticket));
-                        return allocating(snapshot, startNanos, leaseEndNanos, null, true);
-                    })
-                    .onAnyMessage(m -> Behaviors.same())
-                    .build();
-        }
-
-        private Behavior<Command> abandoned() {
-            trace("Abandoned: the snapshot lease ended while waiting for slots",
-                    TraceOutcome.abandoned(AbandonReason.NO_SPACE));
-            w.records().metrics().abandoned(AbandonReason.NO_SPACE);
-            return ended(new PublishResult.Abandoned(AbandonReason.NO_SPACE.label()));
-        }
-
-        private Behavior<Command> ended(PublishResult result) {
-            if (!(result instanceof PublishResult.Abandoned)) {
-                trace("Publish ended without the record", TraceOutcome.of(result));
+        switch (reply) {
+            case Store.Written ok -> report(new Catalog.Committed(spec.key(), ok.bytes(), ok.nanos(), ctx.getSelf()));
+            case Store.NotWritten n -> write(attempt); // its request was lost
+            case Store.WriteFailed f when !f.diskFull() && attempt == 1 -> write(2);
+            case Store.WriteFailed f -> {
+                trace("Spill given up: " + f.reason());
+                report(new Catalog.WriteGivenUp(spec.key(), f.diskFull(), f.reason(), ctx.getSelf()));
             }
-            w.catalog().tell(new Catalog.PublicationEnded(key(), w.ctx().getSelf()));
-            w.records().reply(replyTo, result);
-            return w.idle();
         }
+    }
 
-        private Behavior<Command> startCopy(DevicePlacement snapshot, long startNanos, SlotList slots) {
-            // The slot pool told the catalog of the grant before this actor heard of it, so that a crash frees
-            // the slots; the catalog learns the copy's completion below, before anything else can fail.
-            RecordContext records = w.records();
-            CompletableFuture<Void> copy;
-            long bytes;
-            try {
-                CopyPlan plan = CopyPlans.forRecord(records.layout(), records.host(), slots, snapshot, spec.hasRow());
-                bytes = plan.totalBytes();
-                copy = records.transfers().track(records.copier().copyToHost(plan));
-            } catch (RuntimeException e) {
-                return failCopy(slots, AbandonReason.BAD_SNAPSHOT, e);
-            }
-            trace("Copy D2H started: " + bytes + " bytes");
-            w.catalog().tell(new Catalog.Leased(key(), slots, copy));
-            w.ctx().pipeToSelf(copy, (v, failure) -> new CopyFinished(generation, failure));
-            return Behaviors.receive(Command.class)
-                    .onMessage(CopyFinished.class, f -> {
-                        if (f.generation() != generation) {
-                            return Behaviors.same();
-                        }
-                        if (f.failure() != null) {
-                            return failCopy(slots, AbandonReason.COPY_FAILED, f.failure());
-                        }
-                        trace("Copy D2H done");
-                        records.metrics().publishLatency(records.clock().getAsLong() - startNanos);
-                        w.catalog().tell(new Catalog.Resident(spec, slots, bytes, replyTo, w.ctx().getSelf(),
-                                correlation));
-                        return w.stores().durable() == null ? w.idle() : parked();
-                    })
-                    .onAnyMessage(m -> Behaviors.same())
-                    .build();
+    private void settle() {
+        trace("No answer from the store: asking how the write ended");
+        RecordKey key = spec.key();
+        long g = generation;
+        int a = attempt;
+        ctx.ask(Store.WriteReply.class, stores.durable(), records.writeCheck(), r -> new Store.Settle(key, r),
+                (reply, failure) -> new WriteAnswered(g, a, reply));
+    }
+
+    /** Reports the write's outcome to the catalog once the pool has answered too (it reads the same slots). */
+    private void report(Catalog.Command writeOutcome) {
+        if (poolPending) {
+            outcome = writeOutcome;
+            state = State.REPORTING;
+        } else {
+            toIdle(writeOutcome);
         }
+    }
 
-        private Behavior<Command> failCopy(SlotList slots, AbandonReason reason, Throwable cause) {
-            RecordContext records = w.records();
-            records.slotPool().tell(new SlotPool.Release(slots, false));
-            trace("Failed (" + reason.label() + "): " + cause.getMessage(), TraceOutcome.failed(reason));
-            records.metrics().abandoned(reason);
-            w.catalog().tell(new Catalog.PublicationEnded(key(), w.ctx().getSelf()));
-            records.reply(replyTo, new PublishResult.Failed(reason.label(), String.valueOf(cause.getMessage())));
-            return w.idle();
-        }
-
-        Behavior<Command> parked() {
-            return Behaviors.receive(Command.class)
-                    .onMessage(Spill.class, s -> s.generation() != generation ? Behaviors.same() : spill(s.slots()))
-                    .onMessage(Dropped.class, d -> {
-                        if (d.generation() != generation) {
-                            return Behaviors.same();
-                        }
-                        w.catalog().tell(new Catalog.Released(w.ctx().getSelf()));
-                        return w.idle();
-                    })
-                    .onAnyMessage(m -> Behaviors.same())
-                    .build();
-        }
-
-        /**
-         * Writes to the durable store; with a disk and a pool, retires to the pool at the same time (once, no
-         * retry: the pool copy serves other hosts and outlives the disk's, the disk decides whether the record is
-         * clean). The slots stay pinned until both have answered.
-         */
-        private Behavior<Command> spill(SlotList slots) {
-            boolean alsoPool = w.stores().pool() != null;
-            if (alsoPool) {
-                trace("Retire to the pool started (beside the disk write)");
-                w.ctx().ask(Store.WriteReply.class, w.stores().pool(), w.records().writeCheck(),
-                        r -> new Store.Write(spec, slots, r),
-                        (reply, failure) -> new PoolAnswered(generation, reply));
-            }
-            return write(slots, 1, alsoPool);
-        }
-
-        private Behavior<Command> write(SlotList slots, int attempt, boolean poolPending) {
-            trace(attempt == 1 ? "Spill: write started" : "Spill: write retried");
-            // An ask per attempt, so a late answer is never taken for another attempt's. When no answer comes in
-            // time (the store failed and lost the message, or the disk stalls) the store is asked how the write
-            // ended: it answers when a running write finishes, and says so when none is running.
-            w.ctx().ask(Store.WriteReply.class, w.stores().durable(), w.records().writeCheck(),
-                    r -> new Store.Write(spec, slots, r),
-                    (reply, failure) -> new WriteAnswered(generation, attempt, reply));
-            return writing(slots, attempt, poolPending);
-        }
-
-        private Behavior<Command> writing(SlotList slots, int attempt, boolean poolPending) {
-            return Behaviors.receive(Command.class)
-                    .onMessage(WriteAnswered.class, a -> a.generation() != generation || a.attempt() != attempt
-                            ? Behaviors.same()
-                            : a.reply() == null ? settle(attempt) : switch (a.reply()) {
-                        case Store.Written ok -> ended(new Catalog.Committed(key(), ok.bytes(), ok.nanos(),
-                                w.ctx().getSelf()), poolPending);
-                        case Store.NotWritten n -> write(slots, attempt, poolPending); // its request was lost
-                        case Store.WriteFailed f when !f.diskFull() && attempt == 1 -> write(slots, 2, poolPending);
-                        case Store.WriteFailed f -> {
-                            trace("Spill given up: " + f.reason());
-                            yield ended(new Catalog.WriteGivenUp(key(), f.diskFull(), f.reason(), w.ctx().getSelf()),
-                                    poolPending);
-                        }
-                    })
-                    .onMessage(PoolAnswered.class, p -> {
-                        if (p.generation() != generation) {
-                            return Behaviors.same();
-                        }
-                        poolOutcome(p.reply());
-                        return writing(slots, attempt, false);
-                    })
-                    .onAnyMessage(m -> Behaviors.same())
-                    .build();
-        }
-
-        /** Reports the write's outcome to the catalog once the pool has answered too (it reads the same slots). */
-        private Behavior<Command> ended(Catalog.Command outcome, boolean poolPending) {
-            if (!poolPending) {
-                w.catalog().tell(outcome);
-                return w.idle();
-            }
-            return Behaviors.receive(Command.class)
-                    .onMessage(PoolAnswered.class, p -> {
-                        if (p.generation() != generation) {
-                            return Behaviors.same();
-                        }
-                        poolOutcome(p.reply());
-                        w.catalog().tell(outcome);
-                        return w.idle();
-                    })
-                    .onAnyMessage(m -> Behaviors.same())
-                    .build();
-        }
-
-        private void poolOutcome(Store.WriteReply reply) {
-            if (reply instanceof Store.Written) {
-                trace("Retired to the pool", TraceOutcome.RETIRED);
-                return;
-            }
+    private void onPoolAnswered(Store.WriteReply reply) {
+        poolPending = false;
+        if (reply instanceof Store.Written) {
+            trace("Retired to the pool", TraceOutcome.RETIRED);
+        } else {
             trace("Not retired to the pool: " + (reply == null ? "no answer in time"
                     : reply instanceof Store.WriteFailed f ? f.reason() : "it was not written"));
         }
-
-        private Behavior<Command> settle(int attempt) {
-            trace("No answer from the store: asking how the write ended");
-            w.ctx().ask(Store.WriteReply.class, w.stores().durable(), w.records().writeCheck(),
-                    r -> new Store.Settle(key(), r),
-                    (reply, failure) -> new WriteAnswered(generation, attempt, reply));
-            return Behaviors.same();
+        if (state == State.REPORTING) {
+            toIdle(outcome);
         }
     }
 }

@@ -21,7 +21,8 @@ public final class CacheCounters {
 
     /** Adds {@code n} to {@code name}. */
     void add(String name, long n) {
-        counters.computeIfAbsent(name, k -> new LongAdder()).add(n);
+        LongAdder a = counters.get(name);
+        (a != null ? a : counters.computeIfAbsent(name, k -> new LongAdder())).add(n);
     }
 
     /** Raises {@code name} to {@code value} if that is higher: a high-water mark. */

@@ -171,6 +171,9 @@ public final class CacheMetrics implements AutoCloseable {
             };
         }
 
+        /** Its counter's name, built once. */
+        final String counter = "publish." + label();
+
         String label() {
             return name().toLowerCase(Locale.ROOT);
         }
@@ -402,7 +405,7 @@ public final class CacheMetrics implements AutoCloseable {
     /** A publication was answered {@code result}. */
     public void publication(PublishResult result) {
         Result r = Result.of(result);
-        counters.increment("publish." + r.label());
+        counters.increment(r.counter);
         publications.get(r).increment();
         if (result instanceof PublishResult.Stored s) {
             counters.add("publish.bytes", s.bytes());

@@ -8,10 +8,9 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.LongSupplier;
 
 /**
@@ -23,7 +22,9 @@ import java.util.function.LongSupplier;
  *
  * <p>An event costs one allocation (the event) beside its message, one clock read and the trace's lock: times come
  * from a monotonic nanosecond clock anchored to the wall clock once, so an event's time and its distance from the
- * record's previous event are exact to the microsecond and never go backwards.
+ * record's previous event are exact to the microsecond and never go backwards. A record's first event also costs
+ * a map insert and one slot of a ring of the records in the order their traces started, whose previous holder (the
+ * oldest trace) is forgotten then: no queue node, no counter.
  */
 public final class TraceBook {
 
@@ -35,8 +36,12 @@ public final class TraceBook {
     private final long anchorNanos;
     private final long anchorEpochMicros;
     private final ConcurrentHashMap<RecordKey, Trace> traces = new ConcurrentHashMap<>();
-    private final ConcurrentLinkedQueue<RecordKey> order = new ConcurrentLinkedQueue<>();
-    private final AtomicInteger size = new AtomicInteger();
+    /**
+     * The records with a trace in the order their traces started, as a ring: the trace that starts next takes the
+     * slot of the oldest, which is forgotten. Trace {@code n} (counting from 0) takes slot {@code n % maxRecords}.
+     */
+    private final AtomicReferenceArray<RecordKey> started;
+    private final AtomicLong traceCount = new AtomicLong();
     private final AtomicLong correlations = new AtomicLong();
 
     /** A book that keeps the traces of up to {@code maxRecords} records, on the system clock. */
@@ -50,6 +55,7 @@ public final class TraceBook {
             throw new IllegalArgumentException("trace capacity must be at least 1 record, was " + maxRecords);
         }
         this.maxRecords = maxRecords;
+        this.started = new AtomicReferenceArray<>(maxRecords);
         this.nanoClock = nanoClock;
         this.anchorNanos = nanoClock.getAsLong();
         this.anchorEpochMicros = TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());
@@ -70,11 +76,18 @@ public final class TraceBook {
      * (the publication or restore a shared actor such as the disk store works for); {@code outcome} may be null.
      */
     public void append(RecordKey key, TraceSource source, long correlation, String message, String outcome) {
-        Trace trace = traces.computeIfAbsent(key, k -> {
-            order.add(k);
-            size.incrementAndGet();
-            return new Trace();
-        });
+        Trace trace = traces.get(key);
+        if (trace == null) {
+            Trace fresh = new Trace();
+            trace = traces.putIfAbsent(key, fresh);
+            if (trace == null) {
+                trace = fresh;
+                RecordKey oldest = started.getAndSet((int) (traceCount.getAndIncrement() % maxRecords), key);
+                if (oldest != null) {
+                    traces.remove(oldest);
+                }
+            }
+        }
         long now = nanoClock.getAsLong();
         synchronized (trace) {
             long since = trace.lastNanos == Long.MIN_VALUE ? -1 : Math.max(0, (now - trace.lastNanos) / 1_000);
@@ -87,15 +100,6 @@ public final class TraceBook {
             }
             trace.events.addLast(new TraceEvent(epochMicros(now), since, source.kind(), source.path(), message,
                     outcome, trace.correlation));
-        }
-        while (size.get() > maxRecords) {
-            RecordKey oldest = order.poll();
-            if (oldest == null) {
-                break;
-            }
-            if (traces.remove(oldest) != null) {
-                size.decrementAndGet();
-            }
         }
     }
 
@@ -132,7 +136,7 @@ public final class TraceBook {
 
     /** Number of records with a trace. */
     public int records() {
-        return size.get();
+        return traces.size();
     }
 
     private long epochMicros(long nanos) {

@@ -133,4 +133,49 @@ class TraceBookTest {
     private static List<RecordKey> keys(List<TraceBook.RecordTrace> traces) {
         return traces.stream().map(TraceBook.RecordTrace::key).toList();
     }
+
+    @Test
+    void book_keepsTheTracesOfAtMostItsCapacity_forgettingTheEarliestStartedFirst() {
+        for (long k = 0; k < 250; k++) {
+            book.append(new RecordKey("ns", k), SOURCE, "started");
+        }
+        assertEquals(100, book.records());
+        assertTrue(book.trace(new RecordKey("ns", 149)).isEmpty(), "started 101st from the end: forgotten");
+        assertTrue(book.trace(new RecordKey("ns", 150)).isPresent());
+        assertTrue(book.trace(new RecordKey("ns", 249)).isPresent());
+
+        // a later event does not make a trace younger: the earliest started goes first all the same
+        RecordKey earliest = new RecordKey("ns", 150);
+        book.append(earliest, SOURCE, "touched again");
+        book.append(new RecordKey("ns", 250), SOURCE, "started");
+        assertTrue(book.trace(earliest).isEmpty());
+        assertTrue(book.trace(new RecordKey("ns", 151)).isPresent());
+        assertEquals(100, book.records());
+    }
+
+    @Test
+    void book_appendedFromSeveralThreadsAtOnce_staysWithinItsCapacity_andKeepsEveryEventOfTheLatestRecords()
+            throws Exception {
+        int threads = 4;
+        int recordsEach = 5_000;
+        List<Thread> running = new java.util.ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            long first = (long) t * recordsEach;
+            running.add(Thread.ofPlatform().start(() -> {
+                for (long k = first; k < first + recordsEach; k++) {
+                    RecordKey key = new RecordKey("ns", k);
+                    book.append(key, SOURCE, "one");
+                    book.append(key, SOURCE, "two");
+                }
+            }));
+        }
+        for (Thread t : running) {
+            t.join();
+        }
+        assertTrue(book.records() <= 100, book.records() + " traces kept");
+        for (int t = 0; t < threads; t++) {
+            RecordKey last = new RecordKey("ns", (long) t * recordsEach + recordsEach - 1);
+            book.trace(last).ifPresent(events -> assertEquals(2, events.size(), "both events of " + last));
+        }
+    }
 }
