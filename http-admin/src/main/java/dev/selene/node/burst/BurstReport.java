@@ -69,6 +69,8 @@ public final class BurstReport {
     double rawCopyGbps;
     /** Each raw copy half's GB/s, in order (before the burst, after it). */
     double[] rawCopyPassGbps = new double[0];
+    /** Each raw copy half's bytes per CPU-second of its copying threads, in the same order. */
+    double[] rawCopyPassCpuGbps = new double[0];
     /** Each record's snapshot copied with one large device copy (after the passes, into the same slots). */
     double rawWholeCopyGbps;
     /** The raw copy's bytes per CPU-second of its threads. */
@@ -211,6 +213,7 @@ public final class BurstReport {
         m.put("publish_gbps", round(publishGbps));
         m.put("raw_copy_gbps", round(rawCopyGbps));
         m.put("raw_copy_pass_gbps", Arrays.stream(rawCopyPassGbps).map(BurstReport::round).boxed().toList());
+        m.put("raw_copy_pass_cpu_gbps", Arrays.stream(rawCopyPassCpuGbps).map(BurstReport::round).boxed().toList());
         m.put("raw_whole_copy_gbps", round(rawWholeCopyGbps));
         m.put("publish_vs_whole_copy", round(ratio(publishGbps, rawWholeCopyGbps)));
         m.put("publish_vs_raw_copy", round(rawCopyGbps > 0 ? publishGbps / rawCopyGbps : 0));

@@ -36,6 +36,11 @@ final class RawPublishCopy implements AutoCloseable {
         double gbps() {
             return wallNanos > 0 ? bytes / (double) wallNanos : 0;
         }
+
+        /** Bytes per CPU-second of the copying threads, in GB/s. */
+        double cpuGbps() {
+            return cpuNanos > 0 ? bytes / (double) cpuNanos : 0;
+        }
     }
 
     private final Layout layout;
@@ -101,6 +106,26 @@ final class RawPublishCopy implements AutoCloseable {
             return pass;
         } catch (ExecutionException e) {
             throw new IllegalStateException("raw copy failed: " + e.getCause().getMessage(), e.getCause());
+        }
+    }
+
+    /**
+     * Runs the share-by-share copy path {@code calls} times into a scratch mapping of one record (not one of the
+     * passes, not counted): its first few thousand device copies run interpreted, tens of microseconds each, which
+     * would make the first timed pass the JIT's and not the memory's. The node's own copy path is warmed by the
+     * burst's warm-up; this warms the baseline's.
+     */
+    void warmUp(DeviceCopier copier, DevicePlacement snapshot, boolean hasRow, int calls) {
+        try (HostMemory scratch = HostMemory.allocate(layout, layout.slotsPerRecord(hasRow))) {
+            int done = 0;
+            while (done < calls) {
+                for (int piece = 0; piece < layout.slotsPerRecord(hasRow) && done < calls; piece++) {
+                    int len = layout.pieceBytes(piece);
+                    for (int rank = 0; rank < layout.ranks() && done < calls; rank++, done++) {
+                        copier.readDevice(snapshot.address(layout, piece, rank), scratch.share(piece, rank, len));
+                    }
+                }
+            }
         }
     }
 

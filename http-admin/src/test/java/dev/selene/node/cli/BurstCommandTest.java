@@ -52,6 +52,8 @@ class BurstCommandTest {
         assertTrue(j.get("verified").asBoolean());
         assertTrue(j.get("raw_copy_gbps").asDouble() > 0);
         assertEquals(2, j.get("raw_copy_pass_gbps").size(), "the raw copy runs in two halves around the burst");
+        assertEquals(2, j.get("raw_copy_pass_cpu_gbps").size(), "each half's rate per CPU-second of its threads");
+        assertTrue(j.get("raw_copy_pass_cpu_gbps").get(0).asDouble() > 0);
         assertTrue(j.get("raw_whole_copy_gbps").asDouble() > 0, "and once as one large copy per record");
         assertEquals(0.0, j.get("retries_per_publication").asDouble(), "the node holds a waiting publication itself");
         assertTrue(j.get("publish_cpu_gbps").asDouble() > 0, "the copy threads' CPU time is measured");
