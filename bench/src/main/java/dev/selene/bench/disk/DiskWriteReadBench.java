@@ -2,6 +2,7 @@ package dev.selene.bench.disk;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.selene.actors.cache.HostCache;
 import dev.selene.engine.layout.Layout;
 import dev.selene.transport.disk.DirectRecordIo;
 import dev.selene.transport.disk.RecordIo;
@@ -40,8 +41,9 @@ import java.util.concurrent.ExecutorService;
  * GB/s counts body bytes for every mode (Selene's 8 KiB of header and footer per record are its overhead). Ratios
  * are medians over rounds of the ratio within each round, so that a noisy machine's drift cancels.
  *
- * <p>Usage: {@code DiskWriteReadBench [--layouts deepseek-tp4,qwen-tp1] [--mib 1024 | --records N] [--threads 4]
- * [--rounds 3] [--dir target/disk-bench] [--json target/disk-write-read.json]}
+ * <p>Usage: {@code DiskWriteReadBench [--layouts deepseek-tp4,qwen-tp1] [--mib 1024 | --records N] [--threads 12]
+ * [--rounds 3] [--dir target/disk-bench] [--json target/disk-write-read.json]}; the threads default to the spill
+ * scheduler's in-flight cap ({@link HostCache#SPILL_IN_FLIGHT_CAP}).
  */
 public final class DiskWriteReadBench {
 
@@ -91,7 +93,7 @@ public final class DiskWriteReadBench {
         List<Layout> layouts = List.of(Layout.deepseekTp4(), Layout.qwenTp1());
         long mib = 1024;
         int records = 0;
-        int threads = 4;
+        int threads = HostCache.SPILL_IN_FLIGHT_CAP;
         int rounds = 3;
         Path dir = Path.of("target", "disk-bench");
         Path json = Path.of("target", "disk-write-read.json");

@@ -33,9 +33,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * (no row) published into a memory-only node that evicts its coldest records once full, {@code concurrency}
  * publications in flight. It measures, over the timed window, the CPU time of every Java thread grouped by role
  * (the actor dispatchers, the simulated copy engine, the publishing thread) and of the whole process (JIT and GC
- * included), divided by the publications stored; and it records JFR execution samples during the same window and
- * prints the methods and the Pekko phases (spawning and stopping actors, message adapters, timers) that the
- * dispatchers' samples fall in.
+ * included) and the heap allocated by every Java thread, divided by the publications stored; and it records JFR
+ * execution samples during the same window and prints the methods and the Pekko phases (spawning and stopping
+ * actors, message adapters, timers) that the dispatchers' samples fall in.
  *
  * <p>Usage: {@code [records] [warm-up records] [concurrency]} (defaults 200000, 100000, 64). Run with
  * {@code --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow}.
@@ -54,6 +54,7 @@ public final class ProtocolCostBench {
         int warmUp = args.length > 1 ? Integer.parseInt(args[1]) : 100_000;
         int concurrency = args.length > 2 ? Integer.parseInt(args[2]) : 64;
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        com.sun.management.ThreadMXBean allocated = (com.sun.management.ThreadMXBean) threads;
         com.sun.management.OperatingSystemMXBean os =
                 (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         try (SimulatedDevice copier = SimulatedDevice.create()) {
@@ -66,6 +67,7 @@ public final class ProtocolCostBench {
                 Path jfr = Files.createTempFile("protocol-cost", ".jfr");
                 Map<String, Long> cpu0 = cpuByRole(threads);
                 long process0 = os.getProcessCpuTime();
+                long allocated0 = allocated.getTotalThreadAllocatedBytes();
                 long t0 = System.nanoTime();
                 long stored;
                 try (Recording recording = new Recording()) {
@@ -77,11 +79,14 @@ public final class ProtocolCostBench {
                 }
                 long wall = System.nanoTime() - t0;
                 long process = os.getProcessCpuTime() - process0;
+                long allocatedBytes = allocated.getTotalThreadAllocatedBytes() - allocated0;
                 Map<String, Long> cpu1 = cpuByRole(threads);
                 System.out.printf(Locale.ROOT, "publications stored: %d of %d in %.2f s (%.0f per second), %d in "
                         + "flight%n", stored, records, wall / 1e9, stored / (wall / 1e9), concurrency);
                 System.out.printf(Locale.ROOT, "process CPU per publication: %.1f us (JIT and GC included)%n",
                         process / 1e3 / stored);
+                System.out.printf(Locale.ROOT, "heap allocated per publication: %d bytes (every Java thread)%n",
+                        allocatedBytes / stored);
                 for (String role : cpu1.keySet()) {
                     long used = cpu1.get(role) - cpu0.getOrDefault(role, 0L);
                     System.out.printf(Locale.ROOT, "  %-22s %7.1f us per publication%n", role, used / 1e3 / stored);

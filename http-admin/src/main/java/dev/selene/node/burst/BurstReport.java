@@ -234,7 +234,9 @@ public final class BurstReport {
         m.put("raw_disk_write_gbps", round(rawDiskWriteGbps));
         m.put("disk_read_gbps", round(diskReadGbps));
         m.put("raw_disk_read_gbps", round(rawDiskReadGbps));
-        m.put("raw_disk_read_threads", rawDiskReadThreads);
+        if (rawDiskReadGbps > 0) {
+            m.put("raw_disk_read_threads", rawDiskReadThreads);
+        }
         m.put("mean_read_depth", round(meanReadDepth));
         if (rawDiskError != null) {
             m.put("raw_disk_error", rawDiskError);

@@ -22,8 +22,13 @@ import dev.selene.transport.gpu.KeyedContent;
 import dev.selene.transport.gpu.SimulatedDevice;
 import dev.selene.transport.pool.RecordImage;
 
+import com.sun.management.OperatingSystemMXBean;
+
 import java.io.IOException;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -654,9 +659,9 @@ public final class BurstRun {
 
     /** CPU time so far of the live threads whose name starts with {@code prefix}, summed. */
     private static long threadCpuNanos(String prefix) {
-        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         long sum = 0;
-        for (java.lang.management.ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds(), 0)) {
+        for (ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds(), 0)) {
             if (t != null && t.getThreadName().startsWith(prefix)) {
                 sum += Math.max(0, mx.getThreadCpuTime(t.getThreadId()));
             }
@@ -665,8 +670,7 @@ public final class BurstRun {
     }
 
     private static long processCpuNanos() {
-        return java.lang.management.ManagementFactory.getPlatformMXBean(
-                com.sun.management.OperatingSystemMXBean.class).getProcessCpuTime();
+        return ManagementFactory.getPlatformMXBean(OperatingSystemMXBean.class).getProcessCpuTime();
     }
 
     private static long percentile(long[] sorted, double p) {
