@@ -1,0 +1,58 @@
+package dev.selene.bench.pipeline;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.Locale;
+
+/**
+ * How fast the machine writes memory that has sat idle, with no Selene code involved: maps a source and a target of
+ * {@code gib} GiB each (zeroed, so every page is touched once), waits {@code idle-ms}, fills the source, waits
+ * {@code pause-ms}, then copies the source's first half into the target's and then its second half, in 64 KiB
+ * pieces (the burst's share size for the DeepSeek layout). It shows, with no Selene code involved, what the burst's
+ * raw copy baseline runs into: on the 2-core development VM the first half of two back-to-back copies ran 15-45%
+ * slower than the second in every run, per CPU-second of the copying thread as much as per wall-clock second (a
+ * variant that first copied as much into a third region did the same); and filling memory left idle 15 s ran from
+ * as fast as to 3.5x slower than filling memory just mapped.
+ *
+ * <p>Usage: {@code IdleMemoryProbe [gib] [idle-ms] [pause-ms]} (defaults 3, 15000, 100).
+ */
+public final class IdleMemoryProbe {
+
+    private static final long PIECE_BYTES = 64 << 10;
+
+    private IdleMemoryProbe() {
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        long bytes = (args.length > 0 ? Long.parseLong(args[0]) : 3) << 30;
+        long idleMillis = args.length > 1 ? Long.parseLong(args[1]) : 15_000;
+        long pauseMillis = args.length > 2 ? Long.parseLong(args[2]) : 100;
+        long half = bytes / 2 / PIECE_BYTES * PIECE_BYTES;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment target = arena.allocate(2 * half, 4096);
+            MemorySegment source = arena.allocate(2 * half, 4096);
+            Thread.sleep(idleMillis);
+            long t0 = System.nanoTime();
+            source.fill((byte) 7);
+            print("fill the source after " + idleMillis + " ms idle", 2 * half, System.nanoTime() - t0);
+            Thread.sleep(pauseMillis);
+            ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+            for (int h = 0; h < 2; h++) {
+                long start = System.nanoTime();
+                long cpuStart = mx.getCurrentThreadCpuTime();
+                for (long offset = h * half; offset < (h + 1) * half; offset += PIECE_BYTES) {
+                    MemorySegment.copy(source, offset, target, offset, PIECE_BYTES);
+                }
+                long cpu = mx.getCurrentThreadCpuTime() - cpuStart;
+                print("copy half " + (h + 1) + " into the target (64 KiB pieces)", half, System.nanoTime() - start);
+                print("  the same per CPU-second of the copying thread", half, cpu);
+            }
+        }
+    }
+
+    private static void print(String what, long bytes, long nanos) {
+        System.out.printf(Locale.ROOT, "%-48s %6.2f GB/s%n", what, bytes / (double) nanos);
+    }
+}
