@@ -175,8 +175,12 @@ public final class HostCache {
     private record ChildStopped(String name) implements Command {
     }
 
+    /** The slot pool's figures for a status request; null {@code stats} when the slot pool did not answer in time. */
     private record SlotStats(SlotPool.Stats stats, ActorRef<CacheStatus> replyTo) implements Command {
     }
+
+    /** How long a status request waits for the slot pool's figures. */
+    static final Duration SLOT_STATS_TIMEOUT = Duration.ofSeconds(10);
 
     /**
      * What a node is built from besides its configuration: the device copier (the caller keeps and closes it), the
@@ -516,9 +520,18 @@ public final class HostCache {
                         r.recompute(), r.replyTo(), parts.traces().newCorrelation()));
                 case Drain d -> catalog.tell(new Catalog.Drain(d.timeout(), d.replyTo()));
                 case ReportAbandoned a -> onAbandoned(metrics, parts.traces(), TraceSource.of("HostCache", ctx), a);
-                case GetStatus g -> slotPool.tell(new SlotPool.GetStats(ctx.messageAdapter(SlotPool.Stats.class,
-                        s -> new SlotStats(s, g.replyTo()))));
-                case SlotStats s -> catalog.tell(new Catalog.GetStatus(s.stats(), s.replyTo()));
+                // An ask per request (not one message adapter for every request: registering an adapter for a class
+                // replaces the previous one, so a second status request in flight took the first one's answer).
+                case GetStatus g -> ctx.ask(SlotPool.Stats.class, slotPool, SLOT_STATS_TIMEOUT, SlotPool.GetStats::new,
+                        (stats, failure) -> new SlotStats(stats, g.replyTo()));
+                case SlotStats s -> {
+                    if (s.stats() != null) {
+                        catalog.tell(new Catalog.GetStatus(s.stats(), s.replyTo()));
+                    } else {
+                        ctx.getLog().warn("the slot pool did not answer a status request within {} s",
+                                SLOT_STATS_TIMEOUT.toSeconds());
+                    }
+                }
                 case ListRecords l -> catalog.tell(new Catalog.ListRecords(l.namespace(), l.tier(), l.offset(),
                         l.limit(), l.replyTo()));
                 case DescribeRecord d -> catalog.tell(new Catalog.DescribeRecord(d.key(), d.replyTo()));

@@ -326,6 +326,18 @@ class HostCacheTest {
         assertEquals(Catalog.IDLE_RECORD_ACTORS_KEPT, recordActors(cache), "the next one took an idle actor");
     }
 
+    @Test
+    void statusRequestsInFlightAtOnce_areEachAnswered() throws Exception {
+        SeleneCache cache = node(64);
+        List<CompletableFuture<CacheStatus>> asked = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            asked.add(cache.status().toCompletableFuture());
+        }
+        for (CompletableFuture<CacheStatus> f : asked) {
+            assertTrue(f.get(10, TimeUnit.SECONDS).enabled());
+        }
+    }
+
     /** The node's live record actors, from the actor census. */
     private static int recordActors(SeleneCache cache) {
         return ActorCensus.of(cache.system()).snapshot(0).kinds().stream()
