@@ -137,6 +137,14 @@ public final class BurstRun {
      * threshold (about 10,000 calls), so that the first pass is not timed while its copy path runs interpreted.
      */
     static final int RAW_COPY_WARMUP_CALLS = 30_000;
+    /**
+     * How long at least the raw copy baseline copies, untimed, right before its first pass: on the development VM
+     * the first second or so of a sustained copy ran up to 2x slower than what followed unless it was preceded by
+     * 1.5 s of copying (then both halves of a copy ran alike).
+     */
+    static final long RAW_COPY_WARMUP_NANOS = TimeUnit.MILLISECONDS.toNanos(1_500);
+    /** The scratch memory that warm-up copies into (cycled), large enough not to stay in the caches. */
+    static final long RAW_COPY_WARMUP_SCRATCH_BYTES = 256L << 20;
 
     /**
      * Runs the burst and the probe and returns the report. When {@code warmUp}, a small untimed burst on a
@@ -270,7 +278,8 @@ public final class BurstRun {
             }
         }
         if (baselines) {
-            raw.warmUp(copier, snapshots.getFirst(), hasRow.getFirst(), RAW_COPY_WARMUP_CALLS);
+            raw.warmUp(copier, snapshots, hasRow, RAW_COPY_WARMUP_CALLS, RAW_COPY_WARMUP_NANOS,
+                    RAW_COPY_WARMUP_SCRATCH_BYTES);
             raw.copy(copier, snapshots, hasRow, 0, snapshots.size() / 2);
         }
         // The raw O_DIRECT baseline, like the raw copy, runs in two halves around the burst and probe: the disk's

@@ -110,21 +110,35 @@ final class RawPublishCopy implements AutoCloseable {
     }
 
     /**
-     * Runs the share-by-share copy path {@code calls} times into a scratch mapping of one record (not one of the
-     * passes, not counted): its first few thousand device copies run interpreted, tens of microseconds each, which
-     * would make the first timed pass the JIT's and not the memory's. The node's own copy path is warmed by the
-     * burst's warm-up; this warms the baseline's.
+     * Runs the share-by-share copy path, untimed, at least {@code calls} times and for at least {@code nanos}, copying
+     * {@code snapshots} round-robin into a scratch mapping of {@code scratchBytes} (not one of the passes, not
+     * counted). Two reasons, both measured: the path's first few thousand device copies run interpreted, tens of
+     * microseconds each; and on the virtual machines this project is measured on, the first second or so of any
+     * sustained copy runs slower (up to 2x) than what follows, with or without Selene, unless the machine was copying
+     * just before. The node's own copy path is warmed by the burst's warm-up and its burst follows this baseline's
+     * first half; this brings the first half to the same state.
      */
-    void warmUp(DeviceCopier copier, DevicePlacement snapshot, boolean hasRow, int calls) {
-        try (HostMemory scratch = HostMemory.allocate(layout, layout.slotsPerRecord(hasRow))) {
+    void warmUp(DeviceCopier copier, List<DevicePlacement> snapshots, List<Boolean> hasRow, int calls, long nanos,
+                long scratchBytes) {
+        int recordSlots = layout.slotsPerRecord(true);
+        int scratchSlots = (int) Math.max(recordSlots, scratchBytes / layout.slotBytes());
+        try (HostMemory scratch = HostMemory.allocate(layout, scratchSlots)) {
+            long end = System.nanoTime() + nanos;
             int done = 0;
-            while (done < calls) {
-                for (int piece = 0; piece < layout.slotsPerRecord(hasRow) && done < calls; piece++) {
+            int slot = 0;
+            for (int r = 0; done < calls || System.nanoTime() < end; r = (r + 1) % snapshots.size()) {
+                int pieces = layout.slotsPerRecord(hasRow.get(r));
+                if (slot + pieces > scratchSlots) {
+                    slot = 0;
+                }
+                for (int piece = 0; piece < pieces; piece++) {
                     int len = layout.pieceBytes(piece);
-                    for (int rank = 0; rank < layout.ranks() && done < calls; rank++, done++) {
-                        copier.readDevice(snapshot.address(layout, piece, rank), scratch.share(piece, rank, len));
+                    for (int rank = 0; rank < layout.ranks(); rank++, done++) {
+                        copier.readDevice(snapshots.get(r).address(layout, piece, rank),
+                                scratch.share(slot + piece, rank, len));
                     }
                 }
+                slot += pieces;
             }
         }
     }

@@ -8,8 +8,10 @@ import dev.selene.transport.gpu.KeyedContent;
 import dev.selene.transport.gpu.SimulatedDevice;
 import org.junit.jupiter.api.Test;
 
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -17,15 +19,16 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The burst's raw copy baseline on the simulated device: its two halves copy every share of the burst's own
- * snapshots, each record into its own slots, and count exactly the bytes the node would publish.
+ * The burst's raw copy baseline on the simulated device: its untimed warm-up copies into scratch memory only; its two
+ * halves copy every share of the burst's own snapshots, each record into its own slots, and count exactly the bytes
+ * the node would publish.
  */
 class RawPublishCopyTest {
 
     private static final Layout LAYOUT = Layout.small();
 
     @Test
-    void twoHalves_copyEveryShareOfEverySnapshot_intoItsOwnSlots_andCountThePublishedBytes() throws Exception {
+    void warmUp_writesNoTargetSlot_thenTwoHalves_copyEveryShareOfEverySnapshot_intoItsOwnSlots_andCountTheBytes() throws Exception {
         List<RecordKey> keys = new ArrayList<>();
         List<DevicePlacement> snapshots = new ArrayList<>();
         List<Boolean> hasRow = new ArrayList<>();
@@ -45,6 +48,13 @@ class RawPublishCopyTest {
                 slots += LAYOUT.slotsPerRecord(row);
             }
             try (RawPublishCopy raw = RawPublishCopy.allocate(LAYOUT, slots, 2)) {
+                long warmStart = System.nanoTime();
+                raw.warmUp(device, snapshots, hasRow, 500, TimeUnit.MILLISECONDS.toNanos(50), 1 << 20);
+                assertTrue(System.nanoTime() - warmStart >= TimeUnit.MILLISECONDS.toNanos(50), "it copies that long");
+                assertEquals(0, raw.passes().size(), "the warm-up is not a pass");
+                MemorySegment target = raw.target().segment();
+                assertEquals(-1, target.mismatch(MemorySegment.ofArray(new byte[(int) target.byteSize()])),
+                        "nor does it write a target slot: each is written once, by its pass");
                 RawPublishCopy.Pass first = raw.copy(device, snapshots, hasRow, 0, 3);
                 RawPublishCopy.Pass second = raw.copy(device, snapshots, hasRow, 3, 7);
                 assertEquals(published, first.bytes() + second.bytes(), "the halves move the burst's bytes");
