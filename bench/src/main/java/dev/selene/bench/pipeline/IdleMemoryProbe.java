@@ -9,18 +9,21 @@ import java.util.Locale;
 /**
  * How fast the machine writes memory that has sat idle, with no Selene code involved: maps a source and a target of
  * {@code gib} GiB each (zeroed, so every page is touched once), waits {@code idle-ms}, fills the source, waits
- * {@code pause-ms}, then copies the source's first half into the target's and then its second half, in 64 KiB
+ * {@code pause-ms}, copies for {@code warm-ms} through a 256 MiB scratch pair (none by default), then copies the
+ * source's first half into the target's and then its second half, in 64 KiB
  * pieces (the burst's share size for the DeepSeek layout). It shows, with no Selene code involved, what the burst's
  * raw copy baseline runs into: on the 2-core development VM the first half of two back-to-back copies ran 15-45%
  * slower than the second in every run, per CPU-second of the copying thread as much as per wall-clock second (a
  * variant that first copied as much into a third region did the same); and filling memory left idle 15 s ran from
- * as fast as to 3.5x slower than filling memory just mapped.
+ * as fast as to 3.5x slower than filling memory just mapped. {@code warm-ms} tests whether copying just before
+ * changes that (the benchmarks document says what it gave).
  *
- * <p>Usage: {@code IdleMemoryProbe [gib] [idle-ms] [pause-ms]} (defaults 3, 15000, 100).
+ * <p>Usage: {@code IdleMemoryProbe [gib] [idle-ms] [pause-ms] [warm-ms]} (defaults 3, 15000, 100, 0).
  */
 public final class IdleMemoryProbe {
 
     private static final long PIECE_BYTES = 64 << 10;
+    private static final long WARM_SCRATCH_BYTES = 256L << 20;
 
     private IdleMemoryProbe() {
     }
@@ -29,6 +32,7 @@ public final class IdleMemoryProbe {
         long bytes = (args.length > 0 ? Long.parseLong(args[0]) : 3) << 30;
         long idleMillis = args.length > 1 ? Long.parseLong(args[1]) : 15_000;
         long pauseMillis = args.length > 2 ? Long.parseLong(args[2]) : 100;
+        long warmMillis = args.length > 3 ? Long.parseLong(args[3]) : 0;
         long half = bytes / 2 / PIECE_BYTES * PIECE_BYTES;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment target = arena.allocate(2 * half, 4096);
@@ -38,6 +42,19 @@ public final class IdleMemoryProbe {
             source.fill((byte) 7);
             print("fill the source after " + idleMillis + " ms idle", 2 * half, System.nanoTime() - t0);
             Thread.sleep(pauseMillis);
+            if (warmMillis > 0) {
+                MemorySegment from = arena.allocate(WARM_SCRATCH_BYTES, 4096);
+                MemorySegment to = arena.allocate(WARM_SCRATCH_BYTES, 4096);
+                long moved = 0;
+                long start = System.nanoTime();
+                while (System.nanoTime() - start < warmMillis * 1_000_000) {
+                    for (long offset = 0; offset < WARM_SCRATCH_BYTES; offset += PIECE_BYTES) {
+                        MemorySegment.copy(from, offset, to, offset, PIECE_BYTES);
+                    }
+                    moved += WARM_SCRATCH_BYTES;
+                }
+                print("copy " + warmMillis + " ms through 256 MiB of scratch", moved, System.nanoTime() - start);
+            }
             ThreadMXBean mx = ManagementFactory.getThreadMXBean();
             for (int h = 0; h < 2; h++) {
                 long start = System.nanoTime();
