@@ -406,7 +406,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             case ADMITTED -> {
                 long ticket = ++tickets;
                 ActorRef<RecordActor.Command> actor = recordActor();
-                actor.tell(new RecordActor.Publish(ticket, p.spec(), p.snapshot(), p.patience(),
+                actor.tell(new RecordActor.Publish(p.spec(), p.snapshot(), p.patience(),
                         new SlotPool.LeaseNotice(ticket, grants), p.replyTo(), correlation));
                 live.put(key, new Live(actor, ticket, p.replyTo(), null, null));
             }

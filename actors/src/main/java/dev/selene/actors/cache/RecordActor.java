@@ -48,12 +48,11 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
     /**
      * From the catalog, to an idle actor: publish {@code spec} from {@code snapshot}. With a positive
      * {@code patience} it waits in line for slots that long (the caller's snapshot lease) and is then abandoned;
-     * with zero it is told {@code Retry(no_space)} at once when no slots are free. Its trace events carry the
-     * publication's {@code correlation}.
+     * with zero it is told {@code Retry(no_space)} at once when no slots are free. The ticket of its slot pool
+     * {@code notice} is the assignment's generation. Its trace events carry the publication's {@code correlation}.
      */
-    record Publish(long generation, RecordSpec spec, DevicePlacement snapshot, Duration patience,
-                   SlotPool.LeaseNotice notice, ActorRef<PublishResult> replyTo, long correlation)
-            implements Command {
+    record Publish(RecordSpec spec, DevicePlacement snapshot, Duration patience, SlotPool.LeaseNotice notice,
+                   ActorRef<PublishResult> replyTo, long correlation) implements Command {
     }
 
     /**
@@ -121,7 +120,6 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
     private State state = State.IDLE;
     private long generation;
     private RecordSpec spec;
-    private long ticket;
     private ActorRef<PublishResult> replyTo;
     /** Its publication's correlation; 0 for a record restored or written again. */
     private long correlation;
@@ -162,7 +160,7 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
             }
             case Spill s -> {
                 if (state == State.IDLE) {
-                    begin(s.generation(), s.spec(), 0, null, 0);
+                    begin(s.generation(), s.spec(), null, 0);
                     spill(s.slots());
                 } else if (state == State.PARKED && s.generation() == generation) {
                     spill(s.slots());
@@ -182,7 +180,7 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
                 if (state == State.ALLOCATING && t.generation() == generation && !leaseEnded) {
                     leaseEnded = true;
                     lease = null;
-                    records.slotPool().tell(new SlotPool.Cancel(spec.key(), Purpose.PUBLISH, ticket));
+                    records.slotPool().tell(new SlotPool.Cancel(spec.key(), Purpose.PUBLISH, generation));
                 }
             }
             case CopyFinished f -> {
@@ -205,11 +203,9 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
         return this;
     }
 
-    private void begin(long generation, RecordSpec spec, long ticket, ActorRef<PublishResult> replyTo,
-                       long correlation) {
+    private void begin(long generation, RecordSpec spec, ActorRef<PublishResult> replyTo, long correlation) {
         this.generation = generation;
         this.spec = spec;
-        this.ticket = ticket;
         this.replyTo = replyTo;
         this.correlation = correlation;
     }
@@ -237,7 +233,7 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
     // ---- publication ----
 
     private void onPublish(Publish p) {
-        begin(p.generation(), p.spec(), p.notice().ticket(), p.replyTo(), p.correlation());
+        begin(p.notice().ticket(), p.spec(), p.replyTo(), p.correlation());
         startNanos = records.clock().getAsLong();
         snapshot = p.snapshot();
         leaseEndNanos = System.nanoTime() + p.patience().toNanos();

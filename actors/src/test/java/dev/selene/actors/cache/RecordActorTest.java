@@ -99,14 +99,25 @@ class RecordActorTest {
     }
 
     private RecordActor.Publish publication(long generation, RecordSpec s, Duration patience) {
-        return new RecordActor.Publish(generation, s, snapshot(s), patience,
+        return new RecordActor.Publish(s, snapshot(s), patience,
                 new SlotPool.LeaseNotice(generation, grants.ref()), publisher.ref(), 1);
+    }
+
+    /** The catalog's next two reports of a publication: its copy started, then the record resident. */
+    private Catalog.Resident copiedIn() {
+        assertInstanceOf(Catalog.Leased.class, catalog.receiveMessage());
+        return assertInstanceOf(Catalog.Resident.class, catalog.receiveMessage());
     }
 
     /** Takes every slot from the pool, so that a publication has to wait in line. */
     private SlotList fillPool() {
+        return take(TOTAL_SLOTS);
+    }
+
+    /** Takes {@code slots} slots from the pool. */
+    private SlotList take(int slots) {
         TestProbe<SlotPool.AllocateReply> probe = kit.createTestProbe();
-        slotPool.tell(new SlotPool.Allocate(new RecordKey("ra", -1), TOTAL_SLOTS, Purpose.PUBLISH, false,
+        slotPool.tell(new SlotPool.Allocate(new RecordKey("ra", -1), slots, Purpose.PUBLISH, false,
                 probe.ref()));
         return assertInstanceOf(SlotPool.Allocated.class, probe.receiveMessage()).slots();
     }
@@ -161,8 +172,7 @@ class RecordActorTest {
         start(8);
         RecordSpec s = spec(4);
         ActorRef<RecordActor.Command> actor = publish(s, Duration.ZERO);
-        assertInstanceOf(Catalog.Leased.class, catalog.receiveMessage());
-        SlotList slots = ((Catalog.Resident) catalog.receiveMessage()).slots();
+        SlotList slots = copiedIn().slots();
         actor.tell(new RecordActor.Spill(7, s, slots));
         Store.Write w1 = (Store.Write) disk.receiveMessage();
         w1.replyTo().tell(new Store.WriteFailed(s.key(), false, "EIO"));
@@ -210,8 +220,7 @@ class RecordActorTest {
         for (long k = 10; k < 13; k++) {
             RecordSpec s = spec(k);
             actor.tell(publication(k, s, Duration.ZERO));
-            assertInstanceOf(Catalog.Leased.class, catalog.receiveMessage());
-            Catalog.Resident resident = (Catalog.Resident) catalog.receiveMessage();
+            Catalog.Resident resident = copiedIn();
             assertEquals(s, resident.spec());
             assertEquals(actor, resident.actor(), "the same actor carried record " + k);
             assertTrue(KeyedContent.verifyHostRecord(LAYOUT, host, resident.slots(), s.key(), true));
@@ -224,16 +233,14 @@ class RecordActorTest {
         start(8);
         RecordSpec first = spec(20);
         ActorRef<RecordActor.Command> actor = publish(first, Duration.ZERO);
-        assertInstanceOf(Catalog.Leased.class, catalog.receiveMessage());
-        SlotList firstSlots = ((Catalog.Resident) catalog.receiveMessage()).slots();
+        SlotList firstSlots = copiedIn().slots();
         actor.tell(new RecordActor.Dropped(7));
         assertEquals(new Catalog.Released(actor), catalog.receiveMessage());
         slotPool.tell(new SlotPool.Release(firstSlots, false));
 
         RecordSpec second = spec(21);
         actor.tell(publication(8, second, Duration.ZERO));
-        assertInstanceOf(Catalog.Leased.class, catalog.receiveMessage());
-        SlotList slots = ((Catalog.Resident) catalog.receiveMessage()).slots();
+        SlotList slots = copiedIn().slots();
         actor.tell(new RecordActor.Dropped(7)); // late: about the first record
         actor.tell(new RecordActor.Spill(7, first, firstSlots));
         catalog.expectNoMessage(Duration.ofMillis(50));
@@ -243,5 +250,27 @@ class RecordActorTest {
         assertEquals(second, w.spec());
         w.replyTo().tell(new Store.Written(second.key(), 4096, 1));
         assertEquals(new Catalog.Committed(second.key(), 4096, 1, actor), catalog.receiveMessage());
+    }
+
+    @Test
+    void recordActor_whoseEarlierPublicationWaitedAndWasGranted_letsTheNextOneWaitItsOwnFullLease() {
+        start(8);
+        SlotList all = fillPool();
+        RecordSpec first = spec(30);
+        ActorRef<RecordActor.Command> actor = kit.spawn(RecordActor.create(records, catalog.ref(),
+                new RecordActor.Stores(null, null))); // memory only: idle again once resident
+        actor.tell(publication(7, first, Duration.ofSeconds(2)));
+        manualTime.timePasses(Duration.ofMillis(500));
+        slotPool.tell(new SlotPool.Release(all, false));
+        SlotList firstSlots = copiedIn().slots();
+        all = take(TOTAL_SLOTS - firstSlots.count()); // the next one waits too: every other slot is taken again
+
+        RecordSpec second = spec(31);
+        actor.tell(publication(8, second, Duration.ofSeconds(5)));
+        manualTime.expectNoMessageFor(Duration.ofSeconds(3), publisher); // past where the first lease would end
+        catalog.expectNoMessage(Duration.ofMillis(50));
+        slotPool.tell(new SlotPool.Release(firstSlots, false));
+        slotPool.tell(new SlotPool.Release(all, false));
+        assertEquals(second, copiedIn().spec(), "granted within its own lease, not abandoned at the first one's end");
     }
 }

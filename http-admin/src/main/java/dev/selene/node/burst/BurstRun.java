@@ -139,8 +139,8 @@ public final class BurstRun {
     static final int RAW_COPY_WARMUP_CALLS = 30_000;
     /**
      * How long at least the raw copy baseline copies, untimed, right before its first pass: on the development VM
-     * the first second or so of a sustained copy ran up to 2x slower than what followed unless it was preceded by
-     * 1.5 s of copying (then both halves of a copy ran alike).
+     * the first second or so of a sustained copy ran up to 2x slower than what followed; in two runs of a plain copy
+     * preceded by 1.5 s of copying both halves ran alike (not in a later run on a much noisier host).
      */
     static final long RAW_COPY_WARMUP_NANOS = TimeUnit.MILLISECONDS.toNanos(1_500);
     /** The scratch memory that warm-up copies into (cycled), large enough not to stay in the caches. */
