@@ -32,10 +32,13 @@ class StatusHistoryRouteTest {
             }
             node.node.cache().reportAbandoned(key, RetryReason.INFLIGHT);
             node.publishChain("kept", 1, 2);
+            // Events are grouped as they are reported; rates only once the sampler has taken a sample after the
+            // publications: wait for both.
             await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).until(() -> {
-                JsonNode groups = history(node).get("eventsByReason");
+                JsonNode hist = history(node);
+                JsonNode groups = hist.get("eventsByReason");
                 return groups.size() == 2 && groups.get(0).get("count").asInt() == 5
-                        && groups.get(1).get("count").asInt() == 1;
+                        && groups.get(1).get("count").asInt() == 1 && published(hist) > 0;
             });
             JsonNode h = history(node);
             JsonNode first = h.get("eventsByReason").get(0);
@@ -50,12 +53,17 @@ class StatusHistoryRouteTest {
             for (String rate : StatusHistory.RATES.keySet()) {
                 assertTrue(last.get("rates").get(rate).isNumber(), rate + " in " + last);
             }
-            double published = 0;
-            for (JsonNode s : h.get("samples")) {
-                published += s.get("rates").path("publications").asDouble(0) * h.get("intervalMillis").asLong();
-            }
-            assertTrue(published > 0, "the two publications show as a rate");
+            assertTrue(published(h) > 0, "the two publications show as a rate");
         }
+    }
+
+    /** The publications the history's samples show, summed over the samples (rate times interval). */
+    private static double published(JsonNode history) {
+        double published = 0;
+        for (JsonNode s : history.get("samples")) {
+            published += s.get("rates").path("publications").asDouble(0) * history.get("intervalMillis").asLong();
+        }
+        return published;
     }
 
     @Test
