@@ -462,7 +462,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             Live f = live.get(key);
             live.put(key, new Live(r.actor(), f == null ? 0 : f.ticket(), null, null, null));
         }
-        records.traces().append(key, origin, r.correlation(), "Resident (dirty) in " + r.slots().count() + " slots",
+        records.traces().append(key, origin, r.correlation(), "Resident (dirty) in {} slots", r.slots().count(),
                 TraceOutcome.STORED);
         records.reply(r.replyTo(), new PublishResult.Stored(r.bytes()));
         plan();

@@ -241,8 +241,12 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
         lease = null;
         int count = spec.slots(records.layout());
         boolean waits = p.patience().isPositive();
-        trace(waits ? "Publish: allocate " + count + " slots (waiting up to " + p.patience().toMillis() + " ms)"
-                : "Publish: allocate " + count + " slots");
+        if (waits) {
+            records.traces().append(spec.key(), origin, correlation, "Publish: allocate {} slots (waiting up to {} ms)",
+                    count, p.patience().toMillis(), null);
+        } else {
+            records.traces().append(spec.key(), origin, correlation, "Publish: allocate {} slots", count, null);
+        }
         // The slot pool's replies are part of this protocol: no message adapter per record. A request that waits is
         // told Queued when it cannot be granted at once; only then does the lease's timer start (for what is left of
         // the patience), so a publication granted at once schedules nothing.
@@ -309,7 +313,7 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
         slots = granted;
         snapshot = null;
         state = State.COPYING;
-        trace("Copy D2H started: " + bytes + " bytes");
+        records.traces().append(spec.key(), origin, correlation, "Copy D2H started: {} bytes", bytes, null);
         catalog.tell(new Catalog.Leased(spec.key(), granted, copy));
         long g = generation;
         ctx.pipeToSelf(copy, (v, failure) -> new CopyFinished(g, failure));

@@ -268,7 +268,7 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
                 // which grants wait, so one per record would idle the copy engine under a full warm tier.
                 evict = Math.min(accounting.clean(), Math.max(evict, accounting.intake() / EVICTION_BATCH_DIVISOR));
                 evicting = true;
-                traces.append(a.key(), origin, "Evict " + evict + " clean slots before allocating");
+                traces.append(a.key(), origin, 0, "Evict {} clean slots before allocating", evict, null);
                 evictor.tell(new Evict(evict, getContext().getSelf()));
                 break;
             }
@@ -276,7 +276,7 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
             if (missing == 0) {
                 queue(a.purpose()).pollFirst();
                 SlotList slots = accounting.allocate(a.slots());
-                traces.append(a.key(), origin, "Allocated " + slots);
+                traces.append(a.key(), origin, 0, "Allocated {}", slots, null);
                 if (a.notice() != null) {
                     a.notice().to().tell(new Granted(a.key(), a.notice().ticket(), slots));
                 }
@@ -298,7 +298,7 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
                 // A waiting publication does not hold back a restore whose staging fits now.
                 Allocate s = staging.pollFirst();
                 SlotList slots = accounting.allocate(s.slots());
-                traces.append(s.key(), origin, "Allocated " + slots + " for staging");
+                traces.append(s.key(), origin, 0, "Allocated {} for staging", slots, null);
                 s.replyTo().tell(new Allocated(slots));
                 continue;
             }

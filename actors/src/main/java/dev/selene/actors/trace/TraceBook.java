@@ -20,9 +20,11 @@ import java.util.function.LongSupplier;
  * keeps its last {@link #EVENTS_PER_RECORD} events, and the book keeps the traces of at most
  * {@code maxRecords} records, forgetting the least recently started first, so host memory stays flat.
  *
- * <p>An event costs one allocation (the event) beside its message, one clock read and the trace's lock: times come
- * from a monotonic nanosecond clock anchored to the wall clock once, so an event's time and its distance from the
- * record's previous event are exact to the microsecond and never go backwards. A record's first event also costs
+ * <p>An event costs one allocation (the step kept), one clock read and the trace's lock: times come from a monotonic
+ * nanosecond clock anchored to the wall clock once, so an event's time and its distance from the record's previous
+ * event are exact to the microsecond and never go backwards. A message with arguments is kept as its template and
+ * arguments ({@code {}} marks where each goes) and put together only when the trace is read, which few are: the
+ * number formatting and string building of every step would otherwise be paid on every publication. A record's first event also costs
  * a map insert and one slot of a ring of the records in the order their traces started, whose previous holder (the
  * oldest trace) is forgotten then: no queue node, no counter.
  */
@@ -76,6 +78,35 @@ public final class TraceBook {
      * (the publication or restore a shared actor such as the disk store works for); {@code outcome} may be null.
      */
     public void append(RecordKey key, TraceSource source, long correlation, String message, String outcome) {
+        append(key, source, correlation, message, 0, 0, 0, null, outcome);
+    }
+
+    /**
+     * Appends one step whose message is {@code template} with its one {@code {}} replaced by {@code value}; put
+     * together when the trace is read.
+     */
+    public void append(RecordKey key, TraceSource source, long correlation, String template, long value,
+                       String outcome) {
+        append(key, source, correlation, template, 1, value, 0, null, outcome);
+    }
+
+    /** As {@link #append(RecordKey, TraceSource, long, String, long, String)} with two values, in order. */
+    public void append(RecordKey key, TraceSource source, long correlation, String template, long first, long second,
+                       String outcome) {
+        append(key, source, correlation, template, 2, first, second, null, outcome);
+    }
+
+    /**
+     * As {@link #append(RecordKey, TraceSource, long, String, long, String)} with an immutable object, written with
+     * its {@code toString()} when the trace is read.
+     */
+    public void append(RecordKey key, TraceSource source, long correlation, String template, Object value,
+                       String outcome) {
+        append(key, source, correlation, template, -1, 0, 0, value, outcome);
+    }
+
+    private void append(RecordKey key, TraceSource source, long correlation, String text, int arguments, long first,
+                        long second, Object object, String outcome) {
         Trace trace = traces.get(key);
         if (trace == null) {
             Trace fresh = new Trace();
@@ -98,7 +129,7 @@ public final class TraceBook {
             if (trace.events.size() == EVENTS_PER_RECORD) {
                 trace.events.pollFirst();
             }
-            trace.events.addLast(new TraceEvent(epochMicros(now), since, source.kind(), source.path(), message,
+            trace.events.addLast(new Step(epochMicros(now), since, source, text, arguments, first, second, object,
                     outcome, trace.correlation));
         }
     }
@@ -168,14 +199,52 @@ public final class TraceBook {
         }
     }
 
+    /**
+     * One event as kept: its message is {@code text} as it is ({@code arguments} 0), or a template whose {@code {}}
+     * take {@code first} (1), then {@code second} (2), or {@code object} (-1).
+     */
+    private record Step(long epochMicros, long sinceMicros, TraceSource source, String text, int arguments,
+                        long first, long second, Object object, String outcome, long correlation) {
+
+        TraceEvent event() {
+            return new TraceEvent(epochMicros, sinceMicros, source.kind(), source.path(), message(), outcome,
+                    correlation);
+        }
+
+        private String message() {
+            if (arguments == 0) {
+                return text;
+            }
+            StringBuilder out = new StringBuilder(text.length() + 24);
+            int from = 0;
+            int filled = 0;
+            int at;
+            while ((at = text.indexOf("{}", from)) >= 0 && filled < Math.abs(arguments)) {
+                out.append(text, from, at);
+                if (arguments < 0) {
+                    out.append(object);
+                } else {
+                    out.append(filled == 0 ? first : second);
+                }
+                filled++;
+                from = at + 2;
+            }
+            return out.append(text, from, text.length()).toString();
+        }
+    }
+
     /** A record's events and what the next event needs from the previous one; guarded by its own monitor. */
     private static final class Trace {
-        final ArrayDeque<TraceEvent> events = new ArrayDeque<>();
+        final ArrayDeque<Step> events = new ArrayDeque<>();
         volatile long lastNanos = Long.MIN_VALUE;
         long correlation;
 
         synchronized List<TraceEvent> copy() {
-            return new ArrayList<>(events);
+            List<TraceEvent> out = new ArrayList<>(events.size());
+            for (Step s : events) {
+                out.add(s.event());
+            }
+            return out;
         }
     }
 }

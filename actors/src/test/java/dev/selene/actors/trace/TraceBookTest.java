@@ -67,6 +67,22 @@ class TraceBookTest {
     }
 
     @Test
+    void append_ofATemplate_readsAsTheMessageWithItsValuesInOrder_andAPlainMessageReadsAsWritten() {
+        RecordKey key = new RecordKey("ns", 1);
+        book.append(key, SOURCE, 0, "Publish: allocate {} slots (waiting up to {} ms)", 3, 250, null);
+        book.append(key, SOURCE, 0, "Copy D2H started: {} bytes", 12_288L, null);
+        book.append(key, SOURCE, 0, "Allocated {}", List.of(4, 5, 6), TraceOutcome.STORED);
+        book.append(key, SOURCE, 0, "{} left, {} slots", 7, 8, null);
+        book.append(key, SOURCE, 0, "a cause that says {} itself", null);
+
+        List<TraceEvent> events = book.trace(key).orElseThrow();
+        assertEquals(List.of("Publish: allocate 3 slots (waiting up to 250 ms)", "Copy D2H started: 12288 bytes",
+                "Allocated [4, 5, 6]", "7 left, 8 slots", "a cause that says {} itself"),
+                events.stream().map(TraceEvent::message).toList());
+        assertEquals("Stored", events.get(2).outcome());
+    }
+
+    @Test
     void newCorrelation_isNeverZeroAndNeverRepeats() {
         long a = book.newCorrelation();
         long b = book.newCorrelation();
