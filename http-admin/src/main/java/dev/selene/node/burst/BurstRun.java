@@ -20,6 +20,7 @@ import dev.selene.transport.gpu.DeviceCopiers;
 import dev.selene.transport.gpu.DevicePlacement;
 import dev.selene.transport.gpu.KeyedContent;
 import dev.selene.transport.gpu.SimulatedDevice;
+import dev.selene.transport.host.HostMemory;
 import dev.selene.transport.pool.RecordImage;
 
 import com.sun.management.OperatingSystemMXBean;
@@ -181,21 +182,14 @@ public final class BurstRun {
     /** Runs the burst and the probe (and, when asked, a restart and a second probe) and returns the report. */
     public BurstReport run() throws Exception {
         BurstReport report = newReport();
-        try (DeviceCopier copier = copier()) {
+        try (DeviceCopier device = copier()) {
+            // Watched, so that the raw copy can find the node's slots: it writes the memory the publications write.
+            WatchedCopier copier = new WatchedCopier(device);
             report.device = copier.name();
             List<Conversation> conversations = conversations();
-            int rawThreads = settings.device().equals("cuda") ? 1 : settings.copyThreads();
-            // Mapped just before the node's slots, so that both have sat idle as long when first written.
-            RawPublishCopy raw = RawPublishCopy.allocate(settings.layout(), burstSlots(conversations), rawThreads);
-            SeleneCache cache;
+            SeleneCache cache = nodeFactory.apply(copier);
             try {
-                cache = nodeFactory.apply(copier);
-            } catch (RuntimeException e) {
-                raw.close();
-                throw e;
-            }
-            try (raw) {
-                measure(cache, copier, conversations, report, raw);
+                measure(cache, copier, conversations, report, true);
                 if (settings.restart()) {
                     long stop = System.nanoTime();
                     SeleneCache old = cache;
@@ -227,7 +221,7 @@ public final class BurstRun {
         report.device = copier.name();
         List<Conversation> conversations = conversations();
         try {
-            measure(cache, copier, conversations, report, null);
+            measure(cache, copier, conversations, report, false);
         } finally {
             freeSnapshots(copier, conversations);
         }
@@ -239,11 +233,6 @@ public final class BurstRun {
         report.layout = settings.layout().name();
         report.warmBytes = settings.warmBytes();
         return report;
-    }
-
-    /** Slots that every record of the burst takes. */
-    private int burstSlots(List<Conversation> conversations) {
-        return Math.toIntExact(sumOverRecords(conversations, spec -> settings.layout().slotsPerRecord(spec.hasRow())));
     }
 
     /** {@code each} summed over every record of the burst. */
@@ -258,16 +247,20 @@ public final class BurstRun {
     }
 
     /**
-     * The prefill, the timed burst and the probe, with the raw baselines around them when {@code raw} is given
-     * (the raw copy of the same snapshots runs in two halves, one before the burst and one after it).
+     * The prefill, the timed burst and the probe, with the raw baselines around them when {@code baselines} (the raw
+     * copy of the same snapshots into the node's own slots runs in two halves: the first before the burst, into slots
+     * still free; the second once the probe has run and the node has written everything it holds, since it
+     * overwrites the records' memory and the node is closed next).
      */
     private void measure(SeleneCache cache, DeviceCopier copier, List<Conversation> conversations, BurstReport report,
-                         RawPublishCopy raw) throws Exception {
-        boolean baselines = raw != null;
+                         boolean baselines) throws Exception {
         Layout layout = settings.layout();
         CacheStatus before = cache.status().toCompletableFuture().join();
         report.totalSlots = before.totalSlots();
         report.intakeSlots = before.intakeSlots();
+        RawPublishCopy raw = baselines
+                ? RawPublishCopy.into(nodeSlots(copier), settings.device().equals("cuda") ? 1 : settings.copyThreads())
+                : null;
         prefill(copier, conversations);
         List<DevicePlacement> snapshots = new ArrayList<>();
         List<Boolean> hasRow = new ArrayList<>();
@@ -311,12 +304,22 @@ public final class BurstRun {
             rawPool = PoolRaw.await(cache.system(), settings.poolManagers(), (int) layout.slotBytes());
             rawPool.measure(imageBytes / 2);
         }
-        long busyBefore = copier instanceof SimulatedDevice sim ? sim.busyNanosToHost() : 0;
+        SimulatedDevice sim = simulated(copier);
+        long busyBefore = sim != null ? sim.busyNanosToHost() : 0;
         burst(cache, conversations, report);
-        if (copier instanceof SimulatedDevice sim) {
+        if (sim != null) {
             report.copyEngineBusySeconds = (sim.busyNanosToHost() - busyBefore) / 1e9;
         }
+        if (rawPool != null) {
+            retireTheRest(cache, report);
+        }
+        report.probe = probe(cache, copier, conversations, "probe");
+        report.diskCounters(cache.counters());
         if (baselines) {
+            if (settings.diskDir() != null || settings.poolManagers() > 0) {
+                // Nothing dirty left and no write in flight: nothing reads the slots after this but the node's close.
+                cache.drain(DRAIN_TIMEOUT).toCompletableFuture().join();
+            }
             raw.copy(copier, snapshots, hasRow, snapshots.size() / 2, snapshots.size());
             report.rawCopyGbps = raw.gbps();
             report.rawCopyCpuGbps = raw.cpuGbps();
@@ -324,12 +327,7 @@ public final class BurstRun {
             report.rawCopyPassCpuGbps = raw.passes().stream().mapToDouble(RawPublishCopy.Pass::cpuGbps).toArray();
             report.rawWholeCopyGbps = raw.copyWhole(copier, snapshots, hasRow);
         }
-        if (rawPool != null) {
-            retireTheRest(cache, report);
-        }
         freeSnapshots(copier, conversations);
-        report.probe = probe(cache, copier, conversations, "probe");
-        report.diskCounters(cache.counters());
         if (rawPool != null) {
             report.poolCounters(cache.counters(), settings.poolManagers());
             rawPool.measure(imageBytes - imageBytes / 2);
@@ -342,6 +340,21 @@ public final class BurstRun {
             report.rawDiskWriteGbps = rawDisk.writeGbps();
             report.rawDiskReadGbps = rawDisk.readGbps();
         }
+    }
+
+    /** The host slots the node registered with the device (the node has started by now). */
+    private static HostMemory nodeSlots(DeviceCopier copier) {
+        HostMemory slots = copier instanceof WatchedCopier w ? w.registered() : null;
+        if (slots == null || !slots.isOpen()) {
+            throw new IllegalStateException("the node registered no host slots with the device; no raw copy baseline");
+        }
+        return slots;
+    }
+
+    /** The simulated device under {@code copier}, or null on a GPU. */
+    private static SimulatedDevice simulated(DeviceCopier copier) {
+        DeviceCopier device = copier instanceof WatchedCopier w ? w.device() : copier;
+        return device instanceof SimulatedDevice sim ? sim : null;
     }
 
     /**
@@ -553,7 +566,11 @@ public final class BurstRun {
         }
     }
 
-    /** Restores every conversation into fresh device memory and checks every byte. */
+    /**
+     * Restores every conversation into fresh device memory and checks every byte. The device memory of every
+     * conversation is allocated before the first restore starts, so that the timed restores do not share the
+     * machine with the page faults of memory just mapped.
+     */
     private BurstReport.Probe probe(SeleneCache cache, DeviceCopier copier, List<Conversation> conversations,
                                     String phase) throws InterruptedException {
         Layout layout = settings.layout();
@@ -561,12 +578,23 @@ public final class BurstRun {
         AtomicLong probed = new AtomicLong();
         Progress progress = progress(phase, () -> probed.get() + "/" + conversations.size() + " conversations");
         List<Probed> fromPool = new ArrayList<>();
-        long start = System.nanoTime();
+        List<long[]> bases = new ArrayList<>(conversations.size());
+        long start = 0;
         try (ExecutorService pool = Executors.newFixedThreadPool(settings.concurrency())) {
-            List<Future<Probed>> results = new ArrayList<>();
             for (Conversation conv : conversations) {
+                long[] b = new long[conv.specs.length];
+                bases.add(b);
+                for (int i = 0; i < conv.specs.length; i++) {
+                    b[i] = copier.allocateDevice(DevicePlacement.bytesNeeded(layout, conv.specs[i].hasRow()));
+                }
+            }
+            start = System.nanoTime();
+            List<Future<Probed>> results = new ArrayList<>();
+            for (int c = 0; c < conversations.size(); c++) {
+                Conversation conv = conversations.get(c);
+                long[] b = bases.get(c);
                 results.add(pool.submit(() -> {
-                    Probed r = probeOne(cache, copier, layout, conv);
+                    Probed r = probeOne(cache, copier, layout, conv, b);
                     probed.incrementAndGet();
                     return r;
                 }));
@@ -593,6 +621,13 @@ public final class BurstRun {
             throw new IllegalStateException("probe failed: " + e.getCause(), e.getCause());
         } finally {
             progress.stop();
+            for (long[] b : bases) {
+                for (long base : b) {
+                    if (base != 0) {
+                        copier.freeDevice(base);
+                    }
+                }
+            }
         }
         result.seconds = (System.nanoTime() - start) / 1e9;
         result.poolBusyNanos = busyNanos(fromPool);
@@ -608,40 +643,31 @@ public final class BurstRun {
                           long startNanos, long endNanos) {
     }
 
-    private static Probed probeOne(SeleneCache cache, DeviceCopier copier, Layout layout, Conversation conv) {
+    /** Restores {@code conv} into the device memory at {@code bases} (one allocation per record) and checks it. */
+    private static Probed probeOne(SeleneCache cache, DeviceCopier copier, Layout layout, Conversation conv,
+                                   long[] bases) {
         List<DevicePlacement> targets = new ArrayList<>(conv.specs.length);
-        long[] bases = new long[conv.specs.length];
-        try {
-            for (int i = 0; i < conv.specs.length; i++) {
-                boolean hasRow = conv.specs[i].hasRow();
-                bases[i] = copier.allocateDevice(DevicePlacement.bytesNeeded(layout, hasRow));
-                targets.add(DevicePlacement.contiguous(layout, bases[i], hasRow));
-            }
-            long start = System.nanoTime();
-            RestoreResult r = cache.restore(NAMESPACE, conv.chain, targets, Duration.ofHours(1))
-                    .toCompletableFuture().join();
-            long end = System.nanoTime();
-            if (r.outcome() != RestoreResult.Outcome.RESTORED) {
-                return new Probed(0, 0, 0, 0, 0, 0, start, end);
-            }
-            long ok = 0;
-            long bad = 0;
-            for (int i = 0; i < r.records(); i++) {
-                if (KeyedContent.verifyRecord(copier, layout, targets.get(i), conv.specs[i].key(),
-                        conv.specs[i].hasRow())) {
-                    ok++;
-                } else {
-                    bad++;
-                }
-            }
-            return new Probed(r.records(), ok, bad, r.bytes(), r.fromDisk(), r.fromPool(), start, end);
-        } finally {
-            for (long b : bases) {
-                if (b != 0) {
-                    copier.freeDevice(b);
-                }
+        for (int i = 0; i < conv.specs.length; i++) {
+            targets.add(DevicePlacement.contiguous(layout, bases[i], conv.specs[i].hasRow()));
+        }
+        long start = System.nanoTime();
+        RestoreResult r = cache.restore(NAMESPACE, conv.chain, targets, Duration.ofHours(1))
+                .toCompletableFuture().join();
+        long end = System.nanoTime();
+        if (r.outcome() != RestoreResult.Outcome.RESTORED) {
+            return new Probed(0, 0, 0, 0, 0, 0, start, end);
+        }
+        long ok = 0;
+        long bad = 0;
+        for (int i = 0; i < r.records(); i++) {
+            if (KeyedContent.verifyRecord(copier, layout, targets.get(i), conv.specs[i].key(),
+                    conv.specs[i].hasRow())) {
+                ok++;
+            } else {
+                bad++;
             }
         }
+        return new Probed(r.records(), ok, bad, r.bytes(), r.fromDisk(), r.fromPool(), start, end);
     }
 
     /** The time during which at least one of {@code restores} was in flight. */

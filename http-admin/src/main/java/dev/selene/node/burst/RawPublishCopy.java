@@ -21,12 +21,14 @@ import java.util.function.ToLongFunction;
  * ({@link DeviceCopier#readDevice}: a plain memory copy on the simulated device, a driver copy on a GPU) and as many
  * threads as the node's copy engine has.
  *
- * <p>Its slots are mapped just before the node's, so that both have sat idle equally long when they are first
- * written, and every target slot is written once, as the node's are: on the VMs this runs on, memory left idle for
- * seconds is markedly slower to write again (a second pass into the same slots measured 2× the first). It runs as
- * two halves around the timed burst — the first half of the records before it, the second half after it — so that
- * neither side alone gets the machine's better or worse moment; together the halves move every byte the burst
- * publishes.
+ * <p>In the burst it writes <em>the node's own slots</em> ({@link #into}), the records laid out in order from slot 0,
+ * which is where a fresh node's slot pool puts them: on the virtual machines this is measured on, two mappings made
+ * seconds apart can differ up to 4x in how fast they take writes (the guest's pages lie on host memory of different
+ * speed), so a baseline written into memory of its own compared the memories, not the paths. It runs as two halves
+ * around the timed burst, the first half of the records before it (into slots that are still free) and the second
+ * half once the node is done with its slots (after the probe and a drain), so that neither side alone gets the
+ * machine's better or worse moment; together the halves move every byte the burst publishes, and every slot the
+ * burst fills is written by the baseline once.
  */
 final class RawPublishCopy implements AutoCloseable {
 
@@ -46,17 +48,27 @@ final class RawPublishCopy implements AutoCloseable {
     private final Layout layout;
     private final int threads;
     private final HostMemory target;
+    private final boolean owned;
     private final List<Pass> passes = new ArrayList<>();
 
-    private RawPublishCopy(Layout layout, int threads, HostMemory target) {
+    private RawPublishCopy(Layout layout, int threads, HostMemory target, boolean owned) {
         this.layout = layout;
         this.threads = threads;
         this.target = target;
+        this.owned = owned;
     }
 
     /** Maps room for {@code slots} slots of {@code layout}, to be copied into by {@code threads} threads. */
     static RawPublishCopy allocate(Layout layout, int slots, int threads) {
-        return new RawPublishCopy(layout, Math.max(1, threads), HostMemory.allocate(layout, Math.max(1, slots)));
+        return new RawPublishCopy(layout, Math.max(1, threads), HostMemory.allocate(layout, Math.max(1, slots)), true);
+    }
+
+    /**
+     * Copies into {@code slots}, a mapping someone else owns and closes (the node's): records that do not fit after
+     * the last slot start again at slot 0, as a node's slots are reused when the burst outgrows them.
+     */
+    static RawPublishCopy into(HostMemory slots, int threads) {
+        return new RawPublishCopy(slots.layout(), Math.max(1, threads), slots, false);
     }
 
     /**
@@ -66,15 +78,7 @@ final class RawPublishCopy implements AutoCloseable {
      */
     Pass copy(DeviceCopier copier, List<DevicePlacement> snapshots, List<Boolean> hasRow, int from, int to)
             throws InterruptedException {
-        int[] firstSlot = new int[snapshots.size()];
-        int slot = 0;
-        for (int r = 0; r < snapshots.size(); r++) {
-            firstSlot[r] = slot;
-            slot += layout.slotsPerRecord(hasRow.get(r));
-        }
-        if (slot > target.slotCount()) {
-            throw new IllegalArgumentException(slot + " slots to copy into " + target.slotCount());
-        }
+        int[] firstSlot = firstSlots(hasRow);
         long[] bytes = new long[threads];
         long[] cpu = new long[threads];
         try (ExecutorService pool = Executors.newFixedThreadPool(threads)) {
@@ -146,21 +150,45 @@ final class RawPublishCopy implements AutoCloseable {
     /**
      * Copies each record of {@code snapshots} with one large device copy (its shares lie packed in device memory as
      * they lie in its target slots) and returns GB/s: the copy path's best case, beside the share-by-share passes.
-     * Not one of the passes: its target slots were written already, which makes it faster still on these VMs.
+     * Not one of the passes: its target slots were written already.
      */
     double copyWhole(DeviceCopier copier, List<DevicePlacement> snapshots, List<Boolean> hasRow) {
+        int[] firstSlot = firstSlots(hasRow);
         long bytes = 0;
         long start = System.nanoTime();
-        int slot = 0;
         for (int r = 0; r < snapshots.size(); r++) {
-            int slots = layout.slotsPerRecord(hasRow.get(r));
-            long length = slots * layout.slotBytes();
+            long length = layout.slotsPerRecord(hasRow.get(r)) * layout.slotBytes();
             copier.readDevice(snapshots.get(r).address(layout, 0, 0),
-                    target.segment().asSlice(slot * layout.slotBytes(), length));
+                    target.segment().asSlice(firstSlot[r] * layout.slotBytes(), length));
             bytes += length;
-            slot += slots;
         }
         return bytes / (double) (System.nanoTime() - start);
+    }
+
+    /**
+     * The first target slot of each record: in order from slot 0; a record that would run past the last slot starts
+     * at slot 0 again (only a mapping that is not the baseline's own is smaller than the records).
+     */
+    private int[] firstSlots(List<Boolean> hasRow) {
+        int[] first = new int[hasRow.size()];
+        int slot = 0;
+        for (int r = 0; r < hasRow.size(); r++) {
+            int slots = layout.slotsPerRecord(hasRow.get(r));
+            if (slots > target.slotCount()) {
+                throw new IllegalArgumentException("a record of " + slots + " slots to copy into "
+                        + target.slotCount());
+            }
+            if (slot + slots > target.slotCount()) {
+                if (owned) {
+                    throw new IllegalArgumentException("records of more than " + target.slotCount()
+                            + " slots to copy into " + target.slotCount());
+                }
+                slot = 0;
+            }
+            first[r] = slot;
+            slot += slots;
+        }
+        return first;
     }
 
     private long copyRecord(DeviceCopier copier, DevicePlacement snapshot, boolean hasRow, int firstSlot) {
@@ -205,8 +233,11 @@ final class RawPublishCopy implements AutoCloseable {
         return time > 0 ? bytes / (double) time : 0;
     }
 
+    /** Unmaps the target slots when they are the baseline's own; the node's are the node's to close. */
     @Override
     public void close() {
-        target.close();
+        if (owned) {
+            target.close();
+        }
     }
 }

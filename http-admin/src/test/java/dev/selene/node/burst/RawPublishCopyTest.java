@@ -6,6 +6,7 @@ import dev.selene.engine.slots.SlotList;
 import dev.selene.transport.gpu.DevicePlacement;
 import dev.selene.transport.gpu.KeyedContent;
 import dev.selene.transport.gpu.SimulatedDevice;
+import dev.selene.transport.host.HostMemory;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
@@ -21,11 +22,46 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The burst's raw copy baseline on the simulated device: its untimed warm-up copies into scratch memory only; its two
  * halves copy every share of the burst's own snapshots, each record into its own slots, and count exactly the bytes
- * the node would publish.
+ * the node would publish; into a mapping it does not own (the node's slots) it lays the records out from slot 0,
+ * starting there again when they outgrow it, and leaves the mapping open.
  */
 class RawPublishCopyTest {
 
     private static final Layout LAYOUT = Layout.small();
+
+    @Test
+    void into_someoneElsesSlots_laysTheRecordsOutFromSlotZero_startsAgainThereWhenTheyOutgrowThem_andLeavesThemMapped()
+            throws Exception {
+        try (SimulatedDevice device = SimulatedDevice.create()) {
+            List<RecordKey> keys = new ArrayList<>();
+            List<DevicePlacement> snapshots = new ArrayList<>();
+            List<Boolean> hasRow = new ArrayList<>();
+            for (int r = 0; r < 3; r++) {
+                RecordKey key = new RecordKey("raw", 2000 + r);
+                DevicePlacement p = DevicePlacement.contiguous(LAYOUT,
+                        device.allocateDevice(DevicePlacement.bytesNeeded(LAYOUT, false)), false);
+                KeyedContent.fillRecord(device, LAYOUT, p, key, false);
+                keys.add(key);
+                snapshots.add(p);
+                hasRow.add(false);
+            }
+            int perRecord = LAYOUT.slotsPerRecord(false);
+            // Room for two records and a slot more: the third record does not fit after the second.
+            try (HostMemory nodeSlots = HostMemory.allocate(LAYOUT, 2 * perRecord + 1)) {
+                RawPublishCopy raw = RawPublishCopy.into(nodeSlots, 1);
+                raw.copy(device, snapshots, hasRow, 0, 2);
+                SlotList second = SlotList.of(IntStream.range(perRecord, 2 * perRecord).toArray());
+                assertTrue(KeyedContent.verifyHostRecord(LAYOUT, nodeSlots, second, keys.get(1), false),
+                        "the second record follows the first");
+                raw.copy(device, snapshots, hasRow, 2, 3);
+                SlotList fromZero = SlotList.of(IntStream.range(0, perRecord).toArray());
+                assertTrue(KeyedContent.verifyHostRecord(LAYOUT, nodeSlots, fromZero, keys.get(2), false),
+                        "the third record starts again at slot 0");
+                raw.close();
+                assertTrue(nodeSlots.isOpen(), "the slots are their owner's to unmap");
+            }
+        }
+    }
 
     @Test
     void warmUp_writesNoTargetSlot_thenTwoHalves_copyEveryShareOfEverySnapshot_intoItsOwnSlots_andCountTheBytes() throws Exception {
