@@ -2,9 +2,8 @@ package dev.selene.actors.cache;
 
 import dev.selene.transport.gpu.CopyPlan;
 import dev.selene.transport.gpu.DeviceCopier;
-import dev.selene.transport.host.HostMemory;
+import dev.selene.transport.gpu.ForwardingDeviceCopier;
 
-import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -12,9 +11,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Test double for fault injection: a real simulated device whose device-to-host copies can be held back (a
  * stalled copy) or made to fail (a copy error), so tests can pin down in-flight and failure behaviour.
  */
-final class GatedDeviceCopier implements DeviceCopier {
+final class GatedDeviceCopier extends ForwardingDeviceCopier {
 
-    private final DeviceCopier real;
     private volatile CompletableFuture<Void> gate = CompletableFuture.completedFuture(null);
     private final AtomicInteger failNext = new AtomicInteger();
     private final AtomicInteger crashNext = new AtomicInteger();
@@ -44,7 +42,7 @@ final class GatedDeviceCopier implements DeviceCopier {
     }
 
     GatedDeviceCopier(DeviceCopier real) {
-        this.real = real;
+        super(real);
     }
 
     /** Holds every later device-to-host copy until {@link #open()}. */
@@ -64,42 +62,7 @@ final class GatedDeviceCopier implements DeviceCopier {
 
     @Override
     public String name() {
-        return "gated " + real.name();
-    }
-
-    @Override
-    public boolean isAvailable() {
-        return real.isAvailable();
-    }
-
-    @Override
-    public String unavailabilityCause() {
-        return real.unavailabilityCause();
-    }
-
-    @Override
-    public void register(HostMemory host) {
-        real.register(host);
-    }
-
-    @Override
-    public long allocateDevice(long bytes) {
-        return real.allocateDevice(bytes);
-    }
-
-    @Override
-    public void freeDevice(long address) {
-        real.freeDevice(address);
-    }
-
-    @Override
-    public void writeDevice(long address, MemorySegment src) {
-        real.writeDevice(address, src);
-    }
-
-    @Override
-    public void readDevice(long address, MemorySegment dst) {
-        real.readDevice(address, dst);
+        return "gated " + super.name();
     }
 
     @Override
@@ -110,16 +73,6 @@ final class GatedDeviceCopier implements DeviceCopier {
         if (failNext.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             return CompletableFuture.failedFuture(new InjectedCopyFailure());
         }
-        return gate.thenCompose(v -> real.copyToHost(plan));
-    }
-
-    @Override
-    public CompletableFuture<Void> copyToDevice(CopyPlan plan) {
-        return real.copyToDevice(plan);
-    }
-
-    @Override
-    public void close() {
-        real.close();
+        return gate.thenCompose(v -> super.copyToHost(plan));
     }
 }

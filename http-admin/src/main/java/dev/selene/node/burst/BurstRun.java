@@ -353,7 +353,7 @@ public final class BurstRun {
 
     /** The simulated device under {@code copier}, or null on a GPU. */
     private static SimulatedDevice simulated(DeviceCopier copier) {
-        DeviceCopier device = copier instanceof WatchedCopier w ? w.device() : copier;
+        DeviceCopier device = copier instanceof WatchedCopier w ? w.delegate() : copier;
         return device instanceof SimulatedDevice sim ? sim : null;
     }
 

@@ -30,7 +30,7 @@ import java.util.function.ToLongFunction;
  * machine's better or worse moment; together the halves move every byte the burst publishes, and every slot the
  * burst fills is written by the baseline once.
  */
-final class RawPublishCopy implements AutoCloseable {
+final class RawPublishCopy {
 
     /** One pass: the bytes copied, its wall-clock time and the CPU time of its copying threads. */
     record Pass(long bytes, long wallNanos, long cpuNanos) {
@@ -48,27 +48,21 @@ final class RawPublishCopy implements AutoCloseable {
     private final Layout layout;
     private final int threads;
     private final HostMemory target;
-    private final boolean owned;
     private final List<Pass> passes = new ArrayList<>();
 
-    private RawPublishCopy(Layout layout, int threads, HostMemory target, boolean owned) {
+    private RawPublishCopy(Layout layout, int threads, HostMemory target) {
         this.layout = layout;
         this.threads = threads;
         this.target = target;
-        this.owned = owned;
-    }
-
-    /** Maps room for {@code slots} slots of {@code layout}, to be copied into by {@code threads} threads. */
-    static RawPublishCopy allocate(Layout layout, int slots, int threads) {
-        return new RawPublishCopy(layout, Math.max(1, threads), HostMemory.allocate(layout, Math.max(1, slots)), true);
     }
 
     /**
-     * Copies into {@code slots}, a mapping someone else owns and closes (the node's): records that do not fit after
-     * the last slot start again at slot 0, as a node's slots are reused when the burst outgrows them.
+     * Copies into {@code slots}, a mapping its owner (the node) maps and unmaps, with {@code threads} threads: records
+     * that do not fit after the last slot start again at slot 0, as a node's slots are reused when the burst
+     * outgrows them.
      */
     static RawPublishCopy into(HostMemory slots, int threads) {
-        return new RawPublishCopy(slots.layout(), Math.max(1, threads), slots, false);
+        return new RawPublishCopy(slots.layout(), Math.max(1, threads), slots);
     }
 
     /**
@@ -165,10 +159,7 @@ final class RawPublishCopy implements AutoCloseable {
         return bytes / (double) (System.nanoTime() - start);
     }
 
-    /**
-     * The first target slot of each record: in order from slot 0; a record that would run past the last slot starts
-     * at slot 0 again (only a mapping that is not the baseline's own is smaller than the records).
-     */
+    /** The first target slot of each record: in order from slot 0; one that would run past the last starts at 0. */
     private int[] firstSlots(List<Boolean> hasRow) {
         int[] first = new int[hasRow.size()];
         int slot = 0;
@@ -179,10 +170,6 @@ final class RawPublishCopy implements AutoCloseable {
                         + target.slotCount());
             }
             if (slot + slots > target.slotCount()) {
-                if (owned) {
-                    throw new IllegalArgumentException("records of more than " + target.slotCount()
-                            + " slots to copy into " + target.slotCount());
-                }
                 slot = 0;
             }
             first[r] = slot;
@@ -201,11 +188,6 @@ final class RawPublishCopy implements AutoCloseable {
             }
         }
         return bytes;
-    }
-
-    /** The target slots (for tests: what a pass wrote). */
-    HostMemory target() {
-        return target;
     }
 
     /** The passes so far. */
@@ -231,13 +213,5 @@ final class RawPublishCopy implements AutoCloseable {
             time += nanos.applyAsLong(p);
         }
         return time > 0 ? bytes / (double) time : 0;
-    }
-
-    /** Unmaps the target slots when they are the baseline's own; the node's are the node's to close. */
-    @Override
-    public void close() {
-        if (owned) {
-            target.close();
-        }
     }
 }

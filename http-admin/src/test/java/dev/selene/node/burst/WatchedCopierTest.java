@@ -26,7 +26,7 @@ class WatchedCopierTest {
             copier.register(first);
             copier.register(second);
             assertSame(second, copier.registered());
-            assertSame(device, copier.device());
+            assertSame(device, copier.delegate());
             assertEquals(device.name(), copier.name());
 
             long address = copier.allocateDevice(LAYOUT.pageBytes());
