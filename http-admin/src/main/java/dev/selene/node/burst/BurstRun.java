@@ -47,6 +47,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.ToLongFunction;
 
@@ -270,6 +271,10 @@ public final class BurstRun {
                 hasRow.add(c.specs[i].hasRow());
             }
         }
+        // The first halves of the raw baselines show as their own phase: they take seconds, and the burst's
+        // publications start only once its line is printed.
+        AtomicReference<String> baselineStep = new AtomicReference<>("raw copy: first half");
+        Progress baseline = baselines ? progress("baseline", baselineStep::get) : null;
         if (baselines) {
             raw.warmUp(copier, snapshots, hasRow, RAW_COPY_WARMUP_CALLS, RAW_COPY_WARMUP_NANOS,
                     RAW_COPY_WARMUP_SCRATCH_BYTES);
@@ -287,6 +292,7 @@ public final class BurstRun {
             fileBytes = files / Math.max(1, snapshots.size());
             long mustSpill = Math.min(RAW_DISK_MAX_BYTES, Math.max(0, files - settings.warmBytes()));
             if (mustSpill > 0) {
+                baselineStep.set("raw O_DIRECT: first half");
                 rawDisk = rawDisk(report, mustSpill / 2, fileBytes, rawDisk);
             }
         }
@@ -301,8 +307,13 @@ public final class BurstRun {
                     imageBytes += RecordImage.imageBytes(layout, spec.hasRow());
                 }
             }
+            baselineStep.set("raw pool stream: first half");
             rawPool = PoolRaw.await(cache.system(), settings.poolManagers(), (int) layout.slotBytes());
             rawPool.measure(imageBytes / 2);
+        }
+        if (baseline != null) {
+            baselineStep.set("first halves done; the second halves run after the probe");
+            baseline.stop();
         }
         SimulatedDevice sim = simulated(copier);
         long busyBefore = sim != null ? sim.busyNanosToHost() : 0;
@@ -315,11 +326,15 @@ public final class BurstRun {
         }
         report.probe = probe(cache, copier, conversations, "probe");
         report.diskCounters(cache.counters());
+        Progress secondHalves = null;
         if (baselines) {
+            baselineStep.set("draining the node first");
+            secondHalves = progress("baseline", baselineStep::get);
             if (settings.diskDir() != null || settings.poolManagers() > 0) {
                 // Nothing dirty left and no write in flight: nothing reads the slots after this but the node's close.
                 cache.drain(DRAIN_TIMEOUT).toCompletableFuture().join();
             }
+            baselineStep.set("raw copy: second half");
             raw.copy(copier, snapshots, hasRow, snapshots.size() / 2, snapshots.size());
             report.rawCopyGbps = raw.gbps();
             report.rawCopyCpuGbps = raw.cpuGbps();
@@ -330,15 +345,21 @@ public final class BurstRun {
         freeSnapshots(copier, conversations);
         if (rawPool != null) {
             report.poolCounters(cache.counters(), settings.poolManagers());
+            baselineStep.set("raw pool stream: second half");
             rawPool.measure(imageBytes - imageBytes / 2);
             report.rawPoolWriteGbps = rawPool.writeGbps();
             report.rawPoolReadGbps = rawPool.readGbps();
         }
         if (baselines && settings.diskDir() != null && report.diskWriteBytes > 0 && report.rawDiskError == null) {
             long second = rawDisk.bytes() > 0 ? rawDisk.bytes() : Math.min(report.diskWriteBytes, RAW_DISK_MAX_BYTES);
+            baselineStep.set("raw O_DIRECT: second half");
             rawDisk = rawDisk(report, second, fileBytes, rawDisk);
             report.rawDiskWriteGbps = rawDisk.writeGbps();
             report.rawDiskReadGbps = rawDisk.readGbps();
+        }
+        if (secondHalves != null) {
+            baselineStep.set("second halves done");
+            secondHalves.stop();
         }
     }
 

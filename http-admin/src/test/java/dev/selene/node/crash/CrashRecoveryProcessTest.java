@@ -45,8 +45,10 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * A disk-only {@code selene burst} in a child JVM killed with SIGKILL at a seeded random moment of its publish phase
- * (0 to 2.5 s in, while records stream through the intake to disk), again and again on one directory; after each kill a node started on that directory recovers exactly the record files the kill left,
- * restores every one of them byte-identically and leaves no temporary behind.
+ * (0.5 to 3 s in, while records stream through the intake to disk), again and again on one directory; after each
+ * kill a node started on that directory recovers exactly the record files the kill left, restores every one of them
+ * byte-identically and leaves no temporary behind. The publish phase starts once the burst has printed the line of
+ * its raw baselines' first halves, which run for seconds after the prefill.
  *
  * <p>A record file appears only after its footer is fsynced and its temporary renamed into place, so the
  * {@code .rec} files listed right after a kill are exactly the committed records. Their content is derived from
@@ -64,8 +66,10 @@ class CrashRecoveryProcessTest {
     static final String SEED_PROPERTY = "selene.crash.seed";
     static final int DEFAULT_KILLS = 3;
 
-    /** Latest kill after the child's burst has begun publishing (its prefill ended). */
-    static final long MAX_KILL_DELAY_MILLIS = 2_500;
+    /** Earliest kill after the child's burst has begun publishing: by then the intake has filled and spills run. */
+    static final long MIN_KILL_DELAY_MILLIS = 500;
+    /** Latest kill after the child's burst has begun publishing. */
+    static final long MAX_KILL_DELAY_MILLIS = 3_000;
     /** Longest a child may take to start its node (JVM start and the recovery scan). */
     static final Duration CHILD_START_TIMEOUT = Duration.ofSeconds(90);
     /** Longest one chain's restore may take. */
@@ -81,8 +85,8 @@ class CrashRecoveryProcessTest {
     static final long DISK_BYTES = 4L << 30;
 
     private static final Pattern CHILD_RECOVERED = Pattern.compile("disk tier .*: recovered (\\d+) records");
-    /** The prefill's last progress line: the burst's publications start right after it. */
-    private static final Pattern CHILD_PREFILLED = Pattern.compile("^prefill .* conversations$");
+    /** The progress line of the raw baselines' first halves: the burst's publications start right after it. */
+    private static final Pattern CHILD_PUBLISHING = Pattern.compile("^baseline .* first halves done");
 
     /** What one kill left on disk and what the node started after it found. */
     private record Round(int kill, long delayMillis, boolean killedMidRun, int committed, int newRecords,
@@ -115,6 +119,7 @@ class CrashRecoveryProcessTest {
             rounds.add(r);
             System.out.println(r.line(kills));
         }
+        assertTrue(!committed.isEmpty(), "no kill landed after a record file was committed: " + rounds);
         int restoredAtEnd = restoreAll(dir, committed, Set.copyOf(committed.keySet()));
         assertEquals(committed.size(), restoredAtEnd, "every record committed in any round restores at the end");
         System.out.printf(Locale.ROOT, "crash test summary: seed %d, %d kills (%d mid-run), %d records committed "
@@ -132,7 +137,7 @@ class CrashRecoveryProcessTest {
      */
     private Round killAndRecover(Path dir, int kill, Random random, Map<RecordKey, RecordSpec> committed)
             throws Exception {
-        long delay = random.nextLong(MAX_KILL_DELAY_MILLIS);
+        long delay = random.nextLong(MIN_KILL_DELAY_MILLIS, MAX_KILL_DELAY_MILLIS);
         long burstSeed = random.nextInt(1 << 30);
         List<String> err = new CopyOnWriteArrayList<>();
         Process child = startBurst(dir, burstSeed, err);
@@ -141,7 +146,7 @@ class CrashRecoveryProcessTest {
             Matcher recoveredByChild = await(child, err, CHILD_RECOVERED);
             assertEquals(committed.size(), Long.parseLong(recoveredByChild.group(1)),
                     "the child recovers every record file committed before it started");
-            await(child, err, CHILD_PREFILLED);
+            await(child, err, CHILD_PUBLISHING);
             killedMidRun = !child.waitFor(delay, TimeUnit.MILLISECONDS);
             child.destroyForcibly();
             assertTrue(child.waitFor(30, TimeUnit.SECONDS), "the child did not die within 30 s of SIGKILL");
