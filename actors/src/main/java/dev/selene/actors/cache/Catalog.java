@@ -117,10 +117,6 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     record CheckInvariants(ActorRef<String> replyTo) implements Command {
     }
 
-    /** From a record actor: its copy into {@code slots} has started (the slot pool told of the grant before). */
-    record Leased(RecordKey key, SlotList slots, CompletableFuture<Void> copy) implements Command {
-    }
-
     /**
      * From a record actor: copied in; the record is resident and the publisher is answered here, traced under the
      * publication's {@code correlation}.
@@ -233,7 +229,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
      * while it publishes, who waits for it and the slots it leases.
      */
     private record Live(ActorRef<RecordActor.Command> actor, long ticket, ActorRef<PublishResult> replyTo,
-                        SlotList lease, CompletableFuture<Void> copy) {
+                        SlotList lease) {
     }
 
     /** What the catalog is started with; {@code policy} names the order in which memory drops records. */
@@ -314,7 +310,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             records.metrics().diskCapacity(settings.diskCapacityBytes());
             records.metrics().readEstimate(PRIOR_READ_BYTES_PER_SECOND);
         }
-        records.metrics().catalog(catalog.stats(), durableTier());
+        records.metrics().catalog(catalog, durableTier());
         if (recovered) {
             settings.onReady().run();
         }
@@ -340,7 +336,6 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             case SweepTick t -> sweep();
             case GetStatus g -> g.replyTo().tell(status(g.slots()));
             case CheckInvariants c -> onCheckInvariants(c);
-            case Leased l -> onLeased(l);
             case Resident r -> onResident(r);
             case PublicationEnded e -> {
                 catalog.publicationEnded(e.key());
@@ -383,7 +378,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             case DrainTimeout t -> finishDrain(true);
         }
         reportClean();
-        records.metrics().catalog(catalog.stats(), durableTier());
+        records.metrics().catalog(catalog, durableTier());
         return this;
     }
 
@@ -408,7 +403,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
                 ActorRef<RecordActor.Command> actor = recordActor();
                 actor.tell(new RecordActor.Publish(p.spec(), p.snapshot(), p.patience(),
                         new SlotPool.LeaseNotice(ticket, grants), p.replyTo(), correlation));
-                live.put(key, new Live(actor, ticket, p.replyTo(), null, null));
+                live.put(key, new Live(actor, ticket, p.replyTo(), null));
             }
         }
     }
@@ -437,19 +432,22 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     private void onGranted(SlotPool.Granted g) {
         Live f = live.get(g.key());
         if (f != null && f.ticket() == g.ticket()) {
-            live.put(g.key(), new Live(f.actor(), f.ticket(), f.replyTo(), g.slots(), null));
+            live.put(g.key(), new Live(f.actor(), f.ticket(), f.replyTo(), g.slots()));
         } else {
-            // Granted to a publication whose actor has failed meanwhile: it never copied into them.
+            // Granted to a publication whose actor has failed meanwhile (its end reached the catalog first): the
+            // actor may have started its copy into them before it failed.
             records.traces().append(g.key(), origin, "Slots granted to a failed publication; released");
-            slotPool.tell(new SlotPool.Release(g.slots(), false));
+            releaseAfterCopies(g.slots());
         }
     }
 
-    private void onLeased(Leased l) {
-        Live f = live.get(l.key());
-        if (f != null) {
-            live.put(l.key(), new Live(f.actor(), f.ticket(), f.replyTo(), l.slots(), l.copy()));
-        }
+    /**
+     * Releases {@code slots} of a failed publication once every device copy in flight now has ended: its actor may
+     * have started a copy into them before it failed, and it no longer reports. A failed actor starts no copy, so
+     * waiting for the copies running now covers its; the node's other copies only delay the release.
+     */
+    private void releaseAfterCopies(SlotList slots) {
+        getContext().pipeToSelf(records.transfers().inFlight(), (v, e) -> new ReleaseAfterCopy(slots));
     }
 
     private void onResident(Resident r) {
@@ -460,7 +458,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             recordActorFree(r.actor());
         } else {
             Live f = live.get(key);
-            live.put(key, new Live(r.actor(), f == null ? 0 : f.ticket(), null, null, null));
+            live.put(key, new Live(r.actor(), f == null ? 0 : f.ticket(), null, null));
         }
         records.traces().append(key, origin, r.correlation(), "Resident (dirty) in {} slots", r.slots().count(),
                 TraceOutcome.STORED);
@@ -494,13 +492,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             records.traces().append(key, origin, "RecordActor failed while publishing; slots released");
             slotPool.tell(new SlotPool.Cancel(key, SlotAccounting.Purpose.PUBLISH, f.ticket()));
             if (f.lease() != null) {
-                SlotList lease = f.lease();
-                if (f.copy() == null) {
-                    slotPool.tell(new SlotPool.Release(lease, false));
-                } else {
-                    getContext().pipeToSelf(f.copy().thenApply(v -> Boolean.TRUE),
-                            (v, e) -> new ReleaseAfterCopy(lease));
-                }
+                releaseAfterCopies(f.lease());
             }
             catalog.publicationEnded(key);
             records.metrics().abandoned(AbandonReason.RECORD_ACTOR_FAILED);
@@ -558,7 +550,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             RecordKey key = s.spec().key();
             Live f = live.get(key);
             if (f == null) {
-                f = new Live(recordActor(), ++tickets, null, null, null);
+                f = new Live(recordActor(), ++tickets, null, null);
                 live.put(key, f);
             }
             records.traces().append(key, origin, "Spill planned: " + why + "; " + catalog.writesInFlight()

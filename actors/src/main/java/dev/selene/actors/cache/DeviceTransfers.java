@@ -22,6 +22,13 @@ final class DeviceTransfers {
         return copy;
     }
 
+    /** Completes (normally, whatever the copies' outcomes) once every copy in flight now has ended. */
+    CompletableFuture<Void> inFlight() {
+        CompletableFuture<?>[] now = running.stream().map(c -> c.handle((v, e) -> null))
+                .toArray(CompletableFuture[]::new);
+        return CompletableFuture.allOf(now);
+    }
+
     /** Waits up to {@code seconds} for every copy in flight; false when some were still running. */
     boolean awaitAll(long seconds) {
         try {

@@ -300,7 +300,8 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
 
     private void startCopy(SlotList granted) {
         // The slot pool told the catalog of the grant before this actor heard of it, so that a crash frees the
-        // slots; the catalog learns the copy's completion below, before anything else can fail.
+        // slots; the copy is tracked with the node's device transfers, whose end the catalog awaits before it frees
+        // the slots of an actor that failed.
         CompletableFuture<Void> copy;
         try {
             CopyPlan plan = CopyPlans.forRecord(records.layout(), records.host(), granted, snapshot, spec.hasRow());
@@ -314,7 +315,6 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
         snapshot = null;
         state = State.COPYING;
         records.traces().append(spec.key(), origin, correlation, "Copy D2H started: {} bytes", bytes, null);
-        catalog.tell(new Catalog.Leased(spec.key(), granted, copy));
         long g = generation;
         ctx.pipeToSelf(copy, (v, failure) -> new CopyFinished(g, failure));
     }

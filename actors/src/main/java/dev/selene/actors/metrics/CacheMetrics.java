@@ -450,13 +450,14 @@ public final class CacheMetrics implements AutoCloseable {
      * The catalog's figures now; its durable records are on {@code durable} (the disk, or the pool on a node
      * without a disk).
      */
-    public void catalog(RecordCatalog.Stats s, Tier durable) {
-        inFlight.update(s.inFlight());
-        records.get(Tier.MEMORY).update(s.residentRecords());
-        set(records.get(Tier.DISK), durable == Tier.DISK ? s.diskRecords() : 0);
-        set(records.get(Tier.POOL), durable == Tier.POOL ? s.diskRecords() : 0);
-        set(diskUsed, s.diskBytes());
-        set(diskQueue, s.writing());
+    public void catalog(RecordCatalog c, Tier durable) {
+        inFlight.update(c.inFlightRecords());
+        records.get(Tier.MEMORY).update(c.residentRecords());
+        int durableRecords = c.durableRecords();
+        set(records.get(Tier.DISK), durable == Tier.DISK ? durableRecords : 0);
+        set(records.get(Tier.POOL), durable == Tier.POOL ? durableRecords : 0);
+        set(diskUsed, c.durableBytes());
+        set(diskQueue, c.writesInFlight());
     }
 
     /** {@code n} records were evicted from {@code tier} to make room. */

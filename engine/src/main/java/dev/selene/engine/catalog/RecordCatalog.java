@@ -743,6 +743,26 @@ public final class RecordCatalog {
         return new Description(record, List.copyOf(chain), complete && present);
     }
 
+    /** Records resident in memory now. */
+    public int residentRecords() {
+        return memory.size();
+    }
+
+    /** Publications in flight now. */
+    public int inFlightRecords() {
+        return inFlight.size();
+    }
+
+    /** Records of the durable tier now. */
+    public int durableRecords() {
+        return disk.size();
+    }
+
+    /** Bytes of the durable tier's records now. */
+    public long durableBytes() {
+        return disk.bytes();
+    }
+
     /** The catalog's figures. */
     public Stats stats() {
         return new Stats(memory.size(), memory.residentSlots(), memory.droppableSlots(),
