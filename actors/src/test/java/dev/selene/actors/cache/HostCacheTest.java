@@ -252,12 +252,12 @@ class HostCacheTest {
         RecordSpec c = spec(54, null, true);
         Publisher publisher = new Publisher(cache);
         PublishOutcome outcome = await(publisher.publish(c, snapshot(c),
-                SnapshotLease.until(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100))));
+                SnapshotLease.until(System.nanoTime() + TimeUnit.SECONDS.toNanos(1))));
         assertTrue(outcome.abandoned(), outcome.toString());
         assertEquals("no_space", outcome.abandonReason());
         assertInstanceOf(PublishResult.Abandoned.class, outcome.result());
         assertEquals(1, outcome.attempts(), "the node held the publication; the caller did not retry");
-        assertTrue(outcome.latencyNanos() >= TimeUnit.MILLISECONDS.toNanos(90), "waited while the lease lived");
+        assertTrue(outcome.latencyNanos() >= TimeUnit.MILLISECONDS.toNanos(900), "waited while the lease lived");
         copier.open();
         for (CompletableFuture<PublishResult> f : stalled) {
             assertInstanceOf(PublishResult.Stored.class, f.get(10, TimeUnit.SECONDS));

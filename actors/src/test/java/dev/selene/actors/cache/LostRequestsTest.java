@@ -33,6 +33,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -150,6 +151,7 @@ class LostRequestsTest {
         assertInstanceOf(PublishResult.Stored.class, await(cache.publish(s, snapshot(s), Duration.ofSeconds(5))));
         fault.arm();
         DrainReport second = await(cache.drain(Duration.ofSeconds(10)));
+        assertEquals(1, fault.fired(), "the record actor failed on its Spill");
 
         RecordDescription d = await(cache.describe(s.key()));
         boolean catalogSaysOnDisk = d.record() != null && d.record().onDisk();
@@ -177,6 +179,7 @@ class LostRequestsTest {
         fault.arm();
         RestoreResult r = await(cache.restore(NS, new long[] {s.key().hash()}, List.of(target(s)),
                 Duration.ofHours(1)));
-        assertTrue(r.outcome() != null, "answered: " + r);
+        assertEquals(1, fault.fired(), "the disk store failed on the restore's read");
+        assertNotEquals(RestoreResult.Outcome.MISS, r.outcome(), "the record was found, then read: " + r);
     }
 }

@@ -105,7 +105,7 @@ class SupervisionTest {
             for (int i = 0; i < CHAIN_LENGTH; i++) {
                 RecordSpec s = spec(chain, i);
                 done = done.thenCompose(list -> publisher.publish(s, snapshot(s),
-                        SnapshotLease.until(System.nanoTime() + TimeUnit.SECONDS.toNanos(10))).thenApply(o -> {
+                        SnapshotLease.until(System.nanoTime() + TimeUnit.SECONDS.toNanos(30))).thenApply(o -> {
                             list.add(o);
                             return list;
                         }));
@@ -114,7 +114,7 @@ class SupervisionTest {
         }
         List<PublishOutcome> all = new ArrayList<>();
         for (CompletableFuture<List<PublishOutcome>> f : chains) {
-            all.addAll(f.get(60, TimeUnit.SECONDS));
+            all.addAll(f.get(120, TimeUnit.SECONDS));
         }
         return all;
     }

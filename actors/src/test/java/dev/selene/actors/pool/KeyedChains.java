@@ -32,8 +32,12 @@ import java.util.concurrent.TimeUnit;
 final class KeyedChains {
 
     static final Layout LAYOUT = Layout.small();
-    /** How long a publication's snapshot lives: the node may keep it waiting for slots that long. */
-    static final Duration SNAPSHOT_LEASE = Duration.ofSeconds(20);
+    /**
+     * How long a publication's snapshot lives: the node may keep it waiting for slots that long. Longer than a killed
+     * manager takes to be downed on a loaded machine, so that a publication waiting for a retirement meanwhile is
+     * not abandoned (the kill test requires every publication after the kill stored).
+     */
+    static final Duration SNAPSHOT_LEASE = Duration.ofSeconds(60);
     /** Host slots of a pool host: the intake only (no warm tier), room for eight records. */
     static final int HOST_SLOTS = 40;
 

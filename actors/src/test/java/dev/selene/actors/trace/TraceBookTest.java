@@ -9,6 +9,7 @@ import org.apache.pekko.actor.ActorPaths;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -188,10 +189,21 @@ class TraceBookTest {
         for (Thread t : running) {
             t.join();
         }
-        assertTrue(book.records() <= 100, book.records() + " traces kept");
+        // At most its capacity, and about that many: a record forgotten between its two appends (its thread was
+        // descheduled while the others started 100 traces) starts a second trace under the same key, which can
+        // leave a slot or two of the ring naming a record already forgotten, so exactly 100 is not guaranteed.
+        assertTrue(book.records() <= 100 && book.records() >= 50, book.records() + " traces kept");
+        // The threads' last records are among the latest 100 only for the threads that finished last; the one
+        // that finished last has its last record kept, whichever it is.
+        int kept = 0;
         for (int t = 0; t < threads; t++) {
             RecordKey last = new RecordKey("ns", (long) t * recordsEach + recordsEach - 1);
-            book.trace(last).ifPresent(events -> assertEquals(2, events.size(), "both events of " + last));
+            Optional<List<TraceEvent>> events = book.trace(last);
+            if (events.isPresent()) {
+                assertEquals(2, events.get().size(), "both events of " + last);
+                kept++;
+            }
         }
+        assertTrue(kept >= 1, "the last record of the thread that finished last is kept");
     }
 }

@@ -96,11 +96,13 @@ class AdminServerLimitsTest {
 
     @Test
     void aClientSendingItsHeadersAByteAtATime_isClosedAtTheHeaderReadDeadline() throws IOException {
+        // Taken before the connection exists, so before the server's deadline starts: a stall of the test thread
+        // after the connect cannot make the server look early.
+        long start = System.nanoTime();
         try (Socket s = new Socket("127.0.0.1", server.port())) {
             s.setSoTimeout(100);
             OutputStream out = s.getOutputStream();
             out.write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".getBytes(StandardCharsets.US_ASCII));
-            long start = System.nanoTime();
             long closedAfterNanos = -1;
             while (closedAfterNanos < 0 && System.nanoTime() - start < HEADER_READ_TIMEOUT.multipliedBy(5).toNanos()) {
                 try {
@@ -127,12 +129,14 @@ class AdminServerLimitsTest {
         try (Socket s = new Socket("127.0.0.1", server.port())) {
             s.setSoTimeout((int) HEADER_READ_TIMEOUT.multipliedBy(5).toMillis());
             byte[] get = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+            long idleFrom = 0;
             for (int i = 0; i < 3; i++) {
-                sleep(HEADER_READ_TIMEOUT.dividedBy(2));
+                sleep(HEADER_READ_TIMEOUT.dividedBy(4));
+                // Before the request, so before the server answers and restarts its deadline.
+                idleFrom = System.nanoTime();
                 s.getOutputStream().write(get);
                 assertTrue(readAnswerHead(s.getInputStream()).startsWith("HTTP/1.1 200"), "answer " + i);
             }
-            long idleFrom = System.nanoTime();
             assertEquals(-1, s.getInputStream().read(), "closed without another answer");
             long idleNanos = System.nanoTime() - idleFrom;
             System.out.printf(Locale.ROOT, "kept-alive connection closed after %d ms idle%n", idleNanos / 1_000_000);

@@ -153,7 +153,9 @@ class BurstCommandTest {
                 java.nio.file.Files.createDirectories(java.nio.file.Path.of("target", "burst-tests")), "disk-only");
         Run r = run("burst", "--preset", "disk-only", "--disk-dir", dir.toString(), "--disk-size", "64m",
                 "--layout", "small", "--conversations", "16", "--concurrency", "4", "--tokens", "256",
-                "--device", "simulated", "--restart", "--drain", "--no-progress", "--json");
+                "--device", "simulated", "--restart", "--drain", "--no-progress", "--json",
+                // every publication waits for a spill here: snapshots that outlive a slow disk on a loaded machine
+                "--snapshot-ms", "30000");
         assertEquals(0, r.exit(), r.err());
         JsonNode j = r.json();
         assertEquals(0, j.get("abandoned").size());
