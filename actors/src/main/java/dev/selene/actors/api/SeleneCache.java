@@ -53,6 +53,8 @@ public final class SeleneCache implements AutoCloseable {
     private final CacheConfig config;
     private final HostCache.Parts parts;
     private final boolean ownsCopier;
+    /** The serving node's way to its catalog for publications (set once it is ready; null for a disabled node). */
+    private volatile HostCache.DirectPublish direct;
 
     private SeleneCache(ActorSystem<?> system, boolean ownsSystem, ActorRef<HostCache.Command> node,
                         CacheConfig config, HostCache.Parts parts, boolean ownsCopier) {
@@ -146,6 +148,7 @@ public final class SeleneCache implements AutoCloseable {
             cache.stopQuietly();
             throw r.setting() ? new IllegalArgumentException(r.failure()) : new IllegalStateException(r.failure());
         }
+        cache.direct = r.direct();
         return cache;
     }
 
@@ -167,7 +170,11 @@ public final class SeleneCache implements AutoCloseable {
      * lease); answers {@code Abandoned} when that runs out first.
      */
     public CompletionStage<PublishResult> publish(RecordSpec spec, DevicePlacement snapshot, Duration patience) {
-        return ask(r -> new HostCache.Publish(spec, snapshot, patience, r), ASK_TIMEOUT.plus(patience));
+        Duration timeout = ASK_TIMEOUT.plus(patience);
+        HostCache.DirectPublish d = direct;
+        CompletionStage<PublishResult> sent = d == null ? null : d.publish(spec, snapshot, patience, timeout,
+                system.scheduler());
+        return sent != null ? sent : ask(r -> new HostCache.Publish(spec, snapshot, patience, r), timeout);
     }
 
     /** The longest cached match of {@code chain} (keys root first). */

@@ -143,7 +143,23 @@ class HostCacheTest {
             PublishResult.Oversize o = assertInstanceOf(PublishResult.Oversize.class, r);
             assertEquals(42, o.slots());
             assertTrue(o.maxSlots() < 42, "max grant " + o.maxSlots());
+            assertEquals(1, cache.counters().get("abandoned.oversize"), "counted");
+            assertTrue(cache.traces().trace(s.key()).orElseThrow().stream().anyMatch(e -> e.actor().equals("HostCache")
+                    && e.message().contains("the most ever granted")), "traced as the node's answer");
         }
+    }
+
+    @Test
+    void publications_reachTheCatalogWithoutPassingThroughTheNodesOwnMailbox() throws Exception {
+        SeleneCache cache = node(64);
+        long nodeMessagesBefore = handled(cache, "HostCache");
+        long catalogMessagesBefore = handled(cache, "Catalog");
+        for (long k = 60; k < 80; k++) {
+            RecordSpec s = spec(k, null, true);
+            assertInstanceOf(PublishResult.Stored.class, await(cache.publish(s, snapshot(s))));
+        }
+        assertEquals(nodeMessagesBefore, handled(cache, "HostCache"), "the node's guardian handled none of them");
+        assertTrue(handled(cache, "Catalog") - catalogMessagesBefore >= 20, "the catalog handled each");
     }
 
     @Test
@@ -336,6 +352,12 @@ class HostCacheTest {
         for (CompletableFuture<CacheStatus> f : asked) {
             assertTrue(f.get(10, TimeUnit.SECONDS).enabled());
         }
+    }
+
+    /** Messages handled so far by the node's actors of {@code kind}, from the actor census. */
+    private static long handled(SeleneCache cache, String kind) {
+        return ActorCensus.of(cache.system()).snapshot(0).kinds().stream()
+                .filter(k -> k.kind().equals(kind)).mapToLong(ActorCensus.Kind::handled).sum();
     }
 
     /** The node's live record actors, from the actor census. */
