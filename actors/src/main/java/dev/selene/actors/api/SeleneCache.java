@@ -167,7 +167,9 @@ public final class SeleneCache implements AutoCloseable {
 
     /**
      * Publishes a record, letting the node wait for slots up to {@code patience} (what is left of the snapshot's
-     * lease); answers {@code Abandoned} when that runs out first.
+     * lease); answers {@code Abandoned} when that runs out first. A serving node takes it straight into its catalog,
+     * not through the node's own mailbox: it is ordered with this cache's other calls only when the caller awaits
+     * their answers first.
      */
     public CompletionStage<PublishResult> publish(RecordSpec spec, DevicePlacement snapshot, Duration patience) {
         Duration timeout = ASK_TIMEOUT.plus(patience);

@@ -489,7 +489,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     private void onFailed(RecordKey key, Live f) {
         RecordCatalog.State state = catalog.state(key);
         if (state == RecordCatalog.State.IN_FLIGHT) {
-            records.traces().append(key, origin, "RecordActor failed while publishing; slots released");
+            records.traces().append(key, origin, "RecordActor failed while publishing; slots released once the copies in flight end");
             slotPool.tell(new SlotPool.Cancel(key, SlotAccounting.Purpose.PUBLISH, f.ticket()));
             if (f.lease() != null) {
                 releaseAfterCopies(f.lease());

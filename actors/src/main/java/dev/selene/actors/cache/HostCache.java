@@ -190,17 +190,14 @@ public final class HostCache {
     static final Duration SLOT_STATS_TIMEOUT = Duration.ofSeconds(10);
 
     /**
-     * What a node is built from besides its configuration: the device copier (the caller keeps and closes it), the
-     * record I/O of a disk tier (the seam for disk faults in tests), the in-process counters its metrics also
-     * count into, traces and the one clock every actor reads.
-     */
-    /**
      * The way publications reach a serving node's catalog without passing through the node's own mailbox (one
      * message fewer per publication): {@link Readiness#direct()} of a serving node. Thread-safe. While the node is not
      * serving (starting, restarting after a failure under a parent's supervision, stopped) it takes nothing and the
-     * caller sends {@link Publish} to the node, which stashes, answers or drops it as the node's state says. A
-     * publication sent the moment the node stops is lost with the catalog, as one already inside it would be: its
-     * caller's ask times out.
+     * caller sends {@link Publish} to the node, which stashes, answers or drops it as the node's state says. It is
+     * cleared when the node decides to stop (and, for any other way it stops or restarts, when its stop or restart
+     * signal comes); a publication sent in between is lost with the catalog, as one already inside it would be: its
+     * caller's ask times out. Calls of one caller through it and through the node's mailbox are ordered only when
+     * the caller awaits each answer before its next call.
      */
     public static final class DirectPublish {
         private volatile Target target;
@@ -266,6 +263,11 @@ public final class HostCache {
         }
     }
 
+    /**
+     * What a node is built from besides its configuration: the device copier (the caller keeps and closes it), the
+     * record I/O of a disk tier (the seam for disk faults in tests), the in-process counters its metrics also
+     * count into, traces and the one clock every actor reads.
+     */
     public record Parts(DeviceCopier copier, Function<Executor, RecordIo> recordIo, CacheCounters counters,
                         TraceBook traces, LongSupplier clock, FaultInjection faults, Duration writeCheck) {
         /** Real O_DIRECT files, the system nano clock, fresh counters and traces, no injected faults. */
@@ -427,7 +429,7 @@ public final class HostCache {
         public Behavior<Command> aroundSignal(TypedActorContext<Command> ctx, Signal signal,
                                               SignalTarget<Command> target) {
             if (signal instanceof PostStop || signal instanceof PreRestart) {
-                direct.stop(); // before the catalog stops with the node
+                direct.stop(); // a restart: before its children stop; a stop: after, the node's own stops clear it first
             }
             Behavior<Command> next = target.apply(ctx, signal);
             if (signal instanceof PostStop || signal instanceof PreRestart) {
@@ -631,6 +633,7 @@ public final class HostCache {
                 case CheckInvariants c -> catalog.tell(new Catalog.CheckInvariants(c.replyTo()));
                 case WhenReady w -> w.replyTo().tell(new Readiness(null, false, direct));
                 case Stop s -> {
+                    direct.stop(); // no publication to a catalog that is about to stop
                     return Behaviors.stopped();
                 }
                 case ChildStopped c -> {
@@ -638,6 +641,7 @@ public final class HostCache {
                     // than serve from an inconsistent pool. (The disk store is restarted by its supervisor; it only
                     // stops when its restarts are exhausted.)
                     ctx.getLog().error("{} stopped after a failure; stopping the node", c.name());
+                    direct.stop();
                     return Behaviors.stopped();
                 }
                 case Mapped m -> m.host().close();

@@ -35,8 +35,9 @@ import java.util.concurrent.CompletableFuture;
  * <p>Every command about a record carries the {@code generation} the catalog gave that record's assignment, and so
  * does every message the actor sends itself; one from an earlier assignment (a lease timer that fired as it was
  * cancelled) is ignored. The slots stay leased until the copy has completed, whatever happens to the actor: the
- * catalog learns the lease and the copy's completion before anything can fail. Once resident, the slots are the
- * catalog's. A failure stops the actor (the catalog watches it and releases what its record held).
+ * slot pool tells the catalog of the lease before the actor hears of it, and the copy is tracked with the node's
+ * device transfers as it starts, whose end the catalog awaits before it frees a failed actor's slots. Once
+ * resident, the slots are the catalog's. A failure stops the actor (the catalog watches it and releases what its record held).
  */
 final class RecordActor extends AbstractBehavior<RecordActor.Command> {
 
