@@ -23,7 +23,6 @@ import dev.selene.transport.gpu.SimulatedDevice;
 import dev.selene.transport.host.HostMemory;
 import dev.selene.transport.pool.RecordImage;
 
-import com.sun.management.OperatingSystemMXBean;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -726,7 +725,7 @@ public final class BurstRun {
     }
 
     private static long processCpuNanos() {
-        return ManagementFactory.getPlatformMXBean(OperatingSystemMXBean.class).getProcessCpuTime();
+        return ProcessCpu.nanos();
     }
 
     private static long percentile(long[] sorted, double p) {
