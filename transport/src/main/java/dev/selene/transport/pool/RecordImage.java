@@ -129,6 +129,10 @@ public final class RecordImage {
         private final RecordKey expectedKey;
         private final PieceShares target;
         private int chunksAccepted;
+        /** Bytes of the current chunk taken so far. */
+        private int filled;
+        /** The header or footer block being gathered. */
+        private byte[] pending;
         private boolean failed;
         private RecordHeader header;
         private byte[] headerBlock;
@@ -154,21 +158,115 @@ public final class RecordImage {
             Objects.requireNonNull(chunk, "chunk");
             requireUsable();
             try {
-                if (header == null) {
-                    onHeader(chunk);
-                } else if (chunksAccepted <= header.pieceCount()) {
-                    onPiece(chunksAccepted - 1, chunk);
-                } else if (chunksAccepted == header.pieceCount() + 1) {
-                    onFooter(chunk);
-                } else {
-                    throw new RecordFormatException(CORRUPT, "chunk " + chunksAccepted + " of record " + header.key()
-                            + " arrived after its footer; the image has " + chunkCount() + " chunks");
+                if (filled != 0) {
+                    throw new IllegalStateException("a whole chunk was given after part of chunk " + chunksAccepted);
                 }
-                chunksAccepted++;
+                if (header == null) {
+                    requireHeaderSize(chunk);
+                } else if (chunksAccepted <= header.pieceCount() + 1) {
+                    int expected = chunksAccepted <= header.pieceCount() ? pieceChunkBytes(header.layout())
+                            : header.footerBytes();
+                    if (chunk.length != expected) {
+                        throw wrongSize(chunksAccepted, chunk.length, expected);
+                    }
+                }
+                consume(MemorySegment.ofArray(chunk));
             } catch (RecordFormatException | RuntimeException e) {
                 failed = true;
                 throw e;
             }
+        }
+
+        /**
+         * Takes the next {@code bytes} of the image, however they were cut (as they arrive from a socket): piece
+         * bytes go straight into the target shares, each share is checked and checksummed once it is complete,
+         * header and footer are checked as {@link #accept(byte[])} checks them. A failure leaves the reader unusable.
+         */
+        public void accept(MemorySegment bytes) throws RecordFormatException {
+            Objects.requireNonNull(bytes, "bytes");
+            requireUsable();
+            try {
+                consume(bytes);
+            } catch (RecordFormatException | RuntimeException e) {
+                failed = true;
+                throw e;
+            }
+        }
+
+        private void consume(MemorySegment bytes) throws RecordFormatException {
+            long at = 0;
+            long size = bytes.byteSize();
+            while (at < size) {
+                if (header == null) {
+                    at += gather(bytes, at, HEADER_BYTES);
+                    if (filled == HEADER_BYTES) {
+                        onHeader(pending);
+                        endChunk();
+                    }
+                } else if (chunksAccepted <= header.pieceCount()) {
+                    at += onPieceBytes(chunksAccepted - 1, bytes, at);
+                } else if (chunksAccepted == header.pieceCount() + 1) {
+                    at += gather(bytes, at, header.footerBytes());
+                    if (filled == header.footerBytes()) {
+                        footerBlock = pending;
+                        endChunk();
+                    }
+                } else {
+                    throw new RecordFormatException(CORRUPT, "chunk " + chunksAccepted + " of record " + header.key()
+                            + " arrived after its footer; the image has " + chunkCount() + " chunks");
+                }
+            }
+        }
+
+        /** Copies up to the rest of a {@code blockBytes} header or footer block into {@code pending}. */
+        private long gather(MemorySegment bytes, long at, int blockBytes) {
+            if (pending == null || pending.length != blockBytes || filled == 0) {
+                pending = new byte[blockBytes];
+            }
+            int take = (int) Math.min(blockBytes - filled, bytes.byteSize() - at);
+            MemorySegment.copy(bytes, at, MemorySegment.ofArray(pending), filled, take);
+            filled += take;
+            return take;
+        }
+
+        private void endChunk() {
+            filled = 0;
+            pending = null;
+            chunksAccepted++;
+        }
+
+        /**
+         * Takes piece bytes up to the end of the current rank's share: the used part is copied into the target
+         * share, the padding must be zero; a share is checksummed once complete.
+         */
+        private long onPieceBytes(int piece, MemorySegment bytes, long at) throws RecordFormatException {
+            Layout layout = header.layout();
+            int page = layout.pageBytes();
+            int rank = filled / page;
+            int within = filled % page;
+            int used = layout.pieceBytes(piece);
+            int take = (int) Math.min(page - within, bytes.byteSize() - at);
+            MemorySegment share = share(target, piece, rank, used);
+            int copied = Math.max(0, Math.min(take, used - within));
+            if (copied > 0) {
+                MemorySegment.copy(bytes, at, share, within, copied);
+            }
+            if (copied < take) {
+                long mismatch = firstNonZero(bytes.asSlice(at + copied, take - copied));
+                if (mismatch >= 0) {
+                    throw new RecordFormatException(CORRUPT, "piece " + piece + ", rank " + rank
+                            + " has a non-zero padding byte at offset " + (within + copied + mismatch)
+                            + " of its share");
+                }
+            }
+            filled += take;
+            if (within + take == page) {
+                sums.update(piece, rank, share.asSlice(0, used));
+            }
+            if (filled == pieceChunkBytes(layout)) {
+                endChunk();
+            }
+            return take;
         }
 
         /**
@@ -222,7 +320,7 @@ public final class RecordImage {
             return chunksAccepted;
         }
 
-        private void onHeader(byte[] chunk) throws RecordFormatException {
+        private static void requireHeaderSize(byte[] chunk) throws RecordFormatException {
             MemorySegment bytes = MemorySegment.ofArray(chunk);
             if (chunk.length != HEADER_BYTES) {
                 // Magic and version first, so that an image from a newer writer reads as too new, not as corrupt.
@@ -233,9 +331,13 @@ public final class RecordImage {
                         throw e;
                     }
                 }
-                throw wrongSize(0, chunk.length, HEADER_BYTES);
+                throw new RecordFormatException(CORRUPT, "chunk 0 (header) is " + chunk.length + " bytes; expected "
+                        + HEADER_BYTES);
             }
-            RecordHeader decoded = RecordHeader.decode(bytes);
+        }
+
+        private void onHeader(byte[] block) throws RecordFormatException {
+            RecordHeader decoded = RecordHeader.decode(MemorySegment.ofArray(block));
             if (decoded.version() != VERSION_CURRENT) {
                 throw new RecordFormatException(TOO_OLD, "format version " + decoded.version() + " is older than "
                         + "record images carry (" + VERSION_CURRENT + ")");
@@ -246,40 +348,8 @@ public final class RecordImage {
                         + " where record " + expectedKey + " was expected");
             }
             header = decoded;
-            headerBlock = chunk.clone();
+            headerBlock = block;
             sums = RecordChecksums.forFile(header, MemorySegment.ofArray(headerBlock));
-        }
-
-        private void onPiece(int piece, byte[] chunk) throws RecordFormatException {
-            Layout layout = header.layout();
-            int expected = pieceChunkBytes(layout);
-            if (chunk.length != expected) {
-                throw wrongSize(piece + 1, chunk.length, expected);
-            }
-            int used = layout.pieceBytes(piece);
-            for (int rank = 0; rank < layout.ranks(); rank++) {
-                int start = rank * layout.pageBytes();
-                for (int i = start + used; i < start + layout.pageBytes(); i++) {
-                    if (chunk[i] != 0) {
-                        throw new RecordFormatException(CORRUPT, "piece " + piece + ", rank " + rank
-                                + " has a non-zero padding byte at offset " + (i - start) + " of its share");
-                    }
-                }
-            }
-            MemorySegment bytes = MemorySegment.ofArray(chunk);
-            for (int rank = 0; rank < layout.ranks(); rank++) {
-                MemorySegment share = share(target, piece, rank, used);
-                MemorySegment.copy(bytes, (long) rank * layout.pageBytes(), share, 0, used);
-                sums.update(piece, rank, share);
-            }
-        }
-
-        private void onFooter(byte[] chunk) throws RecordFormatException {
-            int expected = header.footerBytes();
-            if (chunk.length != expected) {
-                throw wrongSize(chunksAccepted, chunk.length, expected);
-            }
-            footerBlock = chunk.clone();
         }
 
         private int chunkCount() {
@@ -304,6 +374,21 @@ public final class RecordImage {
                 throw new IllegalStateException("the " + chunk + " chunk has not been accepted yet");
             }
         }
+    }
+
+    /** Zeros to compare padding with (and to send as padding). */
+    static final MemorySegment ZEROS = MemorySegment.ofArray(new byte[64 * 1024]);
+
+    /** The offset of the first non-zero byte of {@code bytes}, or -1 when every byte is zero. */
+    private static long firstNonZero(MemorySegment bytes) {
+        for (long at = 0; at < bytes.byteSize(); at += ZEROS.byteSize()) {
+            long n = Math.min(ZEROS.byteSize(), bytes.byteSize() - at);
+            long mismatch = bytes.asSlice(at, n).mismatch(ZEROS.asSlice(0, n));
+            if (mismatch >= 0) {
+                return at + mismatch;
+            }
+        }
+        return -1;
     }
 
     private static int pieceChunkBytes(Layout layout) {

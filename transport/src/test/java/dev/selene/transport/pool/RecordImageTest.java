@@ -51,11 +51,11 @@ class RecordImageTest {
     @TempDir(factory = UnderBuildDirectory.class)
     Path dir;
 
-    private final List<Shares> allocated = new ArrayList<>();
+    private final List<ImageShares> allocated = new ArrayList<>();
 
     @AfterEach
     void freeShares() {
-        allocated.forEach(Shares::close);
+        allocated.forEach(ImageShares::close);
     }
 
     static Stream<Arguments> layouts() {
@@ -68,11 +68,11 @@ class RecordImageTest {
 
     @ParameterizedTest(name = "{0}, row {1}")
     @MethodSource("layouts")
-    void chunks_readIntoOtherShares_arriveIntact_andServeTheSameImageAgain(Layout layout, boolean hasRow)
+    void chunks_readIntoOtherImageShares_arriveIntact_andServeTheSameImageAgain(Layout layout, boolean hasRow)
             throws IOException {
         RecordSpec spec = new RecordSpec(KEY, ROOT, hasRow);
-        Shares source = shares(layout, hasRow).fill(42);
-        Shares target = shares(layout, hasRow);
+        ImageShares source = shares(layout, hasRow).fill(42);
+        ImageShares target = shares(layout, hasRow);
         RecordImage.Frame frame = RecordImage.frame(spec, layout, source);
         List<byte[]> chunks = chunks(layout, hasRow, frame.headerBlock(), frame.footerBlock(), source);
 
@@ -103,7 +103,7 @@ class RecordImageTest {
     void chunks_concatenated_equalTheRecordFileByteForByte(Layout layout, boolean hasRow) throws IOException {
         assumeTrue(NativeIo.isAvailable(), () -> "native I/O is unavailable: " + NativeIo.unavailabilityCause());
         RecordSpec spec = new RecordSpec(KEY, ROOT, hasRow);
-        Shares source = shares(layout, hasRow).fill(7);
+        ImageShares source = shares(layout, hasRow).fill(7);
         Path file = DirectRecordIo.sequential().write(spec, layout, source::share, dir).file();
         RecordImage.Frame frame = RecordImage.frame(spec, layout, source);
 
@@ -228,7 +228,7 @@ class RecordImageTest {
     }
 
     private List<byte[]> image(long seed) {
-        Shares source = shares(SMALL, true).fill(seed);
+        ImageShares source = shares(SMALL, true).fill(seed);
         RecordImage.Frame frame = RecordImage.frame(SPEC, SMALL, source);
         return chunks(SMALL, true, frame.headerBlock(), frame.footerBlock(), source);
     }
@@ -264,64 +264,13 @@ class RecordImageTest {
         assertTrue(e.getMessage().contains(part), e.getMessage());
     }
 
-    private Shares shares(Layout layout, boolean hasRow) {
-        Shares shares = new Shares(layout, hasRow);
+    private ImageShares shares(Layout layout, boolean hasRow) {
+        ImageShares shares = new ImageShares(layout, hasRow);
         allocated.add(shares);
         return shares;
     }
 
     /** One record's shares in native, 4096-aligned memory, as host slots hold them. */
-    private static final class Shares implements PieceShares, AutoCloseable {
-
-        /** Written past every share's used end, so that tests see whether it reaches an image. */
-        private static final byte PADDING = (byte) 0xA5;
-
-        private final Layout layout;
-        private final int pieces;
-        private final Arena arena = Arena.ofShared();
-        private final MemorySegment slots;
-
-        Shares(Layout layout, boolean hasRow) {
-            this.layout = layout;
-            this.pieces = layout.slotsPerRecord(hasRow);
-            this.slots = arena.allocate(layout.slotBytes() * pieces, Layout.ALIGNMENT_BYTES);
-        }
-
-        @Override
-        public MemorySegment share(int piece, int rank) {
-            return slots.asSlice(piece * layout.slotBytes() + (long) rank * layout.pageBytes(), layout.pageBytes());
-        }
-
-        /** Fills every share's used bytes from {@code seed} and the rest with {@link #PADDING}. */
-        Shares fill(long seed) {
-            slots.fill(PADDING);
-            Random random = new Random(seed);
-            for (int piece = 0; piece < pieces; piece++) {
-                for (int rank = 0; rank < layout.ranks(); rank++) {
-                    byte[] used = new byte[layout.pieceBytes(piece)];
-                    random.nextBytes(used);
-                    MemorySegment.copy(MemorySegment.ofArray(used), 0, share(piece, rank), 0, used.length);
-                }
-            }
-            return this;
-        }
-
-        void assertSameUsedBytes(Shares expected) {
-            for (int piece = 0; piece < pieces; piece++) {
-                for (int rank = 0; rank < layout.ranks(); rank++) {
-                    int used = layout.pieceBytes(piece);
-                    assertEquals(-1, MemorySegment.mismatch(share(piece, rank), 0, used,
-                            expected.share(piece, rank), 0, used), "piece " + piece + ", rank " + rank);
-                }
-            }
-        }
-
-        @Override
-        public void close() {
-            arena.close();
-        }
-    }
-
     /** Temporary directories under the module's {@code target/}: O_DIRECT needs a disk, and /tmp is often tmpfs. */
     static final class UnderBuildDirectory implements TempDirFactory {
 

@@ -1,0 +1,27 @@
+package dev.selene.transport.pool;
+
+import io.netty.channel.epoll.Epoll;
+import org.junit.jupiter.api.BeforeAll;
+
+import java.time.Duration;
+
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/** The data plane contract on Netty's native epoll transport (Linux). */
+class NettyEpollDataPlaneTest extends DataPlaneContract {
+
+    @BeforeAll
+    static void epollLoads() {
+        assumeTrue(Epoll.isAvailable(), () -> "Netty's epoll does not load here: " + Epoll.unavailabilityCause());
+    }
+
+    @Override
+    DataPlane serving(Duration silence) {
+        return NettyDataPlane.serve("127.0.0.1", 0, null, NettyDataPlane.Backend.EPOLL, silence, 1);
+    }
+
+    @Override
+    DataPlane sending(Duration silence) {
+        return NettyDataPlane.client(NettyDataPlane.Backend.EPOLL, silence, 1);
+    }
+}
