@@ -2,32 +2,26 @@ package dev.selene.actors.cache;
 
 import dev.selene.actors.pool.ManagerStore;
 import dev.selene.engine.codec.PieceShares;
-import dev.selene.engine.codec.RecordFormatException;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.layout.Layout;
-import dev.selene.transport.pool.RecordImage;
-import org.apache.pekko.Done;
+import dev.selene.transport.pool.DataAddress;
+import dev.selene.transport.pool.DataPlane;
+import dev.selene.transport.pool.ReceivedImage;
+import dev.selene.transport.pool.Transfer;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
-import org.apache.pekko.stream.KillSwitches;
-import org.apache.pekko.stream.Materializer;
-import org.apache.pekko.stream.UniqueKillSwitch;
-import org.apache.pekko.stream.javadsl.Keep;
-import org.apache.pekko.stream.javadsl.Sink;
-import org.apache.pekko.japi.Pair;
-import org.apache.pekko.util.ByteString;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletionStage;
 
 /**
- * One record read back from the pool into staging slots: fetch it from the first store that holds it, stream its
- * image into the slots through the record codec's reader (every checksum verified before the record counts as
- * read), and fall back to the next holder when a store fails or no longer holds it. It answers only after its
- * stream has ended, so nothing writes into the staging slots after the answer.
+ * One record read back from the pool into staging slots: ask the first store that holds it for a handle, fetch the
+ * image under it on the data plane straight into the slots (every checksum verified before the record counts as
+ * read), and fall back to the next holder when a store fails, no longer holds it, or runs out of its own deadline.
+ * It answers only after its transfer has ended, so nothing writes into the staging slots after the answer.
  */
 final class PoolFetch {
 
@@ -35,82 +29,94 @@ final class PoolFetch {
     sealed interface Command {
     }
 
-    private record Answered(ManagerStore.FetchReply reply, Throwable failure) implements Command {
+    private record Answered(int attempt, ManagerStore.FetchReply reply, Throwable failure) implements Command {
     }
 
-    private record StreamEnded(Throwable failure) implements Command {
+    private record TransferEnded(int attempt, ReceivedImage image, Throwable failure) implements Command {
     }
 
-    private enum Deadline implements Command {
-        INSTANCE
+    /** The deadline of one holder's attempt. */
+    private record AttemptDeadline(int attempt) implements Command {
     }
+
+    /** How long a holder may take to answer that it holds the record. */
+    static final Duration ASK_TIMEOUT = Duration.ofSeconds(5);
 
     private PoolFetch() {
     }
 
     /**
-     * Reads {@code key} from {@code holders} (in order) into {@code target}, the staging slots starting at
-     * {@code firstSlot}; tells {@code store} how it ended ({@link PoolStore.FetchEnded} with {@link Store.ReadDone}
-     * or {@link Store.ReadFailed}, {@code fileLost} when no holder had it).
+     * Reads {@code key} from {@code holders} (in order) over {@code data} into {@code target}, the staging slots
+     * starting at {@code firstSlot}, giving each holder {@code perHolder}; tells {@code store} how it ended
+     * ({@link PoolStore.FetchEnded} with {@link Store.ReadDone} or {@link Store.ReadFailed}, {@code fileLost} when
+     * no holder had it).
      */
-    static Behavior<Command> create(RecordKey key, Layout layout, PieceShares target,
-                                    List<ActorRef<ManagerStore.Command>> holders, Duration deadline,
+    static Behavior<Command> create(RecordKey key, Layout layout, PieceShares target, DataPlane data,
+                                    List<ActorRef<ManagerStore.Command>> holders, Duration perHolder,
                                     ActorRef<Store.Command> store, int firstSlot) {
-        return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
-            timers.startSingleTimer(Deadline.INSTANCE, deadline);
-            return new Run(ctx, key, layout, target, holders, store, firstSlot).next();
-        }));
+        return Behaviors.setup(ctx -> Behaviors.withTimers(timers ->
+                new Run(ctx, timers, key, layout, target, data, holders, perHolder, store, firstSlot).next()));
     }
 
     /** The fetch's state. */
     private static final class Run {
         private final ActorContext<Command> ctx;
+        private final TimerScheduler<Command> timers;
         private final RecordKey key;
         private final Layout layout;
         private final PieceShares target;
+        private final DataPlane data;
         private final List<ActorRef<ManagerStore.Command>> holders;
+        private final Duration perHolder;
         private final ActorRef<Store.Command> store;
         private final int firstSlot;
-        private final Materializer materializer;
         private int tried;
         private boolean anyFailed;
         private String lastFailure = "no pool manager holds it";
-        private RecordImage.Reader reader;
-        private UniqueKillSwitch kill;
-        private long bytes;
+        private Transfer<ReceivedImage> transfer;
 
-        Run(ActorContext<Command> ctx, RecordKey key, Layout layout, PieceShares target,
-            List<ActorRef<ManagerStore.Command>> holders, ActorRef<Store.Command> store, int firstSlot) {
+        Run(ActorContext<Command> ctx, TimerScheduler<Command> timers, RecordKey key, Layout layout,
+            PieceShares target, DataPlane data, List<ActorRef<ManagerStore.Command>> holders, Duration perHolder,
+            ActorRef<Store.Command> store, int firstSlot) {
             this.ctx = ctx;
+            this.timers = timers;
             this.key = key;
             this.layout = layout;
             this.target = target;
+            this.data = data;
             this.holders = holders;
+            this.perHolder = perHolder;
             this.store = store;
             this.firstSlot = firstSlot;
-            this.materializer = Materializer.createMaterializer(ctx);
         }
 
-        private void answer(Store.ReadReply reply) {
+        private Behavior<Command> answer(Store.ReadReply reply) {
             store.tell(new PoolStore.FetchEnded(firstSlot, reply));
+            return Behaviors.stopped();
         }
 
         /** Asks the next holder, or gives up when none is left. */
         Behavior<Command> next() {
+            transfer = null;
             if (tried >= holders.size()) {
-                answer(new Store.ReadFailed(key, !anyFailed, lastFailure));
-                return Behaviors.stopped();
+                return answer(new Store.ReadFailed(key, !anyFailed, lastFailure));
             }
-            ActorRef<ManagerStore.Command> holder = holders.get(tried++);
-            ctx.ask(ManagerStore.FetchReply.class, holder, Duration.ofSeconds(5),
-                    r -> new ManagerStore.Fetch(key, r), Answered::new);
+            int attempt = ++tried;
+            ActorRef<ManagerStore.Command> holder = holders.get(attempt - 1);
+            timers.startSingleTimer(AttemptDeadline.class, new AttemptDeadline(attempt), perHolder);
+            ctx.ask(ManagerStore.FetchReply.class, holder, ASK_TIMEOUT.compareTo(perHolder) < 0 ? ASK_TIMEOUT
+                    : perHolder, r -> new ManagerStore.Fetch(key, r), (r, f) -> new Answered(attempt, r, f));
             return Behaviors.receive(Command.class)
-                    .onMessage(Answered.class, this::onAnswer)
-                    .onMessage(Deadline.class, d -> {
-                        answer(new Store.ReadFailed(key, false, "no answer from the pool in time"));
-                        return Behaviors.stopped();
+                    .onMessage(Answered.class, a -> a.attempt() == tried ? onAnswer(a) : Behaviors.same())
+                    .onMessage(AttemptDeadline.class, d -> {
+                        if (d.attempt() != tried) {
+                            return Behaviors.same();
+                        }
+                        anyFailed = true;
+                        lastFailure = "a pool manager did not answer within " + perHolder.toMillis() + " ms";
+                        return next();
                     })
-                    .onMessage(StreamEnded.class, e -> Behaviors.same())
+                    .onMessage(TransferEnded.class, e -> Behaviors.same())
                     .build();
         }
 
@@ -126,40 +132,40 @@ final class PoolFetch {
                     return next();
                 }
                 case ManagerStore.Serve s -> {
-                    reader = new RecordImage.Reader(layout, key, target);
-                    bytes = s.entry().imageBytes();
-                    RecordImage.Reader r = reader;
-                    Pair<UniqueKillSwitch, CompletionStage<Done>> run = s.source().getSource()
-                            .viaMat(KillSwitches.single(), Keep.right())
-                            .toMat(Sink.foreach((ByteString chunk) -> r.accept(chunk.toArrayUnsafe())), Keep.both())
-                            .run(materializer);
-                    kill = run.first();
-                    ctx.pipeToSelf(run.second(), (v, e) -> new StreamEnded(e));
-                    return streaming();
+                    int attempt = a.attempt();
+                    try {
+                        transfer = data.fetch(DataAddress.parse(s.dataAddress()), s.handle(), layout, key, target);
+                    } catch (RuntimeException e) {
+                        anyFailed = true;
+                        lastFailure = "could not fetch from " + s.dataAddress() + ": " + e.getMessage();
+                        return next();
+                    }
+                    ctx.pipeToSelf(transfer.done(), (image, failure) -> new TransferEnded(attempt, image, failure));
+                    return fetching();
                 }
             }
         }
 
-        private Behavior<Command> streaming() {
+        private Behavior<Command> fetching() {
             return Behaviors.receive(Command.class)
-                    .onMessage(StreamEnded.class, e -> {
-                        Throwable failure = e.failure();
-                        if (failure == null) {
-                            try {
-                                reader.finish();
-                                answer(new Store.ReadDone(key, bytes));
-                                return Behaviors.stopped();
-                            } catch (RecordFormatException ex) {
-                                failure = ex;
-                            }
+                    .onMessage(TransferEnded.class, e -> {
+                        if (e.attempt() != tried) {
+                            return Behaviors.same();
+                        }
+                        timers.cancel(AttemptDeadline.class);
+                        if (e.failure() == null) {
+                            return answer(new Store.ReadDone(key, e.image().bytes()));
                         }
                         anyFailed = true;
-                        lastFailure = "the stream from a pool manager failed: " + failure.getMessage();
+                        lastFailure = "the transfer from a pool manager failed: " + e.failure().getMessage();
                         return next();
                     })
-                    .onMessage(Deadline.class, d -> {
-                        kill.abort(new IllegalStateException("no complete record from the pool in time"));
-                        return Behaviors.same(); // the stream ends next, and the answer follows
+                    .onMessage(AttemptDeadline.class, d -> {
+                        if (d.attempt() == tried && transfer != null) {
+                            transfer.abort("no complete record from the pool manager within " + perHolder.toMillis()
+                                    + " ms");
+                        }
+                        return Behaviors.same(); // the transfer ends next, and the next holder is tried
                     })
                     .onMessage(Answered.class, a -> Behaviors.same())
                     .build();

@@ -24,9 +24,14 @@ import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.layout.Layout;
 import dev.selene.engine.slots.SlotList;
 import dev.selene.transport.host.HostMemory;
+import dev.selene.transport.pool.DataPlane;
+import dev.selene.transport.pool.NettyDataPlane;
+import dev.selene.transport.pool.OutgoingImage;
 import dev.selene.transport.pool.RecordImage;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.PreRestart;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -92,8 +97,10 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
 
     /** How long one retirement may take, all replicas together. */
     static final Duration UPLOAD_DEADLINE = Duration.ofSeconds(60);
-    /** How long one fetch may take, holders tried in turn. */
-    static final Duration FETCH_DEADLINE = Duration.ofSeconds(30);
+    /** How long a fetch may take on one holder before the next holder is tried. */
+    static final Duration FETCH_HOLDER_DEADLINE = Duration.ofSeconds(10);
+    /** Threads of a host's data plane. */
+    static final int DATA_THREADS = 2;
 
     private final Layout layout;
     private final HostMemory host;
@@ -101,6 +108,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private final TraceBook traces;
     private final TraceSource origin;
     private final ClusterSharding sharding;
+    private final DataPlane data;
     private final int shards;
     private final Map<RecordKey, List<ActorRef<WriteReply>>> writing = new HashMap<>();
     private final Map<Integer, List<ActorRef<ReadReply>>> reading = new HashMap<>();
@@ -142,6 +150,8 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         this.metrics = metrics;
         this.traces = traces;
         this.sharding = ClusterSharding.get(ctx.getSystem());
+        this.data = NettyDataPlane.client(NettyDataPlane.Backend.best(), NettyDataPlane.DEFAULT_SILENCE,
+                DATA_THREADS);
         // Hosts only proxy to the directory: its entities run on manager nodes, so this factory is never used here.
         sharding.init(Entity.of(PoolDirectory.TYPE, e -> Behaviors.<PoolDirectory.Command>empty())
                 .withRole(PoolCluster.MANAGER_ROLE));
@@ -149,7 +159,16 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
 
     @Override
     public Receive<Store.Command> createReceive() {
-        return newReceiveBuilder().onMessage(Store.Command.class, this::onCommand).build();
+        // The data plane's threads read and write the host's slots: they stop before the node unmaps them.
+        return newReceiveBuilder().onMessage(Store.Command.class, this::onCommand)
+                .onSignal(PostStop.class, s -> closeData())
+                .onSignal(PreRestart.class, s -> closeData())
+                .build();
+    }
+
+    private Behavior<Store.Command> closeData() {
+        data.close();
+        return this;
     }
 
     private Behavior<Store.Command> onCommand(Store.Command command) {
@@ -228,11 +247,14 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             finishWrite(key, new WriteFailed(key, false, NO_MANAGER));
             return;
         }
-        traces.append(key, origin, "Retire: streaming to " + p.placed().stores().size() + " manager(s)");
-        PoolEntry entry = PoolEntry.of(p.write().spec(), RecordImage.imageBytes(layout, p.write().spec().hasRow()));
+        traces.append(key, origin, "Retire: sending to " + p.placed().stores().size() + " manager(s)");
+        boolean hasRow = p.write().spec().hasRow();
+        PoolEntry entry = PoolEntry.of(p.write().spec(), RecordImage.imageBytes(layout, hasRow));
+        OutgoingImage image = new OutgoingImage(layout, hasRow, p.frame().headerBlock(), p.frame().footerBlock(),
+                shares(p.write().slots()));
         ActorRef<WriteReply> done = getContext().messageAdapter(WriteReply.class, r -> new WriteEnded(r.key(), r));
-        getContext().spawn(PoolUpload.create(entry, layout, p.frame(), shares(p.write().slots()), p.placed().stores(),
-                UPLOAD_DEADLINE, done), "upload-" + (++transfers));
+        getContext().spawn(PoolUpload.create(entry, image, data, p.placed().stores(), UPLOAD_DEADLINE, done),
+                "upload-" + (++transfers));
     }
 
     private void onWriteEnded(WriteEnded e) {
@@ -296,9 +318,9 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         }
         // The child answers with its staging slot: a message adapter could not tell two fetches apart (an actor has
         // one adapter per reply class).
-        getContext().spawn(PoolFetch.create(r.key(), layout, shares(r.slots()),
-                l.found().records().getFirst().holders(), FETCH_DEADLINE, getContext().getSelf(), r.slots().slot(0)),
-                "fetch-" + (++transfers));
+        getContext().spawn(PoolFetch.create(r.key(), layout, shares(r.slots()), data,
+                l.found().records().getFirst().holders(), FETCH_HOLDER_DEADLINE, getContext().getSelf(),
+                r.slots().slot(0)), "fetch-" + (++transfers));
     }
 
     private void finishRead(int firstSlot, ReadReply reply) {

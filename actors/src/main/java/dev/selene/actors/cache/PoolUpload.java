@@ -2,20 +2,15 @@ package dev.selene.actors.cache;
 
 import dev.selene.actors.pool.ManagerStore;
 import dev.selene.actors.pool.PoolEntry;
-import dev.selene.engine.codec.PieceShares;
 import dev.selene.engine.key.RecordKey;
-import dev.selene.engine.layout.Layout;
-import dev.selene.transport.pool.RecordImage;
-import org.apache.pekko.Done;
+import dev.selene.transport.pool.DataAddress;
+import dev.selene.transport.pool.DataPlane;
+import dev.selene.transport.pool.OutgoingImage;
+import dev.selene.transport.pool.Transfer;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
-import org.apache.pekko.stream.KillSwitches;
-import org.apache.pekko.stream.Materializer;
-import org.apache.pekko.stream.SharedKillSwitch;
-import org.apache.pekko.stream.javadsl.Source;
-import org.apache.pekko.util.ByteString;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,13 +18,11 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 
 /**
- * One record retired to the pool: offer it to every store the directory placed it on, stream its image to each
- * (slot-sized chunks copied out of its pinned slots as each stream asks for them), and answer once every store
- * has stored it, or once one refused, or after the deadline. It answers only after its streams have ended, so the
- * slots are never read after the answer.
+ * One record retired to the pool: offer it to every store the directory placed it on, push its image to each on the
+ * data plane (straight from its pinned slots), and answer once every store has stored it, or once one refused, or
+ * after the deadline. It answers only after its transfers have ended, so the slots are never read after the answer.
  */
 final class PoolUpload {
 
@@ -54,9 +47,8 @@ final class PoolUpload {
     private PoolUpload() {
     }
 
-    /** Uploads {@code entry}, whose chunks {@code chunk} produces, to {@code stores}; answers {@code done}. */
-    static Behavior<Command> create(PoolEntry entry, Layout layout, RecordImage.Frame frame,
-                                    PieceShares source,
+    /** Uploads {@code entry}, whose image is {@code image}, to {@code stores} over {@code data}; answers {@code replyTo}. */
+    static Behavior<Command> create(PoolEntry entry, OutgoingImage image, DataPlane data,
                                     List<ActorRef<ManagerStore.Command>> stores, Duration deadline,
                                     ActorRef<Store.WriteReply> replyTo) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
@@ -69,7 +61,7 @@ final class PoolUpload {
                 ctx.watchWith(s, new StoreGone(s));
                 s.tell(new ManagerStore.Offer(entry, answers));
             }
-            return new Run(ctx, entry, layout, frame, source, stores.size(), replyTo, System.nanoTime()).waiting();
+            return new Run(ctx, entry, image, data, stores.size(), replyTo, System.nanoTime()).waiting();
         }));
     }
 
@@ -77,30 +69,24 @@ final class PoolUpload {
     private static final class Run {
         private final ActorContext<Command> ctx;
         private final PoolEntry entry;
-        private final Layout layout;
-        private final RecordImage.Frame frame;
-        private final PieceShares source;
+        private final OutgoingImage image;
+        private final DataPlane data;
         private final int required;
         private final ActorRef<Store.WriteReply> replyTo;
         private final long startNanos;
-        private final SharedKillSwitch kill = KillSwitches.shared("pool-upload");
-        private final Materializer materializer;
         private final Set<String> stored = new HashSet<>();
-        private final List<CompletableFuture<Done>> streams = new ArrayList<>();
+        private final List<Transfer<Long>> transfers = new ArrayList<>();
         private String failure;
 
-        Run(ActorContext<Command> ctx, PoolEntry entry, Layout layout, RecordImage.Frame frame,
-            PieceShares source, int required, ActorRef<Store.WriteReply> replyTo,
-            long startNanos) {
+        Run(ActorContext<Command> ctx, PoolEntry entry, OutgoingImage image, DataPlane data, int required,
+            ActorRef<Store.WriteReply> replyTo, long startNanos) {
             this.ctx = ctx;
             this.entry = entry;
-            this.layout = layout;
-            this.frame = frame;
-            this.source = source;
+            this.image = image;
+            this.data = data;
             this.required = required;
             this.replyTo = replyTo;
             this.startNanos = startNanos;
-            this.materializer = Materializer.createMaterializer(ctx);
         }
 
         RecordKey key() {
@@ -112,7 +98,7 @@ final class PoolUpload {
                     .onMessage(Answered.class, a -> onAnswer(a.reply()))
                     .onMessage(StreamEnded.class, e -> {
                         if (e.failure() != null && failure == null) {
-                            failure = "a stream to a pool manager failed: " + e.failure().getMessage();
+                            failure = "sending to a pool manager failed: " + e.failure().getMessage();
                         }
                         return failure != null ? finish() : Behaviors.same();
                     })
@@ -136,17 +122,15 @@ final class PoolUpload {
         private Behavior<Command> onAnswer(ManagerStore.OfferReply reply) {
             switch (reply) {
                 case ManagerStore.Accept a -> {
-                    boolean hasRow = entry.hasRow();
-                    int count = RecordImage.chunkCount(layout, hasRow);
-                    CompletionStage<Done> done = Source.range(0, count - 1)
-                            .map(i -> ByteString.fromArrayUnsafe(RecordImage.chunk(layout, hasRow,
-                                    frame.headerBlock(), frame.footerBlock(), source, i)))
-                            .via(kill.flow())
-                            .watchTermination((mat, d) -> d)
-                            .to(a.sink().getSink())
-                            .run(materializer);
-                    streams.add(done.toCompletableFuture());
-                    ctx.pipeToSelf(done, (v, e) -> new StreamEnded(e));
+                    Transfer<Long> push;
+                    try {
+                        push = data.push(DataAddress.parse(a.dataAddress()), a.handle(), image);
+                    } catch (RuntimeException e) {
+                        failure = "could not send to pool manager at " + a.dataAddress() + ": " + e.getMessage();
+                        return finish();
+                    }
+                    transfers.add(push);
+                    ctx.pipeToSelf(push.done(), (v, e) -> new StreamEnded(e));
                 }
                 case ManagerStore.Stored s -> {
                     stored.add(s.store().path().address().toString());
@@ -162,18 +146,18 @@ final class PoolUpload {
             return Behaviors.same();
         }
 
-        /** Stops the streams still running, waits for them to end, then answers and stops. */
+        /** Stops the transfers still running, waits for them to end, then answers and stops. */
         private Behavior<Command> finish() {
             if (failure != null) {
-                kill.abort(new IllegalStateException(failure));
+                transfers.forEach(t -> t.abort(failure));
             }
-            CompletableFuture<Void> all = CompletableFuture.allOf(streams.toArray(CompletableFuture[]::new))
-                    .exceptionally(e -> null);
+            CompletableFuture<Void> all = CompletableFuture.allOf(transfers.stream().map(Transfer::done)
+                    .toArray(CompletableFuture[]::new)).exceptionally(e -> null);
             ctx.pipeToSelf(all, (v, e) -> Deadline.INSTANCE);
             return Behaviors.receive(Command.class)
                     .onMessage(Deadline.class, d -> {
                         if (!all.isDone()) {
-                            return Behaviors.same(); // the overall deadline fired first; the streams end next
+                            return Behaviors.same(); // the overall deadline fired first; the transfers end next
                         }
                         replyTo.tell(failure == null
                                 ? new Store.Written(key(), entry.imageBytes(), System.nanoTime() - startNanos)

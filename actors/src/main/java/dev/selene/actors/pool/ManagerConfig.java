@@ -13,8 +13,11 @@ import java.util.Objects;
  * @param maxAge          records unused for longer are dropped; null = never
  * @param replicas        managers that must hold a record before it is committed (fewer when fewer are up)
  * @param directoryShards namespace shards of the directory (the same on every node of a cluster)
+ * @param dataPort        the TCP port record bytes arrive on and leave from (0: any free port; peers learn it with
+ *                        each transfer)
  */
-public record ManagerConfig(Layout layout, long storeBytes, Duration maxAge, int replicas, int directoryShards) {
+public record ManagerConfig(Layout layout, long storeBytes, Duration maxAge, int replicas, int directoryShards,
+                            int dataPort) {
 
     /** Replicas by default: a record survives the loss of one manager. */
     public static final int DEFAULT_REPLICAS = 2;
@@ -30,9 +33,17 @@ public record ManagerConfig(Layout layout, long storeBytes, Duration maxAge, int
         if (replicas < 1 || replicas > 3) {
             throw new IllegalArgumentException("replicas = " + replicas + " is invalid; allowed: 1..3");
         }
+        if (dataPort < 0 || dataPort > 65535) {
+            throw new IllegalArgumentException("data port = " + dataPort + " is invalid; allowed: 0..65535");
+        }
         if (directoryShards < 1 || directoryShards > 4096) {
             throw new IllegalArgumentException("directory shards = " + directoryShards
                     + " is invalid; allowed: 1..4096");
         }
+    }
+
+    /** A manager whose data plane listens on any free port. */
+    public ManagerConfig(Layout layout, long storeBytes, Duration maxAge, int replicas, int directoryShards) {
+        this(layout, storeBytes, maxAge, replicas, directoryShards, 0);
     }
 }

@@ -1,13 +1,16 @@
 package dev.selene.actors.pool;
 
 import dev.selene.engine.codec.RecordFileFormat;
-import dev.selene.engine.codec.RecordFormatException;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.layout.Layout;
+import dev.selene.engine.codec.PieceShares;
 import dev.selene.transport.host.HostMemory;
+import dev.selene.transport.pool.DataAddress;
+import dev.selene.transport.pool.DataPlane;
+import dev.selene.transport.pool.NettyDataPlane;
+import dev.selene.transport.pool.OutgoingImage;
+import dev.selene.transport.pool.ReceivedImage;
 import dev.selene.transport.pool.RecordImage;
-import org.apache.pekko.Done;
-import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -18,15 +21,6 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
-import org.apache.pekko.japi.Pair;
-import org.apache.pekko.stream.Materializer;
-import org.apache.pekko.stream.SinkRef;
-import org.apache.pekko.stream.SourceRef;
-import org.apache.pekko.stream.javadsl.Keep;
-import org.apache.pekko.stream.javadsl.Sink;
-import org.apache.pekko.stream.javadsl.Source;
-import org.apache.pekko.stream.javadsl.StreamRefs;
-import org.apache.pekko.util.ByteString;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -36,16 +30,16 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.CompletionStage;
 import java.util.function.LongSupplier;
 
 /**
  * A manager node's record store: record images held in off-heap slots of its own (the host's slot mapping and
  * record codec), least recently used first out when room is needed (one access counter for the whole store, so
- * namespaces compete fairly), records unused for longer than max age swept in every namespace. Uploads arrive as
- * stream refs of slot-sized chunks and are validated with the record codec's checksums before they count as held;
- * a partial upload (its sender died, or went quiet) is dropped. Serving streams the image back from the slots,
- * which stay pinned until the stream ends.
+ * namespaces compete fairly), records unused for longer than max age swept in every namespace. Record bytes travel
+ * on the store's own data plane, apart from the cluster: an accepted upload is a handle its sender pushes the image
+ * under, landing straight in the reserved slots and validated with the record codec's checksums before it counts as
+ * held; a partial upload (its sender died, or went quiet) is dropped. Serving hands out a handle the reader fetches
+ * the image under, sent straight from the slots, which stay pinned until it has been sent.
  *
  * <p>The store owns the bytes and the recency; the directory entity of each namespace shard learns what it holds
  * ({@link PoolDirectory.Held}, {@link PoolDirectory.Released}) and can always ask again ({@link Holdings}).
@@ -59,11 +53,11 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     /** Every manager's store registers under this key with the receptionist. */
     public static final ServiceKey<Command> KEY = ServiceKey.create(Command.class, "selene-pool-store");
 
-    /** Offers a record: the reply is a sink to stream its image into, then whether it was stored. */
+    /** Offers a record: the reply is a handle to push its image under, then whether it was stored. */
     public record Offer(PoolEntry entry, ActorRef<OfferReply> replyTo) implements Command, PoolMessage {
     }
 
-    /** Streams a held record's image back. */
+    /** Asks for a held record's image: the reply is a handle to fetch it under. */
     public record Fetch(RecordKey key, ActorRef<FetchReply> replyTo) implements Command, PoolMessage {
     }
 
@@ -83,32 +77,15 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     public record GetStatus(ActorRef<StoreStatus> replyTo) implements Command, PoolMessage {
     }
 
-    /**
-     * A plain stream ref that discards what it receives: the raw baseline a benchmark measures record transfers
-     * against (same bytes, same JVMs, no slots, no codec).
-     */
-    public record OpenRawSink(ActorRef<RawSink> replyTo) implements Command, PoolMessage {
-    }
-
-    /** A plain stream ref that emits {@code bytes} bytes in chunks of {@code chunkBytes}: the raw read baseline. */
-    public record OpenRawSource(long bytes, int chunkBytes, ActorRef<RawSource> replyTo)
-            implements Command, PoolMessage {
-    }
-
-    /** Reply to {@link OpenRawSink}. */
-    public record RawSink(SinkRef<ByteString> sink) implements PoolMessage {
-    }
-
-    /** Reply to {@link OpenRawSource}. */
-    public record RawSource(SourceRef<ByteString> source) implements PoolMessage {
-    }
-
     /** Replies to {@link Offer}. */
     public sealed interface OfferReply extends PoolMessage {
     }
 
-    /** Stream the image into {@code sink}; {@link Stored} or {@link Refused} follows when it has ended. */
-    public record Accept(RecordKey key, SinkRef<ByteString> sink) implements OfferReply {
+    /**
+     * Push the image under {@code handle} to the data plane at {@code dataAddress} ({@code host:port});
+     * {@link Stored} or {@link Refused} follows when it has arrived, or failed to.
+     */
+    public record Accept(RecordKey key, long handle, String dataAddress) implements OfferReply {
     }
 
     /** The record is held (validated); {@code store} holds it. */
@@ -123,8 +100,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     public sealed interface FetchReply extends PoolMessage {
     }
 
-    /** The image of {@code entry}, streamed from {@code source}. */
-    public record Serve(PoolEntry entry, SourceRef<ByteString> source) implements FetchReply {
+    /** Fetch the image of {@code entry} under {@code handle} from the data plane at {@code dataAddress}. */
+    public record Serve(PoolEntry entry, long handle, String dataAddress) implements FetchReply {
     }
 
     /** The store does not hold the record (never did, or dropped it). */
@@ -137,18 +114,27 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
     /**
      * A store's figures: records and bytes held, capacity, transfers, and expiry and eviction totals (expiry per
-     * namespace).
+     * namespace); {@code dataAddress} is where its data plane listens.
      */
     public record StoreStatus(String address, long records, long bytes, long capacityBytes, int slotsFree,
                               int slotsTotal, int uploading, int serving, long uploads, long uploadBytes,
                               long serves, long serveBytes, long refused, long evicted,
-                              Map<String, Long> expiredByNamespace) implements PoolMessage {
+                              Map<String, Long> expiredByNamespace, String dataAddress) implements PoolMessage {
     }
 
-    private record UploadEnded(RecordKey key, long nanos, Throwable failure) implements Command {
+    private record UploadEnded(RecordKey key, long handle, long nanos, ReceivedImage image, Throwable failure)
+            implements Command {
+    }
+
+    /** An accepted upload whose sender has not begun pushing by now is withdrawn. */
+    private record UploadUnclaimed(RecordKey key, long handle) implements Command {
     }
 
     private record ServeEnded(RecordKey key, long bytes) implements Command {
+    }
+
+    /** A served image whose reader has not begun fetching by now is withdrawn. */
+    private record ServeUnclaimed(RecordKey key, long handle) implements Command {
     }
 
     private record CopyAnswered(RecordKey key, OfferReply reply, Throwable failure) implements Command {
@@ -161,8 +147,13 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         INSTANCE
     }
 
-    /** An upload that sends nothing for this long is dropped (its sender died or stalled). */
-    static final Duration UPLOAD_IDLE_TIMEOUT = Duration.ofSeconds(10);
+    /**
+     * An upload or a serve whose peer sends or takes nothing for this long is dropped (its peer died or stalled); a
+     * handle nobody used for this long is withdrawn.
+     */
+    static final Duration UPLOAD_IDLE_TIMEOUT = NettyDataPlane.DEFAULT_SILENCE;
+    /** Threads of a manager's data plane. */
+    static final int DATA_THREADS = 2;
 
     /** A held record: its slots, the image's header and footer blocks, and its recency. */
     private static final class Held {
@@ -185,14 +176,14 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     }
 
     /** An upload in progress: its reserved slots and who waits for the outcome. */
-    private record Upload(PoolEntry entry, int[] slots, RecordImage.Reader reader, ActorRef<OfferReply> replyTo) {
+    private record Upload(PoolEntry entry, int[] slots, long handle, ActorRef<OfferReply> replyTo) {
     }
 
     private final Layout layout;
     private final HostMemory memory;
     private final ManagerConfig config;
     private final LongSupplier clock;
-    private final Materializer materializer;
+    private final DataPlane data;
     private final ClusterSharding sharding;
     private final PoolMetrics metrics;
     private final ArrayDeque<Integer> free = new ArrayDeque<>();
@@ -234,12 +225,20 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             free.add(i);
         }
         this.clock = System::nanoTime;
-        this.materializer = Materializer.createMaterializer(ctx);
+        String host = ctx.getSystem().address().getHost().orElse("127.0.0.1");
+        try {
+            this.data = NettyDataPlane.serve(host, config.dataPort(), null, NettyDataPlane.Backend.best(),
+                    UPLOAD_IDLE_TIMEOUT, DATA_THREADS);
+        } catch (RuntimeException e) {
+            memory.close();
+            throw e;
+        }
         this.sharding = ClusterSharding.get(ctx.getSystem());
         this.metrics = metrics;
         metrics.capacity((long) slots * layout.slotBytes());
-        ctx.getLog().info("pool store: {} slots of {} bytes ({} layout), max age {}", slots, layout.slotBytes(),
-                layout.name(), config.maxAge() == null ? "off" : config.maxAge());
+        ctx.getLog().info("pool store: {} slots of {} bytes ({} layout), max age {}, record bytes on {} ({})", slots,
+                layout.slotBytes(), layout.name(), config.maxAge() == null ? "off" : config.maxAge(), data.address(),
+                data.stats().transport());
     }
 
     @Override
@@ -247,6 +246,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         return newReceiveBuilder()
                 .onMessage(Command.class, this::onCommand)
                 .onSignal(PostStop.class, s -> {
+                    data.close(); // its threads read and write the slots: they stop first
                     memory.close();
                     return this;
                 })
@@ -257,17 +257,20 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         switch (command) {
             case Offer o -> onOffer(o);
             case UploadEnded u -> onUploadEnded(u);
+            case UploadUnclaimed u -> onUploadUnclaimed(u);
             case Fetch f -> onFetch(f);
             case ServeEnded s -> onServeEnded(s);
+            case ServeUnclaimed s -> {
+                if (data.cancel(s.handle())) {
+                    onServeEnded(new ServeEnded(s.key(), 0));
+                }
+            }
             case Drop d -> d.keys().forEach(k -> drop(k, d.reason(), false));
             case Holdings h -> h.replyTo().tell(new HoldingsReply(getContext().getSelf(), holdings(h)));
             case CopyTo c -> onCopyTo(c);
             case CopyAnswered a -> onCopyAnswered(a);
             case CopySent s -> getContext().getLog().debug("replica of {} sent", s.key());
             case GetStatus g -> g.replyTo().tell(status());
-            case OpenRawSink o -> o.replyTo().tell(new RawSink(StreamRefs.<ByteString>sinkRef()
-                    .idleTimeout(UPLOAD_IDLE_TIMEOUT).to(Sink.ignore()).run(materializer)));
-            case OpenRawSource o -> o.replyTo().tell(new RawSource(rawSource(o.bytes(), o.chunkBytes())));
             case SweepTick t -> sweep();
         }
         metrics.held(held.size(), bytes);
@@ -308,19 +311,24 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         for (int i = 0; i < need; i++) {
             slots[i] = free.poll();
         }
-        RecordImage.Reader reader = new RecordImage.Reader(layout, key,
-                (piece, rank) -> memory.share(slots[piece], rank, layout.pageBytes()));
         long start = clock.getAsLong();
-        // The stream runs on the materializer's threads; the reader writes only into the slots reserved above, and
-        // this actor reads the reader only after the stream has ended.
-        Pair<SinkRef<ByteString>, CompletionStage<Done>> run = StreamRefs.<ByteString>sinkRef()
-                .idleTimeout(UPLOAD_IDLE_TIMEOUT)
-                .toMat(Sink.foreach(chunk -> reader.accept(chunk.toArrayUnsafe())), Keep.both())
-                .run(materializer);
-        uploads.put(key, new Upload(e, slots, reader, o.replyTo()));
-        o.replyTo().tell(new Accept(key, run.first()));
-        getContext().pipeToSelf(run.second(), (done, failure) -> new UploadEnded(key, clock.getAsLong() - start,
-                failure));
+        ActorRef<Command> self = getContext().getSelf();
+        // The data plane's threads write only into the slots reserved above until they report the upload ended.
+        long[] handle = new long[1];
+        handle[0] = data.expect(layout, key, e.imageBytes(), shares(slots),
+                (image, failure) -> self.tell(new UploadEnded(key, handle[0], clock.getAsLong() - start, image,
+                        failure)));
+        uploads.put(key, new Upload(e, slots, handle[0], o.replyTo()));
+        o.replyTo().tell(new Accept(key, handle[0], data.address().toString()));
+        getContext().scheduleOnce(UPLOAD_IDLE_TIMEOUT, self, new UploadUnclaimed(key, handle[0]));
+    }
+
+    private void onUploadUnclaimed(UploadUnclaimed u) {
+        Upload up = uploads.get(u.key());
+        if (up != null && up.handle() == u.handle() && data.cancel(u.handle())) {
+            onUploadEnded(new UploadEnded(u.key(), u.handle(), 0, null, new IllegalStateException(
+                    "no bytes arrived within " + UPLOAD_IDLE_TIMEOUT.toSeconds() + " s of accepting it")));
+        }
     }
 
     private void refuse(Offer o, String reason) {
@@ -330,18 +338,12 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     }
 
     private void onUploadEnded(UploadEnded u) {
-        Upload up = uploads.remove(u.key());
-        if (up == null) {
+        Upload up = uploads.get(u.key());
+        if (up == null || up.handle() != u.handle()) {
             return;
         }
+        uploads.remove(u.key());
         Throwable failure = u.failure();
-        if (failure == null) {
-            try {
-                up.reader().finish();
-            } catch (RecordFormatException ex) {
-                failure = ex;
-            }
-        }
         if (failure != null) {
             for (int s : up.slots()) {
                 free.add(s);
@@ -353,7 +355,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             up.replyTo().tell(new Refused(u.key(), "the upload failed: " + reason));
             return;
         }
-        Held h = new Held(up.entry(), up.slots(), up.reader().headerBlock(), up.reader().footerBlock());
+        Held h = new Held(up.entry(), up.slots(), u.image().headerBlock(), u.image().footerBlock());
         held.put(u.key(), h);
         bytes += up.entry().imageBytes();
         touch(h);
@@ -377,22 +379,20 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         serving++;
         RecordKey key = f.key();
         ActorRef<Command> self = getContext().getSelf();
-        SourceRef<ByteString> ref = chunks(h)
-                .watchTermination((mat, done) -> {
-                    done.whenComplete((d, e) -> self.tell(new ServeEnded(key,
-                            e == null ? h.entry.imageBytes() : 0)));
-                    return mat;
-                })
-                .runWith(StreamRefs.sourceRef(), materializer);
-        f.replyTo().tell(new Serve(h.entry, ref));
+        long handle = data.offer(image(h), (bytes, failure) -> self.tell(new ServeEnded(key,
+                failure == null ? bytes : 0)));
+        f.replyTo().tell(new Serve(h.entry, handle, data.address().toString()));
+        getContext().scheduleOnce(UPLOAD_IDLE_TIMEOUT, self, new ServeUnclaimed(key, handle));
     }
 
-    /** The image of a held record, chunk by chunk, copied out of its slots as the receiver asks for them. */
-    private Source<ByteString, NotUsed> chunks(Held h) {
-        boolean hasRow = h.entry.hasRow();
-        int count = RecordImage.chunkCount(layout, hasRow);
-        return Source.range(0, count - 1).map(i -> ByteString.fromArrayUnsafe(RecordImage.chunk(layout, hasRow,
-                h.header, h.footer, (piece, rank) -> memory.share(h.slots[piece], rank, layout.pageBytes()), i)));
+    /** The image of a held record, read straight from its slots. */
+    private OutgoingImage image(Held h) {
+        return new OutgoingImage(layout, h.entry.hasRow(), h.header, h.footer, shares(h.slots));
+    }
+
+    private PieceShares shares(int[] slots) {
+        int page = layout.pageBytes();
+        return (piece, rank) -> memory.share(slots[piece], rank, page);
     }
 
     private void onServeEnded(ServeEnded s) {
@@ -406,17 +406,6 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             serveBytes += s.bytes();
             metrics.transfer(PoolMetrics.Direction.OUT, s.bytes(), 0);
         }
-    }
-
-    private SourceRef<ByteString> rawSource(long total, int chunkBytes) {
-        if (chunkBytes < 1 || total < 0) {
-            throw new IllegalArgumentException("raw source of " + total + " bytes in chunks of " + chunkBytes);
-        }
-        byte[] chunk = new byte[chunkBytes];
-        long chunks = (total + chunkBytes - 1) / chunkBytes;
-        // A fresh array per element, as a record chunk copied out of its slot is.
-        return Source.range(1, (int) chunks).map(i -> ByteString.fromArrayUnsafe(chunk.clone()))
-                .runWith(StreamRefs.sourceRef(), materializer);
     }
 
     // ---- replicas ----
@@ -435,10 +424,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         Held h = held.get(a.key());
         if (a.reply() instanceof Accept accept && h != null) {
             ActorRef<Command> self = getContext().getSelf();
-            chunks(h).watchTermination((mat, done) -> {
-                done.whenComplete((d, e) -> self.tell(new ServeEnded(a.key(), 0)));
-                return mat;
-            }).runWith(accept.sink().getSink(), materializer);
+            data.push(DataAddress.parse(accept.dataAddress()), accept.handle(), image(h)).done()
+                    .whenComplete((bytes, failure) -> self.tell(new ServeEnded(a.key(), 0)));
             serving++;
             return;
         }
@@ -550,6 +537,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     private StoreStatus status() {
         return new StoreStatus(getContext().getSystem().address().toString(), held.size(), bytes,
                 (long) memory.slotCount() * layout.slotBytes(), free.size(), memory.slotCount(), uploads.size(),
-                serving, uploadCount, uploadBytes, serveCount, serveBytes, refused, evicted, Map.copyOf(expired));
+                serving, uploadCount, uploadBytes, serveCount, serveBytes, refused, evicted, Map.copyOf(expired),
+                data.address().toString());
     }
 }

@@ -1,23 +1,22 @@
 package dev.selene.actors.pool;
 
-import org.apache.pekko.Done;
+import dev.selene.transport.pool.DataAddress;
+import dev.selene.transport.pool.DataPlane;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
-import org.apache.pekko.stream.javadsl.Sink;
-import org.apache.pekko.stream.javadsl.Source;
-import org.apache.pekko.util.ByteString;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The raw path under the pool's record transfers, for benchmarks: the same bytes in the same chunk size over a
- * plain stream ref between this JVM and a manager's, with no slots, codec or directory in the way.
+ * The raw path under the pool's record transfers, for benchmarks: the same bytes in the same chunk size over the
+ * same data plane between this JVM and a manager's, off-heap memory to off-heap memory, with no slots, codec,
+ * checksums or directory in the way.
  */
 public final class PoolBaseline {
 
@@ -35,33 +34,30 @@ public final class PoolBaseline {
                 .sorted(Comparator.comparing(s -> s.path().address().toString())).toList();
     }
 
-    /** Sends {@code bytes} in chunks of {@code chunkBytes} to {@code store}; returns the nanoseconds it took. */
-    public static long send(ActorSystem<?> system, ActorRef<ManagerStore.Command> store, long bytes, int chunkBytes)
+    /** Where each of {@code stores} takes record bytes (its data plane's address), in the same order. */
+    public static List<DataAddress> dataAddresses(ActorSystem<?> system, List<ActorRef<ManagerStore.Command>> stores)
             throws Exception {
-        ManagerStore.RawSink sink = AskPattern.<ManagerStore.Command, ManagerStore.RawSink>ask(store,
-                ManagerStore.OpenRawSink::new, ASK_TIMEOUT, system.scheduler()).toCompletableFuture()
-                .get(ASK_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-        byte[] chunk = new byte[chunkBytes];
-        long chunks = (bytes + chunkBytes - 1) / chunkBytes;
+        List<DataAddress> out = new ArrayList<>();
+        for (ActorRef<ManagerStore.Command> s : stores) {
+            ManagerStore.StoreStatus status = AskPattern.<ManagerStore.Command, ManagerStore.StoreStatus>ask(s,
+                    ManagerStore.GetStatus::new, ASK_TIMEOUT, system.scheduler()).toCompletableFuture()
+                    .get(ASK_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            out.add(DataAddress.parse(status.dataAddress()));
+        }
+        return out;
+    }
+
+    /** Sends {@code bytes} in chunks of {@code chunkBytes} to the data plane at {@code to}; returns the nanoseconds. */
+    public static long send(DataPlane plane, DataAddress to, long bytes, int chunkBytes) throws Exception {
         long start = System.nanoTime();
-        CompletionStage<Done> done = Source.range(1, (int) chunks)
-                .map(i -> ByteString.fromArrayUnsafe(chunk.clone()))
-                .watchTermination((mat, d) -> d)
-                .to(sink.sink().getSink())
-                .run(system);
-        done.toCompletableFuture().get(10, TimeUnit.MINUTES);
+        plane.rawPush(to, bytes, chunkBytes).done().get(10, TimeUnit.MINUTES);
         return System.nanoTime() - start;
     }
 
-    /** Receives {@code bytes} in chunks of {@code chunkBytes} from {@code store}; returns the nanoseconds it took. */
-    public static long receive(ActorSystem<?> system, ActorRef<ManagerStore.Command> store, long bytes,
-                               int chunkBytes) throws Exception {
-        ManagerStore.RawSource source = AskPattern.<ManagerStore.Command, ManagerStore.RawSource>ask(store,
-                r -> new ManagerStore.OpenRawSource(bytes, chunkBytes, r), ASK_TIMEOUT, system.scheduler())
-                .toCompletableFuture().get(ASK_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-        long start = System.nanoTime(); // as in send: the stream's time, not the ask's
-        source.source().getSource().runWith(Sink.foreach(b -> b.toArrayUnsafe()), system).toCompletableFuture()
-                .get(10, TimeUnit.MINUTES);
+    /** Receives {@code bytes} in chunks of {@code chunkBytes} from the data plane at {@code from}; the nanoseconds. */
+    public static long receive(DataPlane plane, DataAddress from, long bytes, int chunkBytes) throws Exception {
+        long start = System.nanoTime();
+        plane.rawFetch(from, bytes, chunkBytes).done().get(10, TimeUnit.MINUTES);
         return System.nanoTime() - start;
     }
 }

@@ -8,14 +8,16 @@ import dev.selene.engine.codec.PieceShares;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.transport.gpu.SimulatedDevice;
+import dev.selene.transport.pool.DataAddress;
 import dev.selene.transport.pool.RecordImage;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
-import org.apache.pekko.stream.javadsl.Source;
-import org.apache.pekko.util.ByteString;
 
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -27,9 +29,10 @@ import java.util.concurrent.TimeUnit;
  * publishes chains of records one after the other and drains each to the pool, printing {@code retired hash=h} for
  * every record it then counts as retired (or {@code unretired}, {@code unpublished}), until it is killed. On stdin:
  * <ul>
- *   <li>{@code stall <n> <hash>}: offers a record of that hash (a root) to every manager's store and streams all of
- *   its image but the footer, a chunk every {@link #STALL_CHUNK_INTERVAL}, then nothing (the stream stays open):
- *   an upload that a kill leaves partial. Answers {@code stores=} {@code accepted=}.</li>
+ *   <li>{@code stall <n> <hash>}: offers a record of that hash (a root) to every manager's store and sends all of
+ *   its image but the footer to each store's data plane, a chunk every {@link #STALL_CHUNK_INTERVAL}, then nothing
+ *   (the connection stays open): an upload that a kill leaves partial. Answers {@code stores=} {@code accepted=}.
+ *   </li>
  * </ul>
  * Arguments: every manager's {@code host:port} (comma-separated), namespace, first hash, chain length.
  */
@@ -88,12 +91,26 @@ final class HostProcess {
                     r -> new ManagerStore.Offer(entry, r), ASK_TIMEOUT, system.scheduler()).toCompletableFuture()
                     .get(ASK_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
             if (reply instanceof ManagerStore.Accept a) {
-                Source.range(0, chunks - 2)
-                        .map(i -> ByteString.fromArrayUnsafe(RecordImage.chunk(KeyedChains.LAYOUT, true,
-                                frame.headerBlock(), frame.footerBlock(), shares, i)))
-                        .throttle(1, STALL_CHUNK_INTERVAL)
-                        .concat(Source.never())
-                        .runWith(a.sink().getSink(), system);
+                DataAddress to = DataAddress.parse(a.dataAddress());
+                Socket socket = new Socket(to.host(), to.port());
+                Thread.ofPlatform().daemon().start(() -> {
+                    try {
+                        DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+                        out.writeInt(0x534C4450); // the data plane's frame: magic, PUT, handle, length
+                        out.writeInt(1);
+                        out.writeLong(a.handle());
+                        out.writeLong(entry.imageBytes());
+                        for (int i = 0; i < chunks - 1; i++) {
+                            out.write(RecordImage.chunk(KeyedChains.LAYOUT, true, frame.headerBlock(),
+                                    frame.footerBlock(), shares, i));
+                            out.flush();
+                            Thread.sleep(STALL_CHUNK_INTERVAL);
+                        }
+                        Thread.sleep(Long.MAX_VALUE); // the connection stays open, the footer never comes
+                    } catch (IOException | InterruptedException e) {
+                        // the manager closed the connection, or the process is ending
+                    }
+                });
                 accepted++;
             }
         }

@@ -110,6 +110,15 @@ public final class BurstReport {
     double retireSeconds;
     double rawPoolWriteGbps;
     double rawPoolReadGbps;
+    /**
+     * CPU of both ends while the pool moved records (the retire phase and the probe): the host process less its
+     * simulated device's copy threads, plus every manager process.
+     */
+    long poolCpuNanos;
+    /** CPU of both ends (the host process and every manager process) while the raw baseline ran. */
+    long rawPoolCpuNanos;
+    /** Bytes the raw baseline moved: written and read together. */
+    long rawPoolBytes;
     String device = "";
     String layout = "";
     long warmBytes;
@@ -180,6 +189,17 @@ public final class BurstReport {
     /** Bytes read from the pool by the probe over the time a restore reading from it was in flight, in GB/s. */
     double poolReadGbps() {
         return probe.poolBusyNanos > 0 ? poolReadBytes / (double) probe.poolBusyNanos : 0;
+    }
+
+    /** CPU-seconds of both ends per GB of records the pool moved (written and read). */
+    double poolCpuSecondsPerGb() {
+        long bytes = poolWriteBytes + poolReadBytes;
+        return bytes > 0 ? poolCpuNanos / (double) bytes : 0;
+    }
+
+    /** CPU-seconds of both ends per GB the raw baseline moved. */
+    double rawPoolCpuSecondsPerGb() {
+        return rawPoolBytes > 0 ? rawPoolCpuNanos / (double) rawPoolBytes : 0;
     }
 
     private static double ratio(double ours, double raw) {
@@ -256,13 +276,16 @@ public final class BurstReport {
             m.put("pool_write_bytes", poolWriteBytes);
             m.put("pool_retire_seconds", round(retireSeconds));
             m.put("pool_write_gbps", round(poolWriteGbps()));
-            m.put("pool_raw_write_gbps", round(rawPoolWriteGbps));
+            m.put("raw_write_gbps", round(rawPoolWriteGbps));
             m.put("pool_write_ratio", round(ratio(poolWriteGbps(), rawPoolWriteGbps)));
             m.put("pool_read_bytes", poolReadBytes);
             m.put("pool_read_busy_seconds", round(probe.poolBusyNanos / 1e9));
             m.put("pool_read_gbps", round(poolReadGbps()));
-            m.put("pool_raw_read_gbps", round(rawPoolReadGbps));
+            m.put("raw_read_gbps", round(rawPoolReadGbps));
             m.put("pool_read_ratio", round(ratio(poolReadGbps(), rawPoolReadGbps)));
+            m.put("pool_cpu_s_per_gb", round(poolCpuSecondsPerGb()));
+            m.put("raw_cpu_s_per_gb", round(rawPoolCpuSecondsPerGb()));
+            m.put("pool_cpu_ratio", round(ratio(poolCpuSecondsPerGb(), rawPoolCpuSecondsPerGb())));
         }
         m.put("device", device);
         m.put("layout", layout);
@@ -430,13 +453,16 @@ public final class BurstReport {
         if (poolManagers > 0) {
             row(b, "pool managers / records retired", poolManagers + " / " + poolRetired
                     + (poolDrainSkipped > 0 ? "  (" + poolDrainSkipped + " not retired by the drain)" : ""));
-            row(b, "pool write GB/s (raw stream ref)", String.format(Locale.ROOT,
+            row(b, "pool write GB/s (raw data plane)", String.format(Locale.ROOT,
                     "%.2f (%.2f, retire at %.2fx)  %.2f GiB in %.2f s", poolWriteGbps(), rawPoolWriteGbps,
                     ratio(poolWriteGbps(), rawPoolWriteGbps), poolWriteBytes / (double) (1L << 30), retireSeconds));
-            row(b, "pool read GB/s (raw stream ref)", String.format(Locale.ROOT,
+            row(b, "pool read GB/s (raw data plane)", String.format(Locale.ROOT,
                     "%.2f (%.2f, restore at %.2fx)  %.2f GiB in %.2f s", poolReadGbps(), rawPoolReadGbps,
                     ratio(poolReadGbps(), rawPoolReadGbps), poolReadBytes / (double) (1L << 30),
                     probe.poolBusyNanos / 1e9));
+            row(b, "pool CPU-s per GB, both ends (raw)", String.format(Locale.ROOT, "%.2f (%.2f, %.2fx)",
+                    poolCpuSecondsPerGb(), rawPoolCpuSecondsPerGb(),
+                    ratio(poolCpuSecondsPerGb(), rawPoolCpuSecondsPerGb())));
         }
         return b.toString();
     }

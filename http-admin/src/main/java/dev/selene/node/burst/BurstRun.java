@@ -48,6 +48,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 import java.util.function.ToLongFunction;
 
 /**
@@ -70,6 +71,7 @@ public final class BurstRun {
     /** Namespace of the burst's records. */
     public static final String NAMESPACE = "burst";
 
+    private LongSupplier peerCpuNanos = () -> 0;
     private final BurstSettings settings;
     private final PrintStream progressOut;
     private final Function<DeviceCopier, SeleneCache> nodeFactory;
@@ -94,6 +96,15 @@ public final class BurstRun {
         this.nodeFactory = nodeFactory;
         this.warmUpFactory = warmUpFactory;
         this.afterWarmUp = afterWarmUp;
+    }
+
+    /**
+     * Counts the CPU time of the processes at the other end of the pool (the managers) into the pool's CPU figures;
+     * returns this run.
+     */
+    public BurstRun withPeerCpu(LongSupplier peerCpuNanos) {
+        this.peerCpuNanos = peerCpuNanos;
+        return this;
     }
 
     /**
@@ -306,9 +317,11 @@ public final class BurstRun {
                     imageBytes += RecordImage.imageBytes(layout, spec.hasRow());
                 }
             }
-            baselineStep.set("raw pool stream: first half");
+            baselineStep.set("raw pool transfers: first half");
             rawPool = PoolRaw.await(cache.system(), settings.poolManagers(), (int) layout.slotBytes());
+            long cpu = bothEndsCpuNanos();
             rawPool.measure(imageBytes / 2);
+            report.rawPoolCpuNanos += bothEndsCpuNanos() - cpu;
         }
         if (baseline != null) {
             baselineStep.set("first halves done; the second halves run after the probe");
@@ -316,14 +329,20 @@ public final class BurstRun {
         }
         SimulatedDevice sim = simulated(copier);
         long busyBefore = sim != null ? sim.busyNanosToHost() : 0;
+        long poolCpu = poolTransferCpuNanos();
         burst(cache, conversations, report);
         if (sim != null) {
             report.copyEngineBusySeconds = (sim.busyNanosToHost() - busyBefore) / 1e9;
         }
         if (rawPool != null) {
             retireTheRest(cache, report);
+            report.poolCpuNanos += poolTransferCpuNanos() - poolCpu;
         }
+        poolCpu = poolTransferCpuNanos();
         report.probe = probe(cache, copier, conversations, "probe");
+        if (rawPool != null) {
+            report.poolCpuNanos += poolTransferCpuNanos() - poolCpu;
+        }
         report.diskCounters(cache.counters());
         Progress secondHalves = null;
         if (baselines) {
@@ -344,10 +363,14 @@ public final class BurstRun {
         freeSnapshots(copier, conversations);
         if (rawPool != null) {
             report.poolCounters(cache.counters(), settings.poolManagers());
-            baselineStep.set("raw pool stream: second half");
+            baselineStep.set("raw pool transfers: second half");
+            long cpu = bothEndsCpuNanos();
             rawPool.measure(imageBytes - imageBytes / 2);
+            report.rawPoolCpuNanos += bothEndsCpuNanos() - cpu;
             report.rawPoolWriteGbps = rawPool.writeGbps();
             report.rawPoolReadGbps = rawPool.readGbps();
+            report.rawPoolBytes = rawPool.bytesMoved();
+            rawPool.close();
         }
         if (baselines && settings.diskDir() != null && report.diskWriteBytes > 0 && report.rawDiskError == null) {
             long second = rawDisk.bytes() > 0 ? rawDisk.bytes() : Math.min(report.diskWriteBytes, RAW_DISK_MAX_BYTES);
@@ -709,6 +732,9 @@ public final class BurstRun {
         return total + (to == Long.MIN_VALUE ? 0 : to - from);
     }
 
+    /** Name prefix of every copy thread of the simulated device, both directions. */
+    static final String SIMULATED_COPY_THREAD_PREFIX = "sim-copy-";
+
     /** Name prefix of the simulated device's device-to-host copy threads (the publication's copy). */
     static final String COPY_THREAD_PREFIX = "sim-copy-d2h-";
 
@@ -726,6 +752,16 @@ public final class BurstRun {
 
     private static long processCpuNanos() {
         return ProcessCpu.nanos();
+    }
+
+    /** This process's CPU and the pool managers' together. */
+    private long bothEndsCpuNanos() {
+        return processCpuNanos() + peerCpuNanos.getAsLong();
+    }
+
+    /** Both ends' CPU less the simulated device's copy threads (the device's work, not the pool's). */
+    private long poolTransferCpuNanos() {
+        return bothEndsCpuNanos() - threadCpuNanos(SIMULATED_COPY_THREAD_PREFIX);
     }
 
     private static long percentile(long[] sorted, double p) {

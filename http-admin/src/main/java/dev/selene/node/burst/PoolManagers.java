@@ -128,6 +128,15 @@ public final class PoolManagers implements AutoCloseable {
         }
     }
 
+    /** CPU time the manager processes have used so far, summed (0 for one whose figure the system does not give). */
+    public long cpuNanos() {
+        long sum = 0;
+        for (Manager m : managers) {
+            sum += m.process().toHandle().info().totalCpuDuration().map(java.time.Duration::toNanos).orElse(0L);
+        }
+        return sum;
+    }
+
     /** The managers' cluster addresses, {@code host:port}, for {@code selene.pool.managers}. */
     public List<String> addresses() {
         return managers.stream().map(Manager::address).toList();

@@ -2,6 +2,9 @@ package dev.selene.node.burst;
 
 import dev.selene.actors.pool.ManagerStore;
 import dev.selene.actors.pool.PoolBaseline;
+import dev.selene.transport.pool.DataAddress;
+import dev.selene.transport.pool.DataPlane;
+import dev.selene.transport.pool.NettyDataPlane;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 
@@ -15,27 +18,27 @@ import java.util.concurrent.Future;
 
 /**
  * The raw path under the pool's record transfers, measured from the burst's host JVM against the same manager JVMs:
- * plain stream refs ({@link PoolBaseline}) carrying the same bytes in slot-sized chunks, with no slots, record
- * codec or directory in the way. A write sends its bytes to every manager at once, as a retirement streams each
+ * raw transfers on the same data plane ({@link PoolBaseline}) carrying the same bytes in slot-sized chunks from
+ * off-heap memory into off-heap memory, with no slots, record codec, checksums or directory in the way. A write sends its bytes to every manager at once, as a retirement streams each
  * record to each of its replicas (the pool preset keeps a replica on every manager); a read takes an equal share
  * from each manager at once, as the probe's fetches spread over the records' holders. Rates are the bytes over
  * the wall time of all the streams together.
  */
-final class PoolRaw {
+final class PoolRaw implements AutoCloseable {
 
     /** How long the host may take to see every manager's store. */
     static final Duration STORES_TIMEOUT = Duration.ofSeconds(20);
 
-    private final ActorSystem<?> system;
-    private final List<ActorRef<ManagerStore.Command>> stores;
+    private final DataPlane plane;
+    private final List<DataAddress> stores;
     private final int chunkBytes;
     private long writeBytes;
     private long writeNanos;
     private long readBytes;
     private long readNanos;
 
-    private PoolRaw(ActorSystem<?> system, List<ActorRef<ManagerStore.Command>> stores, int chunkBytes) {
-        this.system = system;
+    private PoolRaw(DataPlane plane, List<DataAddress> stores, int chunkBytes) {
+        this.plane = plane;
         this.stores = stores;
         this.chunkBytes = chunkBytes;
     }
@@ -52,7 +55,14 @@ final class PoolRaw {
             Thread.sleep(100);
             stores = PoolBaseline.stores(system);
         }
-        return new PoolRaw(system, stores, chunkBytes);
+        // A data plane of its own, like the node's: the same transport and threads, apart from the node's transfers.
+        DataPlane plane = NettyDataPlane.client(NettyDataPlane.Backend.best(), NettyDataPlane.DEFAULT_SILENCE, 2);
+        try {
+            return new PoolRaw(plane, PoolBaseline.dataAddresses(system, stores), chunkBytes);
+        } catch (Exception e) {
+            plane.close();
+            throw e;
+        }
     }
 
     /** One round: {@code bytes} written to every manager at once, then {@code bytes} read, a share from each. */
@@ -61,15 +71,15 @@ final class PoolRaw {
             return;
         }
         long start = System.nanoTime();
-        all(stores.stream().map(s -> (Task) () -> PoolBaseline.send(system, s, bytes, chunkBytes)).toList());
+        all(stores.stream().map(s -> (Task) () -> PoolBaseline.send(plane, s, bytes, chunkBytes)).toList());
         writeNanos += System.nanoTime() - start;
         writeBytes += bytes;
         List<Task> reads = new ArrayList<>();
         long share = bytes / stores.size();
         for (int i = 0; i < stores.size(); i++) {
-            ActorRef<ManagerStore.Command> s = stores.get(i);
+            DataAddress s = stores.get(i);
             long b = i == stores.size() - 1 ? bytes - share * (stores.size() - 1) : share;
-            reads.add(() -> PoolBaseline.receive(system, s, b, chunkBytes));
+            reads.add(() -> PoolBaseline.receive(plane, s, b, chunkBytes));
         }
         start = System.nanoTime();
         all(reads);
@@ -92,7 +102,7 @@ final class PoolRaw {
                 try {
                     f.get();
                 } catch (ExecutionException e) {
-                    throw new IllegalStateException("raw pool stream failed: " + e.getCause(), e.getCause());
+                    throw new IllegalStateException("raw pool transfer failed: " + e.getCause(), e.getCause());
                 }
             }
         }
@@ -108,5 +118,15 @@ final class PoolRaw {
 
     long bytes() {
         return writeBytes;
+    }
+
+    /** Bytes written and read so far. */
+    long bytesMoved() {
+        return writeBytes + readBytes;
+    }
+
+    @Override
+    public void close() {
+        plane.close();
     }
 }

@@ -46,12 +46,6 @@ final class BurstCommand implements Callable<Integer> {
     /** Exit code of a run that abandoned publications while the disk was full. */
     static final int EXIT_DISK_FULL = 3;
 
-    /** Conversations of a run unless --conversations says otherwise. */
-    static final int DEFAULT_CONVERSATIONS = 128;
-
-    /** Conversations of a pool run unless --conversations says otherwise: every byte crosses the network twice. */
-    static final int POOL_CONVERSATIONS = 32;
-
     @Option(names = "--preset", defaultValue = "memory-only",
             description = "Deployment shape: memory-only (default; warm tier sized for the burst), 8g (8 GiB warm "
                     + "tier + disk), disk-only (intake only + disk), pool (a small warm tier retiring to two pool "
@@ -80,9 +74,8 @@ final class BurstCommand implements Callable<Integer> {
     WorkloadOptions workload;
 
     @Option(names = "--conversations",
-            description = "Conversations per run (default: 128; 32 with --preset pool, which moves every byte over the "
-                    + "network twice and measures a raw baseline of the same bytes).")
-    Integer conversationsOption;
+            description = "Conversations per run (default: ${DEFAULT-VALUE}).", defaultValue = "128")
+    int conversationsOption;
 
     @Option(names = "--copy-threads", defaultValue = "1",
             description = "Simulated device: copy-engine threads per direction (default: ${DEFAULT-VALUE}).")
@@ -200,8 +193,7 @@ final class BurstCommand implements Callable<Integer> {
         }
         boolean withDisk = p.equals("8g") || p.equals("disk-only");
         boolean withPool = p.equals("pool");
-        int conversations = conversationsOption != null ? conversationsOption
-                : withPool ? POOL_CONVERSATIONS : DEFAULT_CONVERSATIONS;
+        int conversations = conversationsOption;
         if ((restart || drain) && !withDisk) {
             throw new IllegalArgumentException("--restart and --drain need a disk tier; use --preset 8g or disk-only");
         }
@@ -335,7 +327,7 @@ final class BurstCommand implements Callable<Integer> {
                     return SeleneCache.start(hostConfig.withPool(pool.addresses()), copier);
                 };
                 report = new BurstRun(settings, System.err, host).withWarmUpNodes(host, () -> { })
-                        .run(warmUp);
+                        .withPeerCpu(pool::cpuNanos).run(warmUp);
             }
         } else {
             CacheConfig nodeConfig = config;

@@ -221,11 +221,11 @@ class BurstCommandTest {
         assertEquals(j.get("stored").asLong(), j.get("pool_retired_records").asLong(), "the drain retired the rest");
         assertTrue(j.get("restored_from_pool").asLong() > 0, "a warm tier of a tenth of the burst keeps little");
         // The small layout's rates round to 0.000 GB/s; their ratios to the raw path, measured in the same run, do not.
-        for (String measured : new String[] {"pool_write_bytes", "pool_read_bytes", "pool_raw_write_gbps",
-                "pool_raw_read_gbps", "pool_write_ratio", "pool_read_ratio"}) {
+        for (String measured : new String[] {"pool_write_bytes", "pool_read_bytes", "raw_write_gbps",
+                "raw_read_gbps", "pool_write_ratio", "pool_read_ratio", "pool_cpu_s_per_gb", "raw_cpu_s_per_gb"}) {
             assertTrue(j.get(measured).asDouble() > 0, measured + " measured: " + j);
         }
-        assertTrue(r.out().contains("pool write GB/s (raw stream ref)"), "the human table shows the pool");
+        assertTrue(r.out().contains("pool write GB/s (raw data plane)"), "the human table shows the pool");
         assertEquals(0, ProcessHandle.current().children().count(), "the manager JVMs are stopped");
     }
 
