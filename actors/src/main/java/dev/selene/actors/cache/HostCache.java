@@ -306,6 +306,13 @@ public final class HostCache {
      */
     public static final int SPILL_IN_FLIGHT_CAP = 12;
 
+    /**
+     * Records retired to the pool at most at once on a node without a disk. A retirement spends most of its time
+     * waiting on control-plane round trips rather than moving bytes, so more of them in flight keep the data plane
+     * busy; they hold no memory beyond the records' own slots.
+     */
+    public static final int POOL_IN_FLIGHT_CAP = Integer.getInteger("selene.pool-cap", 32);
+
     /** The dispatcher of blocking work (disk I/O, mapping the slots), from {@code reference.conf}. */
     public static final String BLOCKING_DISPATCHER = "selene.blocking-dispatcher";
 
@@ -532,7 +539,9 @@ public final class HostCache {
                         "pool-store", ActorCensus.MAILBOX.withDispatcherFromConfig(BLOCKING_DISPATCHER));
                 ctx.scheduleOnce(POOL_JOIN_TIMEOUT, self, PoolJoinTimeout.INSTANCE);
             }
-            Catalog.Settings settings = new Catalog.Settings(config.diskBytes(), SPILL_IN_FLIGHT_CAP,
+            int inFlightCap = config.diskBytes() == 0 && config.poolEnabled() ? POOL_IN_FLIGHT_CAP
+                    : SPILL_IN_FLIGHT_CAP;
+            Catalog.Settings settings = new Catalog.Settings(config.diskBytes(), inFlightCap,
                     config.maxAge(), parts.clock(), () -> self.tell(Ready.INSTANCE), config.policy());
             ActorRef<Catalog.Command> catalog = ctx.spawn(Catalog.create(records, disk, pool, settings), "catalog",
                     ActorCensus.MAILBOX);

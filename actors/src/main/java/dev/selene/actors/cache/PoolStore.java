@@ -17,6 +17,7 @@ import dev.selene.actors.pool.ManagerStore;
 import dev.selene.actors.pool.PoolCluster;
 import dev.selene.actors.pool.PoolDirectory;
 import dev.selene.actors.pool.PoolEntry;
+import dev.selene.actors.pool.Placement;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.actors.trace.TraceSource;
 import dev.selene.engine.codec.PieceShares;
@@ -24,6 +25,7 @@ import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.layout.Layout;
 import dev.selene.engine.slots.SlotList;
 import dev.selene.transport.host.HostMemory;
+import dev.selene.transport.pool.DataAddress;
 import dev.selene.transport.pool.DataPlane;
 import dev.selene.transport.pool.NettyDataPlane;
 import dev.selene.transport.pool.OutgoingImage;
@@ -37,7 +39,10 @@ import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.cluster.ClusterEvent;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Subscribe;
 import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
 import org.apache.pekko.cluster.sharding.typed.javadsl.EntityRef;
 
@@ -47,14 +52,18 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
- * The host side of the shared pool, a store like the disk store: a write retires a record (the directory places
- * it on {@code replicas} managers, and it counts as written once each of them has stored and validated it), a read
- * fetches one into staging slots (failing over to the next holder); a delete only forgets (the pool is shared, its
- * managers decide what it keeps). It also
- * answers which part of a chain the pool holds ({@link Find}), so a match can go on where the host's own tiers
- * end. Each transfer is a child actor; this actor keeps which are running, for settles.
+ * The host side of the shared pool, a store like the disk store: a write retires a record (placed on
+ * {@code replicas} managers by rendezvous hashing over the managers' stores the cluster lists, and counted as
+ * written once each of them has stored and validated it), a read fetches one into staging slots (failing over to
+ * the next holder); a delete only forgets (the pool is shared, its managers decide what it keeps). It also answers
+ * which part of a chain the pool holds ({@link Find}), so a match can go on where the host's own tiers end.
+ *
+ * <p>The cluster is the control plane: it lists the stores (each tells, once, where its data plane listens, its
+ * layout and its replica count) and the directory says who holds what. Record bytes go on the data plane, named by
+ * their keys, with no cluster message per transfer.
  */
 final class PoolStore extends AbstractBehavior<Store.Command> {
 
@@ -66,25 +75,30 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     record Found(List<PoolEntry> entries) {
     }
 
-    private record Placed(Write write, RecordImage.Frame frame, PoolDirectory.Placed placed, Throwable failure)
-            implements Store.Command {
-    }
-
     private record Located(Read read, PoolDirectory.Found found, Throwable failure) implements Store.Command {
     }
 
-    private record StoresListed(boolean any) implements Store.Command {
+    private record StoresListed(Set<ActorRef<ManagerStore.Command>> stores) implements Store.Command {
+    }
+
+    /** A listed store's figures: where its data plane listens, its layout, its replica count. */
+    private record StoreAnswered(ActorRef<ManagerStore.Command> store, ManagerStore.StoreStatus status,
+                                 Throwable failure) implements Store.Command {
     }
 
     private record FindAnswered(ActorRef<Found> replyTo, PoolDirectory.Found found)
             implements Store.Command {
     }
 
-    private record WriteEnded(RecordKey key, WriteReply reply) implements Store.Command {
+    private record WriteEnded(RecordKey key, PoolUpload.Outcome outcome) implements Store.Command {
     }
 
-    /** From a fetch child: how the read into the staging slots starting at {@code firstSlot} ended. */
-    record FetchEnded(int firstSlot, ReadReply reply) implements Store.Command {
+    /** A cluster member became unreachable or reachable again. */
+    private record Reachability(String address, boolean reachable) implements Store.Command {
+    }
+
+    /** How the read into the staging slots starting at {@code firstSlot} ended. */
+    private record FetchEnded(int firstSlot, ReadReply reply) implements Store.Command {
     }
 
     /** Directory shards of the pool's cluster: the same number on hosts and managers. */
@@ -101,6 +115,15 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     static final Duration FETCH_HOLDER_DEADLINE = Duration.ofSeconds(10);
     /** Threads of a host's data plane. */
     static final int DATA_THREADS = 2;
+    /** How long a listed store may take to say where its data plane listens. */
+    static final Duration STORE_STATUS_TIMEOUT = Duration.ofSeconds(5);
+    /**
+     * How long a store whose data connection failed is left out of placement and tried last for reads: long enough
+     * for the retirements behind it not to fail the same way, short enough to take it back soon after it recovers.
+     */
+    static final Duration SUSPECT_FOR = Duration.ofSeconds(3);
+    /** Holders of records found in the pool that a host remembers for the reads that follow its lookups. */
+    static final int HOLDERS_REMEMBERED = 16_384;
 
     private final Layout layout;
     private final HostMemory host;
@@ -120,7 +143,20 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             return size() > DiskStore.RECENT_OUTCOMES;
         }
     };
-    private long transfers;
+    /** The managers' stores the cluster lists and this host can use: where each one's data plane listens. */
+    private final Map<ActorRef<ManagerStore.Command>, ManagerStore.StoreStatus> stores = new HashMap<>();
+    private Set<ActorRef<ManagerStore.Command>> listed = Set.of();
+    /** Stores left out for now, until when ({@link System#nanoTime()}; Long.MAX_VALUE: while unreachable). */
+    private final Map<ActorRef<ManagerStore.Command>, Long> suspect = new HashMap<>();
+    private final Set<String> unreachable = new java.util.HashSet<>();
+    /** Who held the records the last lookups found, for the reads that follow them. */
+    private final Map<RecordKey, List<ActorRef<ManagerStore.Command>>> holders =
+            new LinkedHashMap<>(1024, 0.75f, true) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<RecordKey, List<ActorRef<ManagerStore.Command>>> e) {
+                    return size() > HOLDERS_REMEMBERED;
+                }
+            };
     private final Runnable onReachable;
     private boolean everUp;
     private boolean up;
@@ -133,8 +169,12 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                                           TraceBook traces, Runnable onReachable) {
         return Behaviors.setup(ctx -> {
             ctx.getSystem().receptionist().tell(Receptionist.subscribe(ManagerStore.KEY, ctx.messageAdapter(
-                    Receptionist.Listing.class, l -> new StoresListed(!l.getServiceInstances(ManagerStore.KEY)
-                            .isEmpty()))));
+                    Receptionist.Listing.class, l -> new StoresListed(l.getServiceInstances(ManagerStore.KEY)))));
+            // A manager the failure detector suspects is left out of placement and tried last for reads at once,
+            // long before the cluster downs it.
+            Cluster.get(ctx.getSystem()).subscriptions().tell(Subscribe.create(ctx.messageAdapter(
+                    ClusterEvent.ReachabilityEvent.class, e -> new Reachability(e.member().address().toString(),
+                            e instanceof ClusterEvent.ReachableMember)), ClusterEvent.ReachabilityEvent.class));
             return new PoolStore(ctx, layout, host, shards, metrics, traces, onReachable);
         });
     }
@@ -174,7 +214,6 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private Behavior<Store.Command> onCommand(Store.Command command) {
         switch (command) {
             case Write w -> onWrite(w);
-            case Placed p -> onPlaced(p);
             case WriteEnded e -> onWriteEnded(e);
             case Read r -> onRead(r);
             case Located l -> onLocated(l);
@@ -183,11 +222,22 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             case Settle s -> onSettle(s);
             case SettleRead s -> onSettleRead(s);
             case Find f -> onFind(f);
-            case StoresListed l -> onStoresListed(l.any());
+            case StoresListed l -> onStoresListed(l.stores());
+            case StoreAnswered a -> onStoreAnswered(a);
+            case Reachability r -> {
+                if (r.reachable()) {
+                    unreachable.remove(r.address());
+                } else {
+                    unreachable.add(r.address());
+                }
+            }
             case FindAnswered a -> {
                 List<PoolEntry> entries = new ArrayList<>();
                 if (a.found() != null) {
-                    a.found().records().forEach(l -> entries.add(l.entry()));
+                    a.found().records().forEach(l -> {
+                        entries.add(l.entry());
+                        holders.put(l.entry().key(), l.holders());
+                    });
                 }
                 a.replyTo().tell(new Found(entries));
             }
@@ -196,7 +246,39 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         return this;
     }
 
-    private void onStoresListed(boolean any) {
+    private void onStoresListed(Set<ActorRef<ManagerStore.Command>> now) {
+        listed = now;
+        stores.keySet().retainAll(now);
+        for (ActorRef<ManagerStore.Command> s : now) {
+            if (!stores.containsKey(s)) {
+                getContext().ask(ManagerStore.StoreStatus.class, s, STORE_STATUS_TIMEOUT, ManagerStore.GetStatus::new,
+                        (status, failure) -> new StoreAnswered(s, status, failure));
+            }
+        }
+        noteUp();
+    }
+
+    private void onStoreAnswered(StoreAnswered a) {
+        if (!listed.contains(a.store())) {
+            return;
+        }
+        if (a.failure() != null) {
+            // Asked again the next time the cluster's listing changes; meanwhile this host does not use it.
+            getContext().getLog().warn("pool manager {} did not say where its data plane listens: {}",
+                    a.store().path().address(), a.failure().getMessage());
+            return;
+        }
+        if (!layout.name().equals(a.status().layout())) {
+            getContext().getLog().error("pool manager {} holds the {} layout and this host the {} layout: this host "
+                    + "does not use it", a.store().path().address(), a.status().layout(), layout.name());
+            return;
+        }
+        stores.put(a.store(), a.status());
+        noteUp();
+    }
+
+    private void noteUp() {
+        boolean any = !stores.isEmpty();
         if (any && !everUp) {
             everUp = true;
             onReachable.run();
@@ -224,41 +306,63 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             finishWrite(key, new WriteFailed(key, false, "could not frame it: " + e.getMessage()));
             return;
         }
-        PoolEntry entry = PoolEntry.of(w.spec(), RecordImage.imageBytes(layout, w.spec().hasRow()));
-        traces.append(key, origin, "Retire: asking the directory where");
-        getContext().ask(PoolDirectory.Placed.class, directory(key.namespace()), DIRECTORY_TIMEOUT,
-                r -> new PoolDirectory.Place(entry, r), (placed, failure) -> new Placed(w, frame, placed, failure));
+        int replicas = stores.values().stream().mapToInt(ManagerStore.StoreStatus::replicas).max().orElse(1);
+        List<ActorRef<ManagerStore.Command>> usable = stores.keySet().stream().filter(s -> !isSuspect(s)).toList();
+        if (usable.isEmpty()) {
+            finishWrite(key, new WriteFailed(key, false, "every pool manager is unreachable or failing"));
+            return;
+        }
+        List<ActorRef<ManagerStore.Command>> placed = Placement.ranked(key, usable).stream().limit(replicas)
+                .toList();
+        if (placed.size() < Math.min(replicas, stores.size())) {
+            metrics.poolUnderReplicated();
+            traces.append(key, origin, "Retire: " + placed.size() + " of " + replicas + " managers reachable; the "
+                    + "record is short of replicas until the directory copies it");
+        }
+        List<DataAddress> targets = placed.stream().map(s -> DataAddress.parse(stores.get(s).dataAddress()))
+                .toList();
+        traces.append(key, origin, "Retire: sending to " + targets.size() + " manager(s)");
+        OutgoingImage image = new OutgoingImage(layout, w.spec().hasRow(), frame.headerBlock(), frame.footerBlock(),
+                shares(w.slots()));
+        getContext().pipeToSelf(PoolUpload.start(data, w.spec(), image, targets, UPLOAD_DEADLINE),
+                (outcome, failure) -> new WriteEnded(key, outcome != null ? outcome : new PoolUpload.Outcome(
+                        new WriteFailed(key, false, "the retirement failed: " + failure.getMessage()), List.of())));
     }
 
-    private void onPlaced(Placed p) {
-        RecordKey key = p.write().spec().key();
-        if (p.failure() != null) {
-            // The directory is moving (its manager left) or busy: not a failed record. The record actor asks again.
-            traces.append(key, origin, "The pool directory did not answer; the retirement is asked again");
-            finishWrite(key, new NotWritten(key));
+    /** Whether {@code store} is left out for now: unreachable, or its data plane failed a moment ago. */
+    private boolean isSuspect(ActorRef<ManagerStore.Command> store) {
+        if (unreachable.contains(store.path().address().toString())) {
+            return true;
+        }
+        Long until = suspect.get(store);
+        if (until != null && until - System.nanoTime() <= 0) {
+            suspect.remove(store);
+            return false;
+        }
+        return until != null;
+    }
+
+    /** Leaves out the stores at {@code addresses} for a while: their data plane failed a transfer. */
+    private void suspectStores(List<DataAddress> addresses) {
+        if (addresses.isEmpty()) {
             return;
         }
-        if (p.placed().present()) {
-            traces.append(key, origin, "Already in the pool");
-            finishWrite(key, new Written(key, RecordImage.imageBytes(layout, p.write().spec().hasRow()), 0));
-            return;
-        }
-        if (p.placed().stores().isEmpty()) {
-            finishWrite(key, new WriteFailed(key, false, NO_MANAGER));
-            return;
-        }
-        traces.append(key, origin, "Retire: sending to " + p.placed().stores().size() + " manager(s)");
-        boolean hasRow = p.write().spec().hasRow();
-        PoolEntry entry = PoolEntry.of(p.write().spec(), RecordImage.imageBytes(layout, hasRow));
-        OutgoingImage image = new OutgoingImage(layout, hasRow, p.frame().headerBlock(), p.frame().footerBlock(),
-                shares(p.write().slots()));
-        ActorRef<WriteReply> done = getContext().messageAdapter(WriteReply.class, r -> new WriteEnded(r.key(), r));
-        getContext().spawn(PoolUpload.create(entry, image, data, p.placed().stores(), UPLOAD_DEADLINE, done),
-                "upload-" + (++transfers));
+        long until = System.nanoTime() + SUSPECT_FOR.toNanos();
+        stores.forEach((s, status) -> {
+            if (addresses.contains(DataAddress.parse(status.dataAddress()))) {
+                suspect.put(s, until);
+            }
+        });
     }
 
     private void onWriteEnded(WriteEnded e) {
-        finishWrite(e.key(), e.reply());
+        suspectStores(e.outcome().failed());
+        if (!e.outcome().failed().isEmpty() && e.outcome().reply() instanceof Written) {
+            metrics.poolUnderReplicated();
+            traces.append(e.key(), origin, "Retired short of replicas: " + e.outcome().failed().size()
+                    + " manager(s) failed; the directory copies it when they are back or replaced");
+        }
+        finishWrite(e.key(), e.outcome().reply());
     }
 
     private void finishWrite(RecordKey key, WriteReply reply) {
@@ -301,6 +405,11 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             finishRead(r.slots().slot(0), new ReadFailed(r.key(), false, NO_MANAGER));
             return;
         }
+        List<ActorRef<ManagerStore.Command>> known = holders.remove(r.key());
+        if (known != null) {
+            fetch(r, known); // the lookup that found it said who holds it
+            return;
+        }
         getContext().ask(PoolDirectory.Found.class, directory(r.key().namespace()), DIRECTORY_TIMEOUT,
                 q -> new PoolDirectory.Locate(r.key(), q), (found, failure) -> new Located(r, found, failure));
     }
@@ -316,11 +425,19 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             finishRead(r.slots().slot(0), new ReadFailed(r.key(), true, "the pool no longer holds it"));
             return;
         }
-        // The child answers with its staging slot: a message adapter could not tell two fetches apart (an actor has
-        // one adapter per reply class).
-        getContext().spawn(PoolFetch.create(r.key(), layout, shares(r.slots()), data,
-                l.found().records().getFirst().holders(), FETCH_HOLDER_DEADLINE, getContext().getSelf(),
-                r.slots().slot(0)), "fetch-" + (++transfers));
+        fetch(r, l.found().records().getFirst().holders());
+    }
+
+    /** Fetches {@code r} from those of {@code from} this host can reach, in order. */
+    private void fetch(Read r, List<ActorRef<ManagerStore.Command>> from) {
+        // Holders this host suspects are tried last, not left out: they may be the only ones.
+        List<DataAddress> addresses = from.stream().filter(stores::containsKey)
+                .sorted(java.util.Comparator.comparing(this::isSuspect))
+                .map(s -> DataAddress.parse(stores.get(s).dataAddress())).toList();
+        int firstSlot = r.slots().slot(0);
+        getContext().pipeToSelf(PoolFetch.start(data, r.key(), layout, shares(r.slots()), addresses,
+                FETCH_HOLDER_DEADLINE), (reply, failure) -> new FetchEnded(firstSlot, reply != null ? reply
+                : new ReadFailed(r.key(), false, "the fetch failed: " + failure.getMessage())));
     }
 
     private void finishRead(int firstSlot, ReadReply reply) {

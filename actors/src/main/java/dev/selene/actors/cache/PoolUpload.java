@@ -1,173 +1,67 @@
 package dev.selene.actors.cache;
 
-import dev.selene.actors.pool.ManagerStore;
-import dev.selene.actors.pool.PoolEntry;
 import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
 import dev.selene.transport.pool.DataAddress;
 import dev.selene.transport.pool.DataPlane;
 import dev.selene.transport.pool.OutgoingImage;
+import dev.selene.transport.pool.Pushed;
 import dev.selene.transport.pool.Transfer;
-import org.apache.pekko.actor.typed.ActorRef;
-import org.apache.pekko.actor.typed.Behavior;
-import org.apache.pekko.actor.typed.javadsl.ActorContext;
-import org.apache.pekko.actor.typed.javadsl.Behaviors;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
- * One record retired to the pool: offer it to every store the directory placed it on, push its image to each on the
- * data plane (straight from its pinned slots), and answer once every store has stored it, or once one refused, or
- * after the deadline. It answers only after its transfers have ended, so the slots are never read after the answer.
+ * One record retired to the pool: its image pushed on the data plane, straight from its pinned slots, to every store
+ * placed for it at once. It counts as written once every push has ended and at least one store has stored it (or
+ * held it already); a store that failed is named in the outcome, so that the record is known to be short of
+ * replicas and the store can be skipped for a while. The deadline aborts what is still running. The answer comes only
+ * after every push has ended, so the slots are never read after it.
  */
 final class PoolUpload {
-
-    /** The protocol (internal). */
-    sealed interface Command {
-    }
-
-    private record Answered(ManagerStore.OfferReply reply) implements Command {
-    }
-
-    private record StreamEnded(Throwable failure) implements Command {
-    }
-
-    /** A store the record was offered to stopped (its node left or was downed). */
-    private record StoreGone(ActorRef<ManagerStore.Command> store) implements Command {
-    }
-
-    private enum Deadline implements Command {
-        INSTANCE
-    }
 
     private PoolUpload() {
     }
 
-    /** Uploads {@code entry}, whose image is {@code image}, to {@code stores} over {@code data}; answers {@code replyTo}. */
-    static Behavior<Command> create(PoolEntry entry, OutgoingImage image, DataPlane data,
-                                    List<ActorRef<ManagerStore.Command>> stores, Duration deadline,
-                                    ActorRef<Store.WriteReply> replyTo) {
-        return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
-            timers.startSingleTimer(Deadline.INSTANCE, deadline);
-            ActorRef<ManagerStore.OfferReply> answers = ctx.messageAdapter(ManagerStore.OfferReply.class,
-                    Answered::new);
-            for (ActorRef<ManagerStore.Command> s : stores) {
-                // A store that dies before it has stored the record ends the upload when its node is downed, not
-                // at the deadline: an offer it never answered would otherwise pin the record's slots that long.
-                ctx.watchWith(s, new StoreGone(s));
-                s.tell(new ManagerStore.Offer(entry, answers));
-            }
-            return new Run(ctx, entry, image, data, stores.size(), replyTo, System.nanoTime()).waiting();
-        }));
+    /** How a retirement ended: the write's reply and the stores whose push failed. */
+    record Outcome(Store.WriteReply reply, List<DataAddress> failed) {
     }
 
-    /** The upload's state. */
-    private static final class Run {
-        private final ActorContext<Command> ctx;
-        private final PoolEntry entry;
-        private final OutgoingImage image;
-        private final DataPlane data;
-        private final int required;
-        private final ActorRef<Store.WriteReply> replyTo;
-        private final long startNanos;
-        private final Set<String> stored = new HashSet<>();
-        private final List<Transfer<Long>> transfers = new ArrayList<>();
-        private String failure;
-
-        Run(ActorContext<Command> ctx, PoolEntry entry, OutgoingImage image, DataPlane data, int required,
-            ActorRef<Store.WriteReply> replyTo, long startNanos) {
-            this.ctx = ctx;
-            this.entry = entry;
-            this.image = image;
-            this.data = data;
-            this.required = required;
-            this.replyTo = replyTo;
-            this.startNanos = startNanos;
+    /** Pushes {@code image} of {@code spec} to {@code stores} over {@code data}. */
+    static CompletableFuture<Outcome> start(DataPlane data, RecordSpec spec, OutgoingImage image,
+                                            List<DataAddress> stores, Duration deadline) {
+        RecordKey key = spec.key();
+        long start = System.nanoTime();
+        List<Transfer<Pushed>> pushes = new ArrayList<>(stores.size());
+        for (DataAddress s : stores) {
+            pushes.add(data.push(s, spec, image));
         }
-
-        RecordKey key() {
-            return entry.key();
-        }
-
-        Behavior<Command> waiting() {
-            return Behaviors.receive(Command.class)
-                    .onMessage(Answered.class, a -> onAnswer(a.reply()))
-                    .onMessage(StreamEnded.class, e -> {
-                        if (e.failure() != null && failure == null) {
-                            failure = "sending to a pool manager failed: " + e.failure().getMessage();
-                        }
-                        return failure != null ? finish() : Behaviors.same();
-                    })
-                    .onMessage(Deadline.class, d -> {
-                        if (failure == null) {
-                            failure = "no answer from the pool within the deadline (" + stored.size() + " of "
-                                    + required + " stores stored it)";
-                        }
-                        return finish();
-                    })
-                    .onMessage(StoreGone.class, g -> {
-                        if (stored.contains(g.store().path().address().toString())) {
-                            return Behaviors.same();
-                        }
-                        failure = "pool manager " + g.store().path().address() + " left before it stored the record";
-                        return finish();
-                    })
-                    .build();
-        }
-
-        private Behavior<Command> onAnswer(ManagerStore.OfferReply reply) {
-            switch (reply) {
-                case ManagerStore.Accept a -> {
-                    Transfer<Long> push;
-                    try {
-                        push = data.push(DataAddress.parse(a.dataAddress()), a.handle(), image);
-                    } catch (RuntimeException e) {
-                        failure = "could not send to pool manager at " + a.dataAddress() + ": " + e.getMessage();
-                        return finish();
-                    }
-                    transfers.add(push);
-                    ctx.pipeToSelf(push.done(), (v, e) -> new StreamEnded(e));
-                }
-                case ManagerStore.Stored s -> {
-                    stored.add(s.store().path().address().toString());
-                    if (stored.size() >= required) {
-                        return finish();
+        CompletableFuture<Void> all = CompletableFuture.allOf(pushes.stream()
+                .map(p -> p.done().handle((v, e) -> v)).toArray(CompletableFuture[]::new));
+        CompletableFuture.delayedExecutor(deadline.toMillis(), TimeUnit.MILLISECONDS).execute(() -> {
+            if (!all.isDone()) {
+                pushes.forEach(p -> p.abort("no answer from the pool manager within " + deadline.toSeconds() + " s"));
+            }
+        });
+        return all.thenApply(v -> {
+            List<DataAddress> failed = new ArrayList<>();
+            String reason = null;
+            for (int i = 0; i < pushes.size(); i++) {
+                CompletableFuture<Pushed> d = pushes.get(i).done();
+                if (d.isCompletedExceptionally()) {
+                    failed.add(stores.get(i));
+                    if (reason == null) {
+                        reason = d.handle((x, e) -> e.getMessage()).join();
                     }
                 }
-                case ManagerStore.Refused r -> {
-                    failure = "a pool manager refused it: " + r.reason();
-                    return finish();
-                }
             }
-            return Behaviors.same();
-        }
-
-        /** Stops the transfers still running, waits for them to end, then answers and stops. */
-        private Behavior<Command> finish() {
-            if (failure != null) {
-                transfers.forEach(t -> t.abort(failure));
-            }
-            CompletableFuture<Void> all = CompletableFuture.allOf(transfers.stream().map(Transfer::done)
-                    .toArray(CompletableFuture[]::new)).exceptionally(e -> null);
-            ctx.pipeToSelf(all, (v, e) -> Deadline.INSTANCE);
-            return Behaviors.receive(Command.class)
-                    .onMessage(Deadline.class, d -> {
-                        if (!all.isDone()) {
-                            return Behaviors.same(); // the overall deadline fired first; the transfers end next
-                        }
-                        replyTo.tell(failure == null
-                                ? new Store.Written(key(), entry.imageBytes(), System.nanoTime() - startNanos)
-                                : new Store.WriteFailed(key(), false, failure));
-                        return Behaviors.stopped();
-                    })
-                    .onMessage(Answered.class, a -> Behaviors.same())
-                    .onMessage(StreamEnded.class, e -> Behaviors.same())
-                    .onMessage(StoreGone.class, g -> Behaviors.same())
-                    .build();
-        }
+            Store.WriteReply reply = failed.size() < stores.size()
+                    ? new Store.Written(key, image.bytes(), System.nanoTime() - start)
+                    : new Store.WriteFailed(key, false, "sending to the pool failed: " + reason);
+            return new Outcome(reply, failed);
+        });
     }
 }

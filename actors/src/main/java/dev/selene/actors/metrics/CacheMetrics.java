@@ -134,11 +134,12 @@ public final class CacheMetrics implements AutoCloseable {
             "Time the disk had at least one transfer in flight, by direction", NANOS);
 
     private static final Metric.Counter POOL_RETIREMENTS = Kamon.counter("selene_pool_retirements",
-            "Records retired to the shared pool (held by every replica), by outcome");
+            "Records retired to the shared pool, by outcome: retired (held by a manager at least), failed, "
+                    + "under_replicated (retired to fewer managers than the replica count; also counted retired)");
     private static final Metric.Counter POOL_READ_FAILURES = Kamon.counter("selene_pool_read_failures",
             "Records that could not be fetched from the shared pool");
     private static final Metric.Histogram POOL_RETIRE_LATENCY = Kamon.histogram("selene_pool_retire_latency",
-            "Time to retire one record to the shared pool, every replica stored and validated", NANOS);
+            "Time to retire one record to the shared pool, every placed manager answered", NANOS);
 
     private static final Metric.Histogram PUBLISH_LATENCY = Kamon.histogram("selene_publish_latency",
             "Time from a publication's admission to its record resident in host memory", NANOS);
@@ -282,6 +283,7 @@ public final class CacheMetrics implements AutoCloseable {
     private final Map<Tier, Histogram> restoreLatency;
     private final Counter poolRetired;
     private final Counter poolRetireFailed;
+    private final Counter poolUnderReplicated;
     private final Counter poolReadFailures;
     private final Counter poolWrittenBytes;
     private final Counter poolReadBytes;
@@ -351,6 +353,7 @@ public final class CacheMetrics implements AutoCloseable {
         restoreLatency = byTier(t -> RESTORE_LATENCY.withTags(tags.withTag("source", t.label())));
         poolRetired = pool ? POOL_RETIREMENTS.withTags(tags.withTag("outcome", "retired")) : null;
         poolRetireFailed = pool ? POOL_RETIREMENTS.withTags(tags.withTag("outcome", "failed")) : null;
+        poolUnderReplicated = pool ? POOL_RETIREMENTS.withTags(tags.withTag("outcome", "under_replicated")) : null;
         poolReadFailures = pool ? POOL_READ_FAILURES.withTags(tags) : null;
         poolWrittenBytes = pool ? TRANSFER.withTags(tags.withTag("tier", "pool").withTag("direction", "write")) : null;
         poolReadBytes = pool ? TRANSFER.withTags(tags.withTag("tier", "pool").withTag("direction", "read")) : null;
@@ -632,7 +635,7 @@ public final class CacheMetrics implements AutoCloseable {
 
     // ---- pool ----
 
-    /** A record of {@code bytes} was retired to the pool (every replica stored it) in {@code nanos}. */
+    /** A record of {@code bytes} was retired to the pool (at least one manager stored it) in {@code nanos}. */
     public void poolRetired(long bytes, long nanos) {
         counters.increment("pool.retired");
         counters.add("pool.write.bytes", bytes);
@@ -640,6 +643,15 @@ public final class CacheMetrics implements AutoCloseable {
         add(poolRetired, 1);
         add(poolWrittenBytes, bytes);
         record(poolRetireLatency, nanos);
+    }
+
+    /**
+     * A record was retired to fewer managers than the pool's replica count (a manager was unreachable or failed);
+     * counted beside its retirement.
+     */
+    public void poolUnderReplicated() {
+        counters.increment("pool.under_replicated");
+        add(poolUnderReplicated, 1);
     }
 
     /** Retiring a record to the pool failed. */

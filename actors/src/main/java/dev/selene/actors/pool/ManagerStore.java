@@ -2,6 +2,7 @@ package dev.selene.actors.pool;
 
 import dev.selene.engine.codec.RecordFileFormat;
 import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
 import dev.selene.engine.codec.PieceShares;
 import dev.selene.transport.host.HostMemory;
@@ -10,6 +11,7 @@ import dev.selene.transport.pool.DataPlane;
 import dev.selene.transport.pool.NettyDataPlane;
 import dev.selene.transport.pool.OutgoingImage;
 import dev.selene.transport.pool.ReceivedImage;
+import dev.selene.transport.pool.RecordService;
 import dev.selene.transport.pool.RecordImage;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
@@ -53,14 +55,6 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     /** Every manager's store registers under this key with the receptionist. */
     public static final ServiceKey<Command> KEY = ServiceKey.create(Command.class, "selene-pool-store");
 
-    /** Offers a record: the reply is a handle to push its image under, then whether it was stored. */
-    public record Offer(PoolEntry entry, ActorRef<OfferReply> replyTo) implements Command, PoolMessage {
-    }
-
-    /** Asks for a held record's image: the reply is a handle to fetch it under. */
-    public record Fetch(RecordKey key, ActorRef<FetchReply> replyTo) implements Command, PoolMessage {
-    }
-
     /** Drops records (the directory dropped them, or a host removed them). */
     public record Drop(List<RecordKey> keys, String reason) implements Command, PoolMessage {
     }
@@ -69,43 +63,12 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     public record Holdings(int shard, int shards, ActorRef<HoldingsReply> replyTo) implements Command, PoolMessage {
     }
 
-    /** Copies a held record to {@code target} (a replica rebuilt); the target reports to the directory. */
+    /** Copies a held record to {@code target} (a replica rebuilt) on the data plane; the target tells the directory. */
     public record CopyTo(RecordKey key, ActorRef<Command> target) implements Command, PoolMessage {
     }
 
     /** The store's figures. */
     public record GetStatus(ActorRef<StoreStatus> replyTo) implements Command, PoolMessage {
-    }
-
-    /** Replies to {@link Offer}. */
-    public sealed interface OfferReply extends PoolMessage {
-    }
-
-    /**
-     * Push the image under {@code handle} to the data plane at {@code dataAddress} ({@code host:port});
-     * {@link Stored} or {@link Refused} follows when it has arrived, or failed to.
-     */
-    public record Accept(RecordKey key, long handle, String dataAddress) implements OfferReply {
-    }
-
-    /** The record is held (validated); {@code store} holds it. */
-    public record Stored(RecordKey key, ActorRef<Command> store) implements OfferReply {
-    }
-
-    /** Not stored: no room, a layout this store does not hold, or a failed or invalid upload. */
-    public record Refused(RecordKey key, String reason) implements OfferReply {
-    }
-
-    /** Replies to {@link Fetch}. */
-    public sealed interface FetchReply extends PoolMessage {
-    }
-
-    /** Fetch the image of {@code entry} under {@code handle} from the data plane at {@code dataAddress}. */
-    public record Serve(PoolEntry entry, long handle, String dataAddress) implements FetchReply {
-    }
-
-    /** The store does not hold the record (never did, or dropped it). */
-    public record NotHeld(RecordKey key) implements FetchReply {
     }
 
     /** Reply to {@link Holdings}. */
@@ -114,43 +77,42 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
     /**
      * A store's figures: records and bytes held, capacity, transfers, and expiry and eviction totals (expiry per
-     * namespace); {@code dataAddress} is where its data plane listens.
+     * namespace); where its data plane listens ({@code host:port}) and how many managers hold each record.
      */
     public record StoreStatus(String address, long records, long bytes, long capacityBytes, int slotsFree,
                               int slotsTotal, int uploading, int serving, long uploads, long uploadBytes,
                               long serves, long serveBytes, long refused, long evicted,
-                              Map<String, Long> expiredByNamespace, String dataAddress) implements PoolMessage {
+                              Map<String, Long> expiredByNamespace, String dataAddress, int replicas,
+                              String layout) implements PoolMessage {
     }
 
-    private record UploadEnded(RecordKey key, long handle, long nanos, ReceivedImage image, Throwable failure)
+    /** From the data plane (this JVM only): a peer offers a record. */
+    private record Offered(RecordSpec spec, long imageBytes, RecordService.Admission admission) implements Command {
+    }
+
+    /** From the data plane (this JVM only): a peer asks for a record. */
+    private record Requested(RecordKey key, RecordService.Delivery delivery) implements Command {
+    }
+
+    private record UploadEnded(RecordKey key, long upload, long nanos, ReceivedImage image, Throwable failure)
             implements Command {
-    }
-
-    /** An accepted upload whose sender has not begun pushing by now is withdrawn. */
-    private record UploadUnclaimed(RecordKey key, long handle) implements Command {
     }
 
     private record ServeEnded(RecordKey key, long bytes) implements Command {
     }
 
-    /** A served image whose reader has not begun fetching by now is withdrawn. */
-    private record ServeUnclaimed(RecordKey key, long handle) implements Command {
+    private record CopyAddressed(RecordKey key, StoreStatus target, Throwable failure) implements Command {
     }
 
-    private record CopyAnswered(RecordKey key, OfferReply reply, Throwable failure) implements Command {
-    }
-
-    private record CopySent(RecordKey key) implements Command {
+    /** A replica copy ended; {@code failure} says why it failed, or is null. */
+    private record CopyEnded(RecordKey key, String failure) implements Command {
     }
 
     private enum SweepTick implements Command {
         INSTANCE
     }
 
-    /**
-     * An upload or a serve whose peer sends or takes nothing for this long is dropped (its peer died or stalled); a
-     * handle nobody used for this long is withdrawn.
-     */
+    /** An upload or a serve whose peer sends or takes nothing for this long is dropped (its peer died or stalled). */
     static final Duration UPLOAD_IDLE_TIMEOUT = NettyDataPlane.DEFAULT_SILENCE;
     /** Threads of a manager's data plane. */
     static final int DATA_THREADS = 2;
@@ -176,7 +138,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     }
 
     /** An upload in progress: its reserved slots and who waits for the outcome. */
-    private record Upload(PoolEntry entry, int[] slots, long handle, ActorRef<OfferReply> replyTo) {
+    private record Upload(PoolEntry entry, int[] slots, long id) {
     }
 
     private final Layout layout;
@@ -192,6 +154,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     private final Map<RecordKey, Upload> uploads = new HashMap<>();
     private final Map<String, Long> expired = new TreeMap<>();
     private long ticks;
+    private long uploadIds;
+    private long refusedLogged;
     private long bytes;
     private int serving;
     private long uploadCount;
@@ -227,8 +191,19 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         this.clock = System::nanoTime;
         String host = ctx.getSystem().address().getHost().orElse("127.0.0.1");
         try {
+            ActorRef<Command> self = ctx.getSelf();
             this.data = NettyDataPlane.serve(host, config.dataPort(), null, NettyDataPlane.Backend.best(),
-                    UPLOAD_IDLE_TIMEOUT, DATA_THREADS);
+                    UPLOAD_IDLE_TIMEOUT, DATA_THREADS, new RecordService() {
+                        @Override
+                        public void offered(RecordSpec spec, long imageBytes, Admission admission) {
+                            self.tell(new Offered(spec, imageBytes, admission));
+                        }
+
+                        @Override
+                        public void requested(RecordKey key, Delivery delivery) {
+                            self.tell(new Requested(key, delivery));
+                        }
+                    });
         } catch (RuntimeException e) {
             memory.close();
             throw e;
@@ -255,21 +230,15 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
     private Behavior<Command> onCommand(Command command) {
         switch (command) {
-            case Offer o -> onOffer(o);
+            case Offered o -> onOffered(o);
             case UploadEnded u -> onUploadEnded(u);
-            case UploadUnclaimed u -> onUploadUnclaimed(u);
-            case Fetch f -> onFetch(f);
+            case Requested r -> onRequested(r);
             case ServeEnded s -> onServeEnded(s);
-            case ServeUnclaimed s -> {
-                if (data.cancel(s.handle())) {
-                    onServeEnded(new ServeEnded(s.key(), 0));
-                }
-            }
             case Drop d -> d.keys().forEach(k -> drop(k, d.reason(), false));
             case Holdings h -> h.replyTo().tell(new HoldingsReply(getContext().getSelf(), holdings(h)));
             case CopyTo c -> onCopyTo(c);
-            case CopyAnswered a -> onCopyAnswered(a);
-            case CopySent s -> getContext().getLog().debug("replica of {} sent", s.key());
+            case CopyAddressed a -> onCopyAddressed(a);
+            case CopyEnded c -> onCopyEnded(c);
             case GetStatus g -> g.replyTo().tell(status());
             case SweepTick t -> sweep();
         }
@@ -279,17 +248,19 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
     // ---- uploads ----
 
-    private void onOffer(Offer o) {
-        PoolEntry e = o.entry();
-        RecordKey key = e.key();
-        if (held.containsKey(key) && held.get(key).doomed) {
+    private void onOffered(Offered o) {
+        RecordSpec spec = o.spec();
+        RecordKey key = spec.key();
+        PoolEntry e = PoolEntry.of(spec, o.imageBytes());
+        Held h = held.get(key);
+        if (h != null && h.doomed) {
             refuse(o, "it is being dropped");
             return;
         }
-        if (held.containsKey(key)) {
-            touch(held.get(key));
-            tellDirectory(key.namespace(), new PoolDirectory.Held(e, getContext().getSelf()));
-            o.replyTo().tell(new Stored(key, getContext().getSelf()));
+        if (h != null) {
+            touch(h);
+            tellDirectory(key.namespace(), new PoolDirectory.Held(h.entry, getContext().getSelf()));
+            o.admission().alreadyHeld();
             return;
         }
         if (uploads.containsKey(key)) {
@@ -312,34 +283,26 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             slots[i] = free.poll();
         }
         long start = clock.getAsLong();
+        long id = ++uploadIds;
         ActorRef<Command> self = getContext().getSelf();
+        uploads.put(key, new Upload(e, slots, id));
         // The data plane's threads write only into the slots reserved above until they report the upload ended.
-        long[] handle = new long[1];
-        handle[0] = data.expect(layout, key, e.imageBytes(), shares(slots),
-                (image, failure) -> self.tell(new UploadEnded(key, handle[0], clock.getAsLong() - start, image,
-                        failure)));
-        uploads.put(key, new Upload(e, slots, handle[0], o.replyTo()));
-        o.replyTo().tell(new Accept(key, handle[0], data.address().toString()));
-        getContext().scheduleOnce(UPLOAD_IDLE_TIMEOUT, self, new UploadUnclaimed(key, handle[0]));
+        o.admission().land(layout, shares(slots), (image, failure) -> self.tell(new UploadEnded(key, id,
+                clock.getAsLong() - start, image, failure)));
     }
 
-    private void onUploadUnclaimed(UploadUnclaimed u) {
-        Upload up = uploads.get(u.key());
-        if (up != null && up.handle() == u.handle() && data.cancel(u.handle())) {
-            onUploadEnded(new UploadEnded(u.key(), u.handle(), 0, null, new IllegalStateException(
-                    "no bytes arrived within " + UPLOAD_IDLE_TIMEOUT.toSeconds() + " s of accepting it")));
-        }
-    }
-
-    private void refuse(Offer o, String reason) {
+    private void refuse(Offered o, String reason) {
         refused++;
         metrics.refused();
-        o.replyTo().tell(new Refused(o.entry().key(), reason));
+        if (refusedLogged++ % 100 == 0) {
+            getContext().getLog().warn("refused a record ({} refused so far): {}", refused, reason);
+        }
+        o.admission().refuse(reason);
     }
 
     private void onUploadEnded(UploadEnded u) {
         Upload up = uploads.get(u.key());
-        if (up == null || up.handle() != u.handle()) {
+        if (up == null || up.id() != u.upload()) {
             return;
         }
         uploads.remove(u.key());
@@ -352,7 +315,6 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             metrics.refused();
             String reason = failure.getClass().getSimpleName() + ": " + failure.getMessage();
             getContext().getLog().info("upload of {} dropped: {}", u.key(), reason);
-            up.replyTo().tell(new Refused(u.key(), "the upload failed: " + reason));
             return;
         }
         Held h = new Held(up.entry(), up.slots(), u.image().headerBlock(), u.image().footerBlock());
@@ -363,26 +325,22 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         uploadBytes += up.entry().imageBytes();
         metrics.transfer(PoolMetrics.Direction.IN, up.entry().imageBytes(), u.nanos());
         tellDirectory(u.key().namespace(), new PoolDirectory.Held(up.entry(), getContext().getSelf()));
-        up.replyTo().tell(new Stored(u.key(), getContext().getSelf()));
     }
 
     // ---- serving ----
 
-    private void onFetch(Fetch f) {
-        Held h = held.get(f.key());
+    private void onRequested(Requested r) {
+        Held h = held.get(r.key());
         if (h == null || h.doomed) {
-            f.replyTo().tell(new NotHeld(f.key()));
+            r.delivery().notHeld("this pool manager does not hold " + r.key());
             return;
         }
         touch(h);
         h.pins++;
         serving++;
-        RecordKey key = f.key();
+        RecordKey key = r.key();
         ActorRef<Command> self = getContext().getSelf();
-        long handle = data.offer(image(h), (bytes, failure) -> self.tell(new ServeEnded(key,
-                failure == null ? bytes : 0)));
-        f.replyTo().tell(new Serve(h.entry, handle, data.address().toString()));
-        getContext().scheduleOnce(UPLOAD_IDLE_TIMEOUT, self, new ServeUnclaimed(key, handle));
+        r.delivery().send(image(h), (bytes, failure) -> self.tell(new ServeEnded(key, failure == null ? bytes : 0)));
     }
 
     /** The image of a held record, read straight from its slots. */
@@ -412,29 +370,36 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
     private void onCopyTo(CopyTo c) {
         Held h = held.get(c.key());
-        if (h == null) {
+        if (h == null || h.doomed) {
             return;
         }
         h.pins++;
-        getContext().ask(OfferReply.class, c.target(), Duration.ofSeconds(10), r -> new Offer(h.entry, r),
-                (reply, failure) -> new CopyAnswered(c.key(), reply, failure));
+        getContext().ask(StoreStatus.class, c.target(), Duration.ofSeconds(10), GetStatus::new,
+                (status, failure) -> new CopyAddressed(c.key(), status, failure));
     }
 
-    private void onCopyAnswered(CopyAnswered a) {
+    private void onCopyAddressed(CopyAddressed a) {
         Held h = held.get(a.key());
-        if (a.reply() instanceof Accept accept && h != null) {
-            ActorRef<Command> self = getContext().getSelf();
-            data.push(DataAddress.parse(accept.dataAddress()), accept.handle(), image(h)).done()
-                    .whenComplete((bytes, failure) -> self.tell(new ServeEnded(a.key(), 0)));
-            serving++;
+        if (h == null) {
+            return; // dropped meanwhile (a pinned record is only doomed, so this does not happen)
+        }
+        if (a.failure() != null) {
+            onCopyEnded(new CopyEnded(a.key(), "the target store did not answer: " + a.failure().getMessage()));
             return;
         }
-        if (h != null && --h.pins == 0 && h.doomed) {
-            drop(a.key(), "dropped while copied", false);
+        ActorRef<Command> self = getContext().getSelf();
+        data.push(DataAddress.parse(a.target().dataAddress()), h.entry.spec(), image(h)).done()
+                .whenComplete((pushed, failure) -> self.tell(new CopyEnded(a.key(),
+                        failure == null ? null : failure.getMessage())));
+    }
+
+    private void onCopyEnded(CopyEnded c) {
+        if (c.failure() != null) {
+            getContext().getLog().info("replica of {} not copied: {}", c.key(), c.failure());
         }
-        if (a.failure() != null || a.reply() instanceof Refused) {
-            getContext().getLog().info("replica of {} not copied: {}", a.key(), a.failure() != null
-                    ? a.failure().getMessage() : ((Refused) a.reply()).reason());
+        Held h = held.get(c.key());
+        if (h != null && --h.pins == 0 && h.doomed) {
+            drop(c.key(), "dropped while copied", false);
         }
     }
 
@@ -538,6 +503,6 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         return new StoreStatus(getContext().getSystem().address().toString(), held.size(), bytes,
                 (long) memory.slotCount() * layout.slotBytes(), free.size(), memory.slotCount(), uploads.size(),
                 serving, uploadCount, uploadBytes, serveCount, serveBytes, refused, evicted, Map.copyOf(expired),
-                data.address().toString());
+                data.address().toString(), config.replicas(), layout.name());
     }
 }

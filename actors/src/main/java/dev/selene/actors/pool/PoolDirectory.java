@@ -14,7 +14,6 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -24,10 +23,10 @@ import java.util.Set;
 
 /**
  * The directory of one namespace shard, a Cluster Sharding entity on the manager nodes: which stores hold which
- * records of the namespaces that hash to the shard. It places a new record on {@code replicas} stores (rendezvous
- * hashing over the stores that are up, so every host picks the same ones), answers chain lookups, drops every
+ * records of the namespaces that hash to the shard, as the stores report them. It answers chain lookups, drops every
  * replica of a record one store evicted or expired (the replicas age together), and when a store goes away copies
- * the records it held from a surviving replica to another store.
+ * the records it held from a surviving replica to another store ({@link Placement} ranks them, as hosts do when they
+ * place a new record).
  *
  * <p>It holds no fact that is not also a store's: the stores hold the records, and an entity that starts (first
  * use, a rebalance, its node lost, passivation) rebuilds its map by asking every store for its holdings of the
@@ -42,10 +41,6 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
 
     /** The sharded entity type. */
     public static final EntityTypeKey<Command> TYPE = EntityTypeKey.create(Command.class, "selene-pool-directory");
-
-    /** Where to store a new record: the stores to offer it to; {@code present} when the pool already holds it. */
-    public record Place(PoolEntry entry, ActorRef<Placed> replyTo) implements Command, PoolMessage {
-    }
 
     /** The longest run of {@code chain} (record key hashes of {@code namespace}, in order) the pool holds. */
     public record Find(String namespace, List<Long> chain, ActorRef<Found> replyTo) implements Command, PoolMessage {
@@ -69,10 +64,6 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         INSTANCE
     }
 
-    /** Reply to {@link Place}. */
-    public record Placed(RecordKey key, List<ActorRef<ManagerStore.Command>> stores, boolean present)
-            implements PoolMessage {
-    }
 
     /** Reply to {@link Find} and {@link Locate}: records in chain order with their holders. */
     public record Found(List<Located> records) implements PoolMessage {
@@ -169,7 +160,6 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             return rebuilding(command);
         }
         switch (command) {
-            case Place p -> p.replyTo().tell(place(p.entry()));
             case Find f -> f.replyTo().tell(find(f.namespace(), f.chain()));
             case Locate l -> l.replyTo().tell(locate(l.key()));
             case Held h -> onHeld(h.entry(), h.store());
@@ -239,14 +229,6 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     }
 
     // ---- requests ----
-
-    private Placed place(PoolEntry entry) {
-        Entry e = entries.get(entry.key());
-        if (e != null && !e.holders.isEmpty()) {
-            return new Placed(entry.key(), List.copyOf(e.holders), true);
-        }
-        return new Placed(entry.key(), ranked(entry.key(), Set.of()).stream().limit(required()).toList(), false);
-    }
 
     private Found find(String namespace, List<Long> chain) {
         List<Located> out = new ArrayList<>();
@@ -343,18 +325,6 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
 
     /** Live stores other than {@code except}, by rendezvous hash with the key: every node ranks them alike. */
     private List<ActorRef<ManagerStore.Command>> ranked(RecordKey key, Set<ActorRef<ManagerStore.Command>> except) {
-        return stores.stream()
-                .filter(s -> !except.contains(s))
-                .sorted(Comparator.comparingLong((ActorRef<ManagerStore.Command> s) -> -score(key, s))
-                        .thenComparing(s -> s.path().toString()))
-                .toList();
-    }
-
-    private static long score(RecordKey key, ActorRef<?> store) {
-        long h = key.hash() * 0x9E3779B97F4A7C15L ^ store.path().address().toString().hashCode();
-        h ^= h >>> 33;
-        h *= 0xff51afd7ed558ccdL;
-        h ^= h >>> 33;
-        return h;
+        return Placement.ranked(key, stores.stream().filter(s -> !except.contains(s)).toList());
     }
 }

@@ -16,12 +16,13 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
 
 import java.io.DataOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.io.IOException;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -79,40 +80,48 @@ final class HostProcess {
         Receptionist.Listing listing = AskPattern.<Receptionist.Command, Receptionist.Listing>ask(
                 system.receptionist(), r -> Receptionist.find(ManagerStore.KEY, r), ASK_TIMEOUT,
                 system.scheduler()).toCompletableFuture().get(ASK_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-        Set<ActorRef<ManagerStore.Command>> stores = listing.getServiceInstances(ManagerStore.KEY);
+        List<ActorRef<ManagerStore.Command>> stores = List.copyOf(listing.getServiceInstances(ManagerStore.KEY));
         RecordSpec spec = new RecordSpec(key, null, true);
         PieceShares shares = KeyedChains.keyedShares(spec);
         RecordImage.Frame frame = RecordImage.frame(spec, KeyedChains.LAYOUT, shares);
-        PoolEntry entry = PoolEntry.of(spec, RecordImage.imageBytes(KeyedChains.LAYOUT, true));
+        long imageBytes = RecordImage.imageBytes(KeyedChains.LAYOUT, true);
         int chunks = RecordImage.chunkCount(KeyedChains.LAYOUT, true);
         int accepted = 0;
-        for (ActorRef<ManagerStore.Command> store : stores) {
-            ManagerStore.OfferReply reply = AskPattern.<ManagerStore.Command, ManagerStore.OfferReply>ask(store,
-                    r -> new ManagerStore.Offer(entry, r), ASK_TIMEOUT, system.scheduler()).toCompletableFuture()
-                    .get(ASK_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-            if (reply instanceof ManagerStore.Accept a) {
-                DataAddress to = DataAddress.parse(a.dataAddress());
-                Socket socket = new Socket(to.host(), to.port());
-                Thread.ofPlatform().daemon().start(() -> {
-                    try {
-                        DataOutputStream out = new DataOutputStream(socket.getOutputStream());
-                        out.writeInt(0x534C4450); // the data plane's frame: magic, PUT, handle, length
-                        out.writeInt(1);
-                        out.writeLong(a.handle());
-                        out.writeLong(entry.imageBytes());
-                        for (int i = 0; i < chunks - 1; i++) {
-                            out.write(RecordImage.chunk(KeyedChains.LAYOUT, true, frame.headerBlock(),
-                                    frame.footerBlock(), shares, i));
-                            out.flush();
-                            Thread.sleep(STALL_CHUNK_INTERVAL);
-                        }
-                        Thread.sleep(Long.MAX_VALUE); // the connection stays open, the footer never comes
-                    } catch (IOException | InterruptedException e) {
-                        // the manager closed the connection, or the process is ending
-                    }
-                });
-                accepted++;
+        for (DataAddress to : PoolBaseline.dataAddresses(system, stores)) {
+            Socket socket = new Socket(to.host(), to.port());
+            DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+            byte[] ns = key.namespace().getBytes(StandardCharsets.UTF_8);
+            // The data plane's push: frame header (magic, PUT, 0, name length), the record's name, then READY.
+            out.writeInt(0x534C4450);
+            out.writeInt(1);
+            out.writeLong(0);
+            out.writeLong(2 + ns.length + 8 + 1 + 1 + 8);
+            out.writeShort(ns.length);
+            out.write(ns);
+            out.writeLong(key.hash());
+            out.writeByte(0); // a root
+            out.writeByte(1); // with a row
+            out.writeLong(imageBytes);
+            out.flush();
+            byte[] answer = socket.getInputStream().readNBytes(24);
+            if (answer.length < 24 || ByteBuffer.wrap(answer).getInt(4) != 3) {
+                socket.close();
+                continue;
             }
+            accepted++;
+            Thread.ofPlatform().daemon().start(() -> {
+                try {
+                    for (int i = 0; i < chunks - 1; i++) {
+                        out.write(RecordImage.chunk(KeyedChains.LAYOUT, true, frame.headerBlock(),
+                                frame.footerBlock(), shares, i));
+                        out.flush();
+                        Thread.sleep(STALL_CHUNK_INTERVAL);
+                    }
+                    Thread.sleep(Long.MAX_VALUE); // the connection stays open, the footer never comes
+                } catch (IOException | InterruptedException e) {
+                    // the manager closed the connection, or the process is ending
+                }
+            });
         }
         return "stores=" + stores.size() + " accepted=" + accepted;
     }

@@ -111,11 +111,11 @@ public final class BurstReport {
     double rawPoolWriteGbps;
     double rawPoolReadGbps;
     /**
-     * CPU of both ends while the pool moved records (the retire phase and the probe): the host process less its
-     * simulated device's copy threads, plus every manager process.
+     * CPU of both ends while the pool moved records (the retire phase and the probe): the node's threads on the host
+     * (not the burst's own), plus every manager process.
      */
     long poolCpuNanos;
-    /** CPU of both ends (the host process and every manager process) while the raw baseline ran. */
+    /** CPU of both ends (the host's node and data-plane threads, every manager process) while the raw baseline ran. */
     long rawPoolCpuNanos;
     /** Bytes the raw baseline moved: written and read together. */
     long rawPoolBytes;

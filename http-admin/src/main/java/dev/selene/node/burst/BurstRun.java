@@ -329,19 +329,19 @@ public final class BurstRun {
         }
         SimulatedDevice sim = simulated(copier);
         long busyBefore = sim != null ? sim.busyNanosToHost() : 0;
-        long poolCpu = poolTransferCpuNanos();
+        long poolCpu = bothEndsCpuNanos();
         burst(cache, conversations, report);
         if (sim != null) {
             report.copyEngineBusySeconds = (sim.busyNanosToHost() - busyBefore) / 1e9;
         }
         if (rawPool != null) {
             retireTheRest(cache, report);
-            report.poolCpuNanos += poolTransferCpuNanos() - poolCpu;
+            report.poolCpuNanos += bothEndsCpuNanos() - poolCpu;
         }
-        poolCpu = poolTransferCpuNanos();
+        poolCpu = bothEndsCpuNanos();
         report.probe = probe(cache, copier, conversations, "probe");
         if (rawPool != null) {
-            report.poolCpuNanos += poolTransferCpuNanos() - poolCpu;
+            report.poolCpuNanos += bothEndsCpuNanos() - poolCpu;
         }
         report.diskCounters(cache.counters());
         Progress secondHalves = null;
@@ -732,8 +732,8 @@ public final class BurstRun {
         return total + (to == Long.MIN_VALUE ? 0 : to - from);
     }
 
-    /** Name prefix of every copy thread of the simulated device, both directions. */
-    static final String SIMULATED_COPY_THREAD_PREFIX = "sim-copy-";
+    /** Name prefix of the node's threads: its actor system's and its data plane's. */
+    static final String NODE_THREAD_PREFIX = "selene-";
 
     /** Name prefix of the simulated device's device-to-host copy threads (the publication's copy). */
     static final String COPY_THREAD_PREFIX = "sim-copy-d2h-";
@@ -754,14 +754,14 @@ public final class BurstRun {
         return ProcessCpu.nanos();
     }
 
-    /** This process's CPU and the pool managers' together. */
+    /**
+     * CPU of both ends of the pool: on this side the node's own threads (its actors, its cluster transport, its
+     * data plane: every thread named {@value #NODE_THREAD_PREFIX}), not the burst's threads that stand in for the
+     * serving engine (publishing, probing, verifying) nor the simulated device's; on the other side the manager
+     * processes whole.
+     */
     private long bothEndsCpuNanos() {
-        return processCpuNanos() + peerCpuNanos.getAsLong();
-    }
-
-    /** Both ends' CPU less the simulated device's copy threads (the device's work, not the pool's). */
-    private long poolTransferCpuNanos() {
-        return bothEndsCpuNanos() - threadCpuNanos(SIMULATED_COPY_THREAD_PREFIX);
+        return threadCpuNanos(NODE_THREAD_PREFIX) + peerCpuNanos.getAsLong();
     }
 
     private static long percentile(long[] sorted, double p) {

@@ -128,13 +128,44 @@ public final class PoolManagers implements AutoCloseable {
         }
     }
 
-    /** CPU time the manager processes have used so far, summed (0 for one whose figure the system does not give). */
+    /**
+     * CPU time the manager processes have used so far, summed, less their JIT compiler threads' (a short run
+     * measures the compiler as much as the path; the host's side leaves it out too). 0 for a process whose figure
+     * the system does not give.
+     */
     public long cpuNanos() {
         long sum = 0;
         for (Manager m : managers) {
-            sum += m.process().toHandle().info().totalCpuDuration().map(java.time.Duration::toNanos).orElse(0L);
+            long total = m.process().toHandle().info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
+            sum += Math.max(0, total - compilerNanos(m.process().pid()));
         }
         return sum;
+    }
+
+    /** Linux's clock ticks per second, in which /proc reports thread CPU times. */
+    private static final long TICKS_PER_SECOND = 100;
+
+    /** CPU time of the JIT compiler threads of process {@code pid} now alive (from /proc; 0 where it is absent). */
+    private static long compilerNanos(long pid) {
+        Path tasks = Path.of("/proc", Long.toString(pid), "task");
+        long ticks = 0;
+        try (var threads = Files.list(tasks)) {
+            for (Path t : (Iterable<Path>) threads::iterator) {
+                try {
+                    if (!Files.readString(t.resolve("comm")).contains("CompilerThre")) {
+                        continue;
+                    }
+                    String stat = Files.readString(t.resolve("stat"));
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime
+                } catch (IOException | RuntimeException e) {
+                    // the thread ended while it was read
+                }
+            }
+        } catch (IOException e) {
+            return 0;
+        }
+        return ticks * (1_000_000_000L / TICKS_PER_SECOND);
     }
 
     /** The managers' cluster addresses, {@code host:port}, for {@code selene.pool.managers}. */

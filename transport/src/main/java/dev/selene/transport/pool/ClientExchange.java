@@ -1,11 +1,13 @@
 package dev.selene.transport.pool;
 
 import dev.selene.engine.codec.RecordFormatException;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
 import io.netty.channel.Channel;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * One request and its answer on a client connection: a push, a fetch, or a raw baseline. Its future completes on
@@ -24,15 +26,22 @@ abstract class ClientExchange<T> implements Transfer<T> {
 
     @Override
     public void abort(String reason) {
+        if (done.isDone()) {
+            return;
+        }
         aborted = reason;
         Channel c = channel;
         if (c != null) {
-            c.eventLoop().execute(() -> {
-                ClientHandler h = c.pipeline().get(ClientHandler.class);
-                if (h != null) {
-                    h.abort(this, reason);
-                }
-            });
+            try {
+                c.eventLoop().execute(() -> {
+                    ClientHandler h = c.pipeline().get(ClientHandler.class);
+                    if (h != null) {
+                        h.abort(this, reason);
+                    }
+                });
+            } catch (RejectedExecutionException e) {
+                // The data plane has closed: its connections, this one's too, are closed and their exchanges failed.
+            }
         }
     }
 
@@ -48,9 +57,19 @@ abstract class ClientExchange<T> implements Transfer<T> {
     /** The request's frame header. */
     abstract io.netty.buffer.ByteBuf request();
 
-    /** What follows the request header (a push's image), or null. */
+    /** What follows the request (a push's image), or null. */
     Parts body() {
         return null;
+    }
+
+    /** Whether the body waits for the peer's READY (a record push) or follows the request at once (raw). */
+    boolean bodyAfterReady() {
+        return false;
+    }
+
+    /** The value when the peer answers that it holds the record already. */
+    T held() {
+        throw new TransferFailedException("the peer answered HELD to a request that is not a push");
     }
 
     /** Whether an OK answer carries bytes. */
@@ -64,19 +83,19 @@ abstract class ClientExchange<T> implements Transfer<T> {
     /** The value once the answer arrived whole (and the body, if any, was sent whole). */
     abstract T finish() throws RecordFormatException;
 
-    /** Pushes an image under a handle the receiver handed out. */
-    static final class Push extends ClientExchange<Long> {
-        private final long handle;
+    /** Pushes a record's image to a peer's store, once the store has said where it lands. */
+    static final class Push extends ClientExchange<Pushed> {
+        private final RecordSpec spec;
         private final Parts parts;
 
-        Push(long handle, OutgoingImage image) {
-            this.handle = handle;
+        Push(RecordSpec spec, OutgoingImage image) {
+            this.spec = spec;
             this.parts = Parts.of(image);
         }
 
         @Override
         io.netty.buffer.ByteBuf request() {
-            return Frames.header(Frames.PUT, handle, parts.bytes());
+            return Frames.request(Frames.PUT, RecordWire.spec(spec, parts.bytes()));
         }
 
         @Override
@@ -85,30 +104,40 @@ abstract class ClientExchange<T> implements Transfer<T> {
         }
 
         @Override
+        boolean bodyAfterReady() {
+            return true;
+        }
+
+        @Override
         boolean answerHasBody() {
             return false;
         }
 
         @Override
-        Long finish() {
-            return parts.bytes();
+        Pushed held() {
+            return new Pushed(true, 0);
+        }
+
+        @Override
+        Pushed finish() {
+            return new Pushed(false, parts.bytes());
         }
     }
 
-    /** Fetches an offered image into target shares, verified. */
+    /** Fetches a record's image from a peer's store into target shares, verified. */
     static final class Fetch extends ClientExchange<ReceivedImage> {
-        private final long handle;
+        private final RecordKey key;
         private final RecordImage.Reader reader;
         private long bytes;
 
-        Fetch(long handle, RecordImage.Reader reader) {
-            this.handle = handle;
+        Fetch(RecordKey key, RecordImage.Reader reader) {
+            this.key = key;
             this.reader = reader;
         }
 
         @Override
         io.netty.buffer.ByteBuf request() {
-            return Frames.header(Frames.GET, handle, 0);
+            return Frames.request(Frames.GET, RecordWire.key(key));
         }
 
         @Override
@@ -132,8 +161,8 @@ abstract class ClientExchange<T> implements Transfer<T> {
     static final class RawPush extends ClientExchange<Long> {
         private final Parts parts;
 
-        RawPush(MemorySegment source, long bytes) {
-            this.parts = Parts.repeating(source, bytes);
+        RawPush(Parts parts) {
+            this.parts = parts;
         }
 
         @Override
@@ -161,13 +190,14 @@ abstract class ClientExchange<T> implements Transfer<T> {
     static final class RawFetch extends ClientExchange<Long> {
         private final int chunkBytes;
         private final long bytes;
-        private MemorySegment scratch;
+        private final MemorySegment ring;
         private long at;
         private long received;
 
-        RawFetch(long bytes, int chunkBytes) {
+        RawFetch(long bytes, int chunkBytes, MemorySegment ring) {
             this.bytes = bytes;
             this.chunkBytes = chunkBytes;
+            this.ring = ring;
         }
 
         @Override
@@ -182,14 +212,11 @@ abstract class ClientExchange<T> implements Transfer<T> {
 
         @Override
         void take(MemorySegment segment) {
-            if (scratch == null) {
-                scratch = Arena.ofAuto().allocate(chunkBytes, 4096);
-            }
             for (long from = 0; from < segment.byteSize(); ) {
-                long n = Math.min(segment.byteSize() - from, scratch.byteSize() - at);
-                MemorySegment.copy(segment, from, scratch, at, n);
+                long n = Math.min(segment.byteSize() - from, ring.byteSize() - at);
+                MemorySegment.copy(segment, from, ring, at, n);
                 from += n;
-                at = (at + n) % scratch.byteSize();
+                at = (at + n) % ring.byteSize();
             }
             received += segment.byteSize();
         }

@@ -20,7 +20,7 @@ final class ClientHandler extends ChannelInboundHandlerAdapter {
     private final NettyDataPlane plane;
     private final DataAddress peer;
     private final Frames.Head head = new Frames.Head();
-    private final Frames.Reason reason = new Frames.Reason();
+    private final Frames.Block reason = new Frames.Block();
     private ChannelHandlerContext ctx;
     private ClientExchange<?> current;
     private PartWriter writer;
@@ -63,10 +63,14 @@ final class ClientHandler extends ChannelInboundHandlerAdapter {
         Parts body = exchange.body();
         bodySent = body == null;
         ctx.write(exchange.request());
-        if (body == null) {
+        if (body == null || exchange.bodyAfterReady()) {
             ctx.flush();
             return;
         }
+        sendBody(exchange, body);
+    }
+
+    private void sendBody(ClientExchange<?> exchange, Parts body) {
         writer = new PartWriter(ctx.channel(), body, failure -> onBodyWritten(exchange, body, failure));
         writer.pump();
     }
@@ -104,7 +108,7 @@ final class ClientHandler extends ChannelInboundHandlerAdapter {
                     }
                     case REASON -> {
                         if (reason.read(in)) {
-                            refused(reason.text());
+                            refused(reason.text(), head.code == Frames.NOT_HELD);
                         }
                     }
                     default -> takeBody(in);
@@ -121,7 +125,19 @@ final class ClientHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    @SuppressWarnings("unchecked")
     private void onHead() {
+        if (head.code == Frames.READY && current.bodyAfterReady() && writer == null && !bodySent) {
+            sendBody(current, current.body());
+            return;
+        }
+        if (head.code == Frames.HELD && current.bodyAfterReady() && writer == null) {
+            ClientExchange<Object> exchange = (ClientExchange<Object>) current;
+            current = null;
+            plane.release(peer, ctx.channel());
+            exchange.done.complete(exchange.held());
+            return;
+        }
         if (head.code == Frames.OK) {
             if (current.answerHasBody() && head.length > 0) {
                 remaining = head.length;
@@ -134,7 +150,7 @@ final class ClientHandler extends ChannelInboundHandlerAdapter {
         reason.start(head.length);
         phase = REASON;
         if (head.length == 0) {
-            refused("");
+            refused("", head.code == Frames.NOT_HELD);
         }
     }
 
@@ -161,12 +177,12 @@ final class ClientHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private void refused(String text) {
+    private void refused(String text, boolean notHeld) {
         phase = HEAD;
-        // A peer that refused a push closes the connection (the image's bytes are still coming); after a refused
-        // fetch the connection is in step and can be reused.
-        boolean inStep = bodySent;
-        fail(current, peer + " refused the transfer: " + text, !inStep);
+        // A refusal while the image is still being sent (the peer found it invalid part way) leaves bytes in flight:
+        // the connection is closed. Any other refusal leaves it in step, to be reused.
+        boolean inStep = writer == null || writer.done();
+        fail(current, new TransferFailedException(peer + " refused: " + text, notHeld), !inStep);
     }
 
     @SuppressWarnings("unchecked")
@@ -197,6 +213,10 @@ final class ClientHandler extends ChannelInboundHandlerAdapter {
      * failed (and no longer read their memory) before the exchange completes.
      */
     private void fail(ClientExchange<?> exchange, String why, boolean close) {
+        fail(exchange, new TransferFailedException(why), close);
+    }
+
+    private void fail(ClientExchange<?> exchange, TransferFailedException failure, boolean close) {
         if (exchange != current || exchange == null) {
             return;
         }
@@ -205,7 +225,6 @@ final class ClientHandler extends ChannelInboundHandlerAdapter {
         PartWriter w = writer;
         writer = null;
         plane.failed();
-        TransferFailedException failure = new TransferFailedException(why);
         if (close) {
             ctx.channel().close().addListener((ChannelFutureListener) f -> exchange.done.completeExceptionally(failure));
         } else {

@@ -3,11 +3,13 @@ package dev.selene.transport.pool;
 import dev.selene.engine.codec.PieceShares;
 import dev.selene.engine.codec.RecordFormatException;
 import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -28,27 +30,25 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BiConsumer;
 
 /**
  * The data plane on Netty: native epoll where it loads, Java NIO otherwise. Images are written to the socket
  * straight from the memory their shares live in (wrapped, never copied in Java) and read from the socket straight
  * into the target shares, checked as they land. Each side's write buffer stops at a high-water mark and the reader
  * reads only as fast as it lands bytes, so TCP's own window carries a slow receiver's pace back to its senders.
- * Connections to a peer are kept and reused; one carries one transfer at a time.
+ * Connections to a peer are kept and reused; one carries one transfer at a time. See {@link Frames} for the wire.
  */
 public final class NettyDataPlane implements DataPlane {
 
@@ -67,38 +67,25 @@ public final class NettyDataPlane implements DataPlane {
 
     /** A connection that carries no bytes for this long mid-transfer fails that transfer. */
     public static final Duration DEFAULT_SILENCE = Duration.ofSeconds(10);
-    /** Off-heap bytes a raw baseline copies received bytes into (cyclically), and the largest raw chunk. */
-    static final int RAW_SCRATCH_BYTES = 4 << 20;
+    /**
+     * Off-heap bytes a raw baseline sends from and copies into, round and round: larger than a last-level cache, as
+     * the slots a record moves between are, so that the baseline does not run from the cache where the records
+     * cannot. Also the largest raw chunk.
+     */
+    static final int RAW_RING_BYTES = 64 << 20;
+    /**
+     * How much a connection reads at once: it grows from 64 KiB towards 1 MiB while reads fill their buffers, so
+     * that a record arrives in a few large reads rather than many small ones.
+     */
+    static final AdaptiveRecvByteBufAllocator READS = new AdaptiveRecvByteBufAllocator(4096, 64 << 10, 1 << 20);
     /** Bytes queued on a connection past which a sender waits for it to drain. */
     static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(1 << 20, 4 << 20);
-    /** Idle connections kept per peer. */
-    static final int IDLE_CONNECTIONS_KEPT = 16;
-
-    /** An expected image, registered under a handle until a peer pushes it. */
-    private record Expected(Layout layout, RecordKey key, long imageBytes, PieceShares target,
-                            BiConsumer<ReceivedImage, Throwable> ended) {
-    }
-
-    /** A pushed image being received: the registration and the reader landing it. */
-    record Inbound(long handle, RecordKey key, long imageBytes, RecordImage.Reader reader,
-                   BiConsumer<ReceivedImage, Throwable> ended) {
-
-        ReceivedImage finish() throws RecordFormatException {
-            return new ReceivedImage(reader.finish(), reader.headerBlock(), reader.footerBlock(), imageBytes);
-        }
-
-        void end(ReceivedImage image, Throwable failure) {
-            ended.accept(image, failure);
-        }
-    }
-
-    /** An offered image, registered under a handle until a peer fetches it. */
-    record Outbound(long handle, OutgoingImage image, BiConsumer<Long, Throwable> ended) {
-
-        void end(Long bytes, Throwable failure) {
-            ended.accept(bytes, failure);
-        }
-    }
+    /**
+     * Idle connections kept per peer: as many as transfers to one peer run at once in a busy node, so that a burst
+     * reuses its connections instead of opening new ones (each new one starts its receive buffers and TCP window
+     * small).
+     */
+    static final int IDLE_CONNECTIONS_KEPT = 64;
 
     private final Backend backend;
     private final Duration silence;
@@ -106,19 +93,18 @@ public final class NettyDataPlane implements DataPlane {
     private final Bootstrap client;
     private final Channel server;
     private final DataAddress address;
-    private final AtomicLong handles = new AtomicLong(ThreadLocalRandom.current().nextLong(1L << 40) + 1);
-    private final Map<Long, Expected> expected = new ConcurrentHashMap<>();
-    private final Map<Long, Outbound> offered = new ConcurrentHashMap<>();
     private final Map<DataAddress, ConcurrentLinkedDeque<Channel>> idle = new ConcurrentHashMap<>();
     private final Set<Channel> open = ConcurrentHashMap.newKeySet();
-    private final Map<Integer, MemorySegment> rawSources = new ConcurrentHashMap<>();
+    private volatile MemorySegment rawSource;
+    private volatile MemorySegment rawTarget;
     private final AtomicLong bytesSent = new AtomicLong();
     private final AtomicLong bytesReceived = new AtomicLong();
     private final AtomicLong transfersFailed = new AtomicLong();
+    private final AtomicLong connectionsOpened = new AtomicLong();
     private volatile boolean closed;
 
     private NettyDataPlane(Backend backend, Duration silence, int threads, String bindHost, int port,
-                           String advertisedHost) {
+                           String advertisedHost, RecordService store) {
         this.backend = Objects.requireNonNull(backend, "backend");
         this.silence = Objects.requireNonNull(silence, "silence");
         if (silence.isNegative() || silence.isZero()) {
@@ -131,6 +117,7 @@ public final class NettyDataPlane implements DataPlane {
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.SO_KEEPALIVE, true)
                 .option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
+                .option(ChannelOption.RCVBUF_ALLOCATOR, READS)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, silence.toMillis()));
         if (bindHost == null) {
             this.server = null;
@@ -145,10 +132,11 @@ public final class NettyDataPlane implements DataPlane {
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childOption(ChannelOption.SO_KEEPALIVE, true)
                     .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
+                    .childOption(ChannelOption.RCVBUF_ALLOCATOR, READS)
                     .childHandler(new ChannelInitializer<>() {
                         @Override
                         protected void initChannel(Channel ch) {
-                            ch.pipeline().addLast(idleHandler(), new ServerHandler(NettyDataPlane.this));
+                            ch.pipeline().addLast(idleHandler(), new ServerHandler(NettyDataPlane.this, store));
                         }
                     })
                     .bind(bindHost, port).syncUninterruptibly().channel();
@@ -162,18 +150,19 @@ public final class NettyDataPlane implements DataPlane {
     }
 
     /**
-     * A data plane that serves on {@code bindHost:port} (0: any free port), advertised to peers as
-     * {@code advertisedHost} (null: the bind host), and sends and fetches too.
+     * A data plane that serves {@code store}'s records on {@code bindHost:port} (0: any free port), advertised to
+     * peers as {@code advertisedHost} (null: the bind host), and pushes and fetches too.
      */
     public static NettyDataPlane serve(String bindHost, int port, String advertisedHost, Backend backend,
-                                       Duration silence, int threads) {
+                                       Duration silence, int threads, RecordService store) {
         Objects.requireNonNull(bindHost, "bindHost");
-        return new NettyDataPlane(backend, silence, threads, bindHost, port, advertisedHost);
+        Objects.requireNonNull(store, "store");
+        return new NettyDataPlane(backend, silence, threads, bindHost, port, advertisedHost, store);
     }
 
-    /** A data plane that only sends and fetches (a host of the pool). */
+    /** A data plane that only pushes and fetches (a host of the pool). */
     public static NettyDataPlane client(Backend backend, Duration silence, int threads) {
-        return new NettyDataPlane(backend, silence, threads, null, 0, null);
+        return new NettyDataPlane(backend, silence, threads, null, 0, null, null);
     }
 
     @Override
@@ -187,73 +176,63 @@ public final class NettyDataPlane implements DataPlane {
     }
 
     @Override
-    public long expect(Layout layout, RecordKey key, long imageBytes, PieceShares target,
-                       BiConsumer<ReceivedImage, Throwable> ended) {
-        requireServing();
-        long handle = handles.getAndIncrement();
-        expected.put(handle, new Expected(layout, key, imageBytes, target, ended));
-        return handle;
+    public Transfer<Pushed> push(DataAddress to, RecordSpec spec, OutgoingImage image) {
+        return start(to, new ClientExchange.Push(spec, image));
     }
 
     @Override
-    public long offer(OutgoingImage image, BiConsumer<Long, Throwable> ended) {
-        requireServing();
-        long handle = handles.getAndIncrement();
-        offered.put(handle, new Outbound(handle, image, ended));
-        return handle;
-    }
-
-    @Override
-    public boolean cancel(long handle) {
-        return expected.remove(handle) != null || offered.remove(handle) != null;
-    }
-
-    /** Takes the registration of an expected image for the transfer that carries it; null when there is none. */
-    Inbound claimExpected(long handle) {
-        Expected e = expected.remove(handle);
-        return e == null ? null : new Inbound(handle, e.key(), e.imageBytes(),
-                new RecordImage.Reader(e.layout(), e.key(), e.target()), e.ended());
-    }
-
-    /** Takes the registration of an offered image for the transfer that serves it; null when there is none. */
-    Outbound claimOffered(long handle) {
-        return offered.remove(handle);
-    }
-
-    @Override
-    public Transfer<Long> push(DataAddress to, long handle, OutgoingImage image) {
-        return start(to, new ClientExchange.Push(handle, image));
-    }
-
-    @Override
-    public Transfer<ReceivedImage> fetch(DataAddress from, long handle, Layout layout, RecordKey key,
-                                         PieceShares target) {
-        return start(from, new ClientExchange.Fetch(handle, new RecordImage.Reader(layout, key, target)));
+    public Transfer<ReceivedImage> fetch(DataAddress from, RecordKey key, Layout layout, PieceShares target) {
+        return start(from, new ClientExchange.Fetch(key, new RecordImage.Reader(layout, key, target)));
     }
 
     @Override
     public Transfer<Long> rawPush(DataAddress to, long bytes, int chunkBytes) {
-        return start(to, new ClientExchange.RawPush(rawSource(chunkBytes), bytes));
+        requireRawChunk(chunkBytes);
+        return start(to, new ClientExchange.RawPush(Parts.ring(rawSource(), bytes, chunkBytes)));
     }
 
     @Override
     public Transfer<Long> rawFetch(DataAddress from, long bytes, int chunkBytes) {
-        if (chunkBytes < 1 || chunkBytes > RAW_SCRATCH_BYTES) {
-            throw new IllegalArgumentException("raw chunk of " + chunkBytes + " bytes; allowed: 1.."
-                    + RAW_SCRATCH_BYTES);
-        }
-        return start(from, new ClientExchange.RawFetch(bytes, chunkBytes));
+        requireRawChunk(chunkBytes);
+        return start(from, new ClientExchange.RawFetch(bytes, chunkBytes, rawTarget()));
     }
 
-    /** Off-heap bytes of a raw chunk, filled once with a pattern. */
-    MemorySegment rawSource(int chunkBytes) {
-        return rawSources.computeIfAbsent(chunkBytes, n -> {
-            MemorySegment s = Arena.ofAuto().allocate(n, 4096);
-            for (long i = 0; i < n; i += 8) {
-                s.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, i, i * 0x9E3779B97F4A7C15L);
+    private static void requireRawChunk(int chunkBytes) {
+        if (chunkBytes < 1 || chunkBytes > RAW_RING_BYTES) {
+            throw new IllegalArgumentException("raw chunk of " + chunkBytes + " bytes; allowed: 1.." + RAW_RING_BYTES);
+        }
+    }
+
+    /** The ring raw transfers send from, filled once with a pattern. */
+    MemorySegment rawSource() {
+        MemorySegment s = rawSource;
+        if (s == null) {
+            synchronized (this) {
+                if (rawSource == null) {
+                    MemorySegment ring = Arena.ofAuto().allocate(RAW_RING_BYTES, 4096);
+                    for (long i = 0; i < RAW_RING_BYTES; i += 8) {
+                        ring.set(ValueLayout.JAVA_LONG_UNALIGNED, i, i * 0x9E3779B97F4A7C15L);
+                    }
+                    rawSource = ring;
+                }
+                s = rawSource;
             }
-            return s;
-        });
+        }
+        return s;
+    }
+
+    /** The ring raw transfers copy what they receive into. */
+    MemorySegment rawTarget() {
+        MemorySegment s = rawTarget;
+        if (s == null) {
+            synchronized (this) {
+                if (rawTarget == null) {
+                    rawTarget = Arena.ofAuto().allocate(RAW_RING_BYTES, 4096);
+                }
+                s = rawTarget;
+            }
+        }
+        return s;
     }
 
     private <T> Transfer<T> start(DataAddress to, ClientExchange<T> exchange) {
@@ -311,6 +290,7 @@ public final class NettyDataPlane implements DataPlane {
     }
 
     void opened(Channel c) {
+        connectionsOpened.incrementAndGet();
         open.add(c);
         c.closeFuture().addListener(f -> open.remove(c));
     }
@@ -329,8 +309,9 @@ public final class NettyDataPlane implements DataPlane {
 
     @Override
     public DataPlaneStats stats() {
-        return new DataPlaneStats(backend.name().toLowerCase(java.util.Locale.ROOT), open.size(), bytesSent.get(),
-                bytesReceived.get(), transfersFailed.get(), expected.size() + offered.size(), queuedBytes());
+        return new DataPlaneStats(backend.name().toLowerCase(java.util.Locale.ROOT), open.size(),
+                connectionsOpened.get(), bytesSent.get(),
+                bytesReceived.get(), transfersFailed.get(), queuedBytes());
     }
 
     private long queuedBytes() {
@@ -342,15 +323,6 @@ public final class NettyDataPlane implements DataPlane {
             }
         }
         return queued;
-    }
-
-    private void requireServing() {
-        if (address == null) {
-            throw new IllegalStateException("this data plane only sends and fetches; it serves no handles");
-        }
-        if (closed) {
-            throw new IllegalStateException("the data plane is closed");
-        }
     }
 
     @Override
@@ -366,19 +338,6 @@ public final class NettyDataPlane implements DataPlane {
             c.close().syncUninterruptibly();
         }
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
-        TransferFailedException gone = new TransferFailedException("the data plane closed");
-        for (Long h : new ArrayList<>(expected.keySet())) {
-            Expected e = expected.remove(h);
-            if (e != null) {
-                e.ended().accept(null, gone);
-            }
-        }
-        for (Long h : new ArrayList<>(offered.keySet())) {
-            Outbound o = offered.remove(h);
-            if (o != null) {
-                o.end(null, gone);
-            }
-        }
     }
 
     /** Hands {@code n} readable bytes of {@code in} to {@code consumer} as memory segments, and skips them. */

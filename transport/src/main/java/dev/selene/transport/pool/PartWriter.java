@@ -26,20 +26,27 @@ final class PartWriter {
         this.ended = ended;
     }
 
-    /** Writes what the channel takes now. */
+    /**
+     * Writes what the channel takes now. Only the last part's write carries a listener: the others' failures reach
+     * the pipeline's exception handler (which fails the transfer and closes the channel), and writes complete in
+     * order, so the last one's success means every part went out.
+     */
     void pump() {
         boolean wrote = false;
         while (!done && next < parts.count() && channel.isWritable()) {
-            boolean last = next == parts.count() - 1;
-            var part = parts.part(next++);
-            channel.write(Unpooled.wrappedBuffer(part.asByteBuffer())).addListener((ChannelFutureListener) f -> {
+            var buf = Unpooled.wrappedBuffer(parts.part(next++).asByteBuffer());
+            wrote = true;
+            if (next < parts.count()) {
+                channel.write(buf, channel.voidPromise());
+                continue;
+            }
+            channel.write(buf).addListener((ChannelFutureListener) f -> {
                 if (!f.isSuccess()) {
                     end(f.cause() != null ? f.cause() : new TransferFailedException("a write was cancelled"));
-                } else if (last) {
+                } else {
                     end(null);
                 }
             });
-            wrote = true;
         }
         if (wrote) {
             channel.flush();

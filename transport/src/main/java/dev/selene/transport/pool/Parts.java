@@ -37,6 +37,7 @@ interface Parts {
             }
         }
         parts.add(MemorySegment.ofArray(image.footerBlock()));
+        merge(parts);
         long bytes = 0;
         for (MemorySegment p : parts) {
             bytes += p.byteSize();
@@ -63,12 +64,37 @@ interface Parts {
         };
     }
 
-    /** {@code bytes} bytes in chunks of {@code source}'s size, each chunk {@code source} itself (the last cut short). */
-    static Parts repeating(MemorySegment source, long bytes) {
-        long chunk = source.byteSize();
-        long count = (bytes + chunk - 1) / chunk;
-        if (count > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException(bytes + " bytes in chunks of " + chunk + " are too many chunks");
+    /**
+     * Joins neighbours that are one run of native memory (a slot's ranks, and slots allocated side by side), so that
+     * a record goes to the socket in a few large writes rather than one per share. A joined part keeps the first
+     * part's memory scope, so it lives exactly as long as the memory it reads.
+     */
+    private static void merge(List<MemorySegment> parts) {
+        List<MemorySegment> out = new ArrayList<>(parts.size());
+        for (MemorySegment p : parts) {
+            MemorySegment last = out.isEmpty() ? null : out.getLast();
+            if (last != null && last.isNative() && p.isNative() && last.scope().equals(p.scope())
+                    && last.address() + last.byteSize() == p.address()
+                    && last.byteSize() + p.byteSize() <= MAX_JOINED_BYTES) {
+                out.set(out.size() - 1, last.reinterpret(last.byteSize() + p.byteSize()));
+            } else {
+                out.add(p);
+            }
+        }
+        parts.clear();
+        parts.addAll(out);
+    }
+
+    /** The largest part a join makes: small enough that a write buffer's high-water mark still paces the sender. */
+    long MAX_JOINED_BYTES = 1 << 20;
+
+    /** {@code bytes} bytes in chunks of {@code chunkBytes}, taken from {@code ring} one after another, round it. */
+    static Parts ring(MemorySegment ring, long bytes, int chunkBytes) {
+        long perRing = ring.byteSize() / chunkBytes;
+        long count = (bytes + chunkBytes - 1) / chunkBytes;
+        if (count > Integer.MAX_VALUE || perRing < 1) {
+            throw new IllegalArgumentException(bytes + " bytes in chunks of " + chunkBytes + " from a ring of "
+                    + ring.byteSize());
         }
         return new Parts() {
             @Override
@@ -78,8 +104,8 @@ interface Parts {
 
             @Override
             public MemorySegment part(int index) {
-                long at = index * chunk;
-                return source.asSlice(0, Math.min(chunk, bytes - at));
+                long at = (long) index * chunkBytes;
+                return ring.asSlice((index % perRing) * chunkBytes, Math.min(chunkBytes, bytes - at));
             }
 
             @Override

@@ -1,37 +1,57 @@
 package dev.selene.transport.pool;
 
 import dev.selene.engine.codec.RecordFormatException;
+import dev.selene.engine.codec.PieceShares;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.layout.Layout;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoop;
 import io.netty.handler.timeout.IdleStateEvent;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 
 /**
- * The serving side of one data connection: takes pushed images into the slots their handle names, serves offered
- * images from their slots, and the raw baselines. One request at a time; confined to the connection's event loop.
+ * The serving side of one data connection: asks the store where a pushed record lands and lands it there, asks the
+ * store for a requested record and sends it from where it lives, and runs the raw baselines. One exchange at a
+ * time; confined to the connection's event loop (the store answers from its own thread, and the answer is handed
+ * back to the event loop).
  */
 final class ServerHandler extends ChannelInboundHandlerAdapter {
 
+    private static final int HEAD = 0;
+    private static final int NAME = 1;
+    private static final int WAITING = 2;
+    private static final int IMAGE = 3;
+    private static final int RAW = 4;
+
     private final NettyDataPlane plane;
+    private final RecordService store;
     private final Frames.Head head = new Frames.Head();
+    private final Frames.Block name = new Frames.Block();
+    private int state = HEAD;
+    private int requestCode;
     /** A pushed image being received, or null. */
-    private NettyDataPlane.Inbound inbound;
-    private long inboundRemaining;
-    /** Raw bytes still to receive (a raw push), or 0. */
-    private long rawRemaining;
-    /** Bytes of a refused push still to read and drop, or 0. */
-    private long discarding;
+    private Inbound inbound;
+    private long remaining;
     private MemorySegment scratch;
     private long scratchAt;
-    /** An image or raw bytes being served, or null. */
+    /** An image or raw bytes being sent, or null. */
     private PartWriter writer;
     private ChannelHandlerContext ctx;
 
-    ServerHandler(NettyDataPlane plane) {
+    /** A pushed image being landed: its reader and who is told how it ended. */
+    private record Inbound(RecordKey key, long imageBytes, RecordImage.Reader reader,
+                           BiConsumer<ReceivedImage, Throwable> ended) {
+    }
+
+    ServerHandler(NettyDataPlane plane, RecordService store) {
         this.plane = plane;
+        this.store = store;
     }
 
     @Override
@@ -47,16 +67,20 @@ final class ServerHandler extends ChannelInboundHandlerAdapter {
         try {
             plane.received(in.readableBytes());
             while (in.isReadable() && ctx.channel().isOpen()) {
-                if (inbound != null) {
-                    takeImageBytes(in);
-                } else if (rawRemaining > 0) {
-                    takeRawBytes(in);
-                } else if (discarding > 0) {
-                    int n = (int) Math.min(in.readableBytes(), discarding);
-                    in.skipBytes(n);
-                    discarding -= n;
-                } else if (head.read(in)) {
-                    onRequest();
+                switch (state) {
+                    case HEAD -> {
+                        if (head.read(in)) {
+                            onRequest();
+                        }
+                    }
+                    case NAME -> {
+                        if (name.read(in)) {
+                            onNamed();
+                        }
+                    }
+                    case IMAGE -> takeImageBytes(in);
+                    case RAW -> takeRawBytes(in);
+                    default -> throw new TransferFailedException("the peer sent bytes before it was answered");
                 }
             }
         } catch (TransferFailedException e) {
@@ -70,66 +94,175 @@ final class ServerHandler extends ChannelInboundHandlerAdapter {
         if (writer != null && !writer.done()) {
             throw new TransferFailedException("a request arrived while the last one was still being answered");
         }
+        requestCode = head.code;
         switch (head.code) {
-            case Frames.PUT -> onPut(head.handle, head.length);
-            case Frames.GET -> onGet(head.handle);
-            case Frames.RAW_PUT -> {
-                rawRemaining = head.length;
-                if (rawRemaining == 0) {
-                    ctx.writeAndFlush(Frames.header(Frames.OK, 0, 0));
+            case Frames.PUT, Frames.GET -> {
+                name.start(head.length);
+                state = NAME;
+                if (head.length == 0) {
+                    throw new TransferFailedException("a request without a record name");
                 }
             }
-            case Frames.RAW_GET -> onRawGet(head.handle, head.length);
+            case Frames.RAW_PUT -> {
+                remaining = head.length;
+                state = RAW;
+                if (remaining == 0) {
+                    answered(Frames.header(Frames.OK, 0, 0));
+                }
+            }
+            case Frames.RAW_GET -> onRawGet(head.param, head.length);
             default -> throw new TransferFailedException("unknown request code " + head.code);
         }
     }
 
-    private void onPut(long handle, long length) {
-        NettyDataPlane.Inbound claimed = plane.claimExpected(handle);
-        if (claimed == null) {
-            // Answer at once; the image's bytes that follow are read and dropped, so the sender learns why.
-            ctx.writeAndFlush(Frames.failure(Frames.UNKNOWN, handle, "no image is expected under handle " + handle
-                    + " (it was withdrawn after a deadline, or never handed out)"));
-            discarding = length;
-            return;
+    /** The record name arrived: ask the store, and read nothing more until it answers. */
+    private void onNamed() {
+        state = WAITING;
+        ctx.channel().config().setAutoRead(false);
+        EventLoop loop = ctx.channel().eventLoop();
+        ByteBuf b = name.buffer();
+        if (requestCode == Frames.PUT) {
+            RecordWire.Named named = RecordWire.readSpec(b);
+            store.offered(named.spec(), named.imageBytes(), new Admission(loop, named));
+        } else {
+            RecordKey key = RecordWire.readKey(b);
+            store.requested(key, new Delivery(loop, key));
         }
-        inbound = claimed;
-        inboundRemaining = length;
-        if (length != claimed.imageBytes()) {
-            fail("the peer pushed " + length + " bytes where the image of " + claimed.key() + " has "
-                    + claimed.imageBytes(), true);
+    }
+
+    /** The store's answer to a push, handed back to the event loop; exactly one answer counts. */
+    private final class Admission implements RecordService.Admission {
+        private final EventLoop loop;
+        private final RecordWire.Named named;
+        private final AtomicBoolean answered = new AtomicBoolean();
+
+        Admission(EventLoop loop, RecordWire.Named named) {
+            this.loop = loop;
+            this.named = named;
+        }
+
+        @Override
+        public void land(Layout layout, PieceShares target, BiConsumer<ReceivedImage, Throwable> ended) {
+            once(() -> {
+                if (!ctx.channel().isActive()) {
+                    ended.accept(null, new TransferFailedException("the connection closed before the image came"));
+                    return;
+                }
+                RecordKey key = named.spec().key();
+                inbound = new Inbound(key, named.imageBytes(), new RecordImage.Reader(layout, key, target), ended);
+                remaining = named.imageBytes();
+                state = IMAGE;
+                ctx.writeAndFlush(Frames.header(Frames.READY, 0, 0));
+                ctx.channel().config().setAutoRead(true);
+            });
+        }
+
+        @Override
+        public void alreadyHeld() {
+            once(() -> answered(Frames.header(Frames.HELD, 0, 0)));
+        }
+
+        @Override
+        public void refuse(String reason) {
+            once(() -> answered(Frames.failure(Frames.REFUSED, reason)));
+        }
+
+        private void once(Runnable action) {
+            if (answered.compareAndSet(false, true)) {
+                loop.execute(action);
+            }
+        }
+    }
+
+    /** The store's answer to a request, handed back to the event loop; exactly one answer counts. */
+    private final class Delivery implements RecordService.Delivery {
+        private final EventLoop loop;
+        private final RecordKey key;
+        private final AtomicBoolean answered = new AtomicBoolean();
+
+        Delivery(EventLoop loop, RecordKey key) {
+            this.loop = loop;
+            this.key = key;
+        }
+
+        @Override
+        public void send(OutgoingImage image, BiConsumer<Long, Throwable> ended) {
+            once(() -> {
+                if (!ctx.channel().isActive()) {
+                    ended.accept(null, new TransferFailedException("the connection closed before " + key
+                            + " could be sent"));
+                    return;
+                }
+                Parts parts = Parts.of(image);
+                ctx.write(Frames.header(Frames.OK, 0, parts.bytes()));
+                state = HEAD;
+                ctx.channel().config().setAutoRead(true);
+                writer = new PartWriter(ctx.channel(), parts, failure -> {
+                    if (failure == null) {
+                        plane.sent(parts.bytes());
+                    }
+                    ended.accept(failure == null ? parts.bytes() : null, failure == null ? null
+                            : new TransferFailedException("sending " + key + " failed: " + failure.getMessage()));
+                });
+                writer.pump();
+            });
+        }
+
+        @Override
+        public void notHeld(String reason) {
+            once(() -> answered(Frames.failure(Frames.NOT_HELD, reason)));
+        }
+
+        private void once(Runnable action) {
+            if (answered.compareAndSet(false, true)) {
+                loop.execute(action);
+            }
+        }
+    }
+
+    /** Sends a one-frame answer and takes the next request. */
+    private void answered(ByteBuf answer) {
+        state = HEAD;
+        if (ctx.channel().isActive()) {
+            ctx.writeAndFlush(answer);
+            ctx.channel().config().setAutoRead(true);
+        } else {
+            answer.release();
         }
     }
 
     private void takeImageBytes(ByteBuf in) {
-        int n = (int) Math.min(in.readableBytes(), inboundRemaining);
+        int n = (int) Math.min(in.readableBytes(), remaining);
         try {
             NettyDataPlane.forEachSegment(in, n, inbound.reader()::accept);
         } catch (RecordFormatException | RuntimeException e) {
             fail("the image of " + inbound.key() + " is invalid: " + e.getMessage(), true);
             return;
         }
-        inboundRemaining -= n;
-        if (inboundRemaining == 0) {
-            NettyDataPlane.Inbound done = inbound;
+        remaining -= n;
+        if (remaining == 0) {
+            Inbound done = inbound;
             inbound = null;
+            state = HEAD;
             try {
-                ReceivedImage image = done.finish();
-                ctx.writeAndFlush(Frames.header(Frames.OK, done.handle(), 0));
-                done.end(image, null);
+                ReceivedImage image = new ReceivedImage(done.reader().finish(), done.reader().headerBlock(),
+                        done.reader().footerBlock(), done.imageBytes());
+                done.ended().accept(image, null); // the store hears of it before the sender does
+                ctx.writeAndFlush(Frames.header(Frames.OK, 0, 0));
             } catch (RecordFormatException | RuntimeException e) {
                 String reason = "the image of " + done.key() + " is invalid: " + e.getMessage();
-                ctx.writeAndFlush(Frames.failure(Frames.INVALID, done.handle(), reason));
-                done.end(null, new TransferFailedException(reason));
+                plane.failed();
+                ctx.writeAndFlush(Frames.failure(Frames.INVALID, reason));
+                done.ended().accept(null, new TransferFailedException(reason));
             }
         }
     }
 
     private void takeRawBytes(ByteBuf in) {
         if (scratch == null) {
-            scratch = Arena.ofAuto().allocate(NettyDataPlane.RAW_SCRATCH_BYTES, 4096);
+            scratch = plane.rawTarget();
         }
-        int n = (int) Math.min(in.readableBytes(), rawRemaining);
+        int n = (int) Math.min(in.readableBytes(), remaining);
         forEachRawSegment(in, n, segment -> {
             for (long at = 0; at < segment.byteSize(); ) {
                 long take = Math.min(segment.byteSize() - at, scratch.byteSize() - scratchAt);
@@ -138,13 +271,13 @@ final class ServerHandler extends ChannelInboundHandlerAdapter {
                 scratchAt = (scratchAt + take) % scratch.byteSize();
             }
         });
-        rawRemaining -= n;
-        if (rawRemaining == 0) {
-            ctx.writeAndFlush(Frames.header(Frames.OK, 0, 0));
+        remaining -= n;
+        if (remaining == 0) {
+            answered(Frames.header(Frames.OK, 0, 0));
         }
     }
 
-    private static void forEachRawSegment(ByteBuf in, int n, java.util.function.Consumer<MemorySegment> consumer) {
+    private static void forEachRawSegment(ByteBuf in, int n, Consumer<MemorySegment> consumer) {
         try {
             NettyDataPlane.forEachSegment(in, n, consumer::accept);
         } catch (RecordFormatException e) {
@@ -152,30 +285,11 @@ final class ServerHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private void onGet(long handle) {
-        NettyDataPlane.Outbound offered = plane.claimOffered(handle);
-        if (offered == null) {
-            ctx.writeAndFlush(Frames.failure(Frames.UNKNOWN, handle, "no image is offered under handle " + handle
-                    + " (it was withdrawn after a deadline, or never handed out)"));
-            return;
-        }
-        Parts parts = Parts.of(offered.image());
-        ctx.write(Frames.header(Frames.OK, handle, parts.bytes()));
-        writer = new PartWriter(ctx.channel(), parts, failure -> {
-            if (failure == null) {
-                plane.sent(parts.bytes());
-            }
-            offered.end(failure == null ? parts.bytes() : null, failure == null ? null
-                    : new TransferFailedException("serving the image failed: " + failure.getMessage()));
-        });
-        writer.pump();
-    }
-
     private void onRawGet(long chunkBytes, long bytes) {
-        if (chunkBytes < 1 || chunkBytes > NettyDataPlane.RAW_SCRATCH_BYTES || bytes < 0) {
+        if (chunkBytes < 1 || chunkBytes > NettyDataPlane.RAW_RING_BYTES || bytes < 0) {
             throw new TransferFailedException("a raw read of " + bytes + " bytes in chunks of " + chunkBytes);
         }
-        Parts parts = Parts.repeating(plane.rawSource((int) chunkBytes), bytes);
+        Parts parts = Parts.ring(plane.rawSource(), bytes, (int) chunkBytes);
         ctx.write(Frames.header(Frames.OK, 0, bytes));
         writer = new PartWriter(ctx.channel(), parts, failure -> {
             if (failure == null) {
@@ -213,8 +327,9 @@ final class ServerHandler extends ChannelInboundHandlerAdapter {
         fail("the connection failed: " + cause.getMessage(), true);
     }
 
+    /** Whether bytes are owed in either direction (waiting for the store is not: the peer is waiting too). */
     private boolean busy() {
-        return inbound != null || rawRemaining > 0 || discarding > 0 || (writer != null && !writer.done());
+        return state == NAME || state == IMAGE || state == RAW || (writer != null && !writer.done());
     }
 
     /**
@@ -225,20 +340,19 @@ final class ServerHandler extends ChannelInboundHandlerAdapter {
         if (busy()) {
             plane.failed();
         }
-        NettyDataPlane.Inbound lost = inbound;
+        Inbound lost = inbound;
         inbound = null;
-        rawRemaining = 0;
-        discarding = 0;
-        String why = lost == null ? reason : reason + " (" + (lost.imageBytes() - inboundRemaining) + " of "
+        String why = lost == null ? reason : reason + " (" + (lost.imageBytes() - remaining) + " of "
                 + lost.imageBytes() + " bytes of " + lost.key() + " had arrived)";
+        state = HEAD;
         if (close && ctx.channel().isActive()) {
             if (lost != null) {
-                ctx.writeAndFlush(Frames.failure(Frames.INVALID, lost.handle(), why));
+                ctx.writeAndFlush(Frames.failure(Frames.INVALID, why));
             }
             ctx.channel().close();
         }
         if (lost != null) {
-            lost.end(null, new TransferFailedException(why));
+            lost.ended().accept(null, new TransferFailedException(why));
         }
         if (writer != null) {
             writer.fail(new TransferFailedException(reason));

@@ -28,9 +28,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * What every data plane must do, whatever carries its bytes: images land verified in the receiver's shares, a
- * connection cut or silent mid-image fails that transfer only and never counts a partial image, a slow receiver
- * slows its sender instead of piling bytes up, registrations end exactly once, connections are reused.
+ * What every data plane must do, whatever carries its bytes: images land verified in the receiving store's memory,
+ * a connection cut or silent mid-image fails that transfer only and never counts a partial image, a slow receiver
+ * slows its sender instead of piling bytes up, the store's decisions each end exactly once, connections are reused.
  * Each backend runs it through a subclass.
  */
 abstract class DataPlaneContract {
@@ -42,18 +42,20 @@ abstract class DataPlaneContract {
     private static final RecordKey KEY = ROOT.child(3);
 
     private final List<AutoCloseable> closing = new ArrayList<>();
+    private TestStore store;
     private DataPlane server;
     private DataPlane client;
 
-    /** A data plane of the backend under test that serves on loopback. */
-    abstract DataPlane serving(Duration silence);
+    /** A data plane of the backend under test that serves {@code store} on loopback. */
+    abstract DataPlane serving(Duration silence, RecordService store);
 
-    /** A data plane of the backend under test that only sends and fetches. */
+    /** A data plane of the backend under test that only pushes and fetches. */
     abstract DataPlane sending(Duration silence);
 
     @BeforeEach
     void start() {
-        server = serving(SILENCE);
+        store = new TestStore(LAYOUT);
+        server = serving(SILENCE, store);
         client = sending(SILENCE);
     }
 
@@ -61,6 +63,7 @@ abstract class DataPlaneContract {
     void stop() throws Exception {
         client.close();
         server.close();
+        store.close();
         for (AutoCloseable c : closing.reversed()) {
             c.close();
         }
@@ -72,8 +75,12 @@ abstract class DataPlaneContract {
         return s;
     }
 
-    private OutgoingImage image(ImageShares source, boolean hasRow) {
-        RecordImage.Frame frame = RecordImage.frame(new RecordSpec(KEY, ROOT, hasRow), LAYOUT, source);
+    private static RecordSpec spec(RecordKey key, boolean hasRow) {
+        return new RecordSpec(key, ROOT, hasRow);
+    }
+
+    private OutgoingImage image(RecordKey key, ImageShares source, boolean hasRow) {
+        RecordImage.Frame frame = RecordImage.frame(spec(key, hasRow), LAYOUT, source);
         return new OutgoingImage(LAYOUT, hasRow, frame.headerBlock(), frame.footerBlock(), source);
     }
 
@@ -86,101 +93,98 @@ abstract class DataPlaneContract {
         return e.getCause();
     }
 
-    /** What a registration's callback was told. */
-    private static final class Ended<T> {
-        final CompletableFuture<T> value = new CompletableFuture<>();
-
-        void accept(T v, Throwable failure) {
-            if (failure != null) {
-                value.completeExceptionally(failure);
-            } else {
-                value.complete(v);
-            }
-        }
-    }
-
     @Test
-    void push_landsTheImageInTheReceiversShares_verified() throws Exception {
+    void push_landsTheImageInTheStoresMemory_verified() throws Exception {
         for (boolean hasRow : new boolean[]{true, false}) {
+            RecordKey key = ROOT.child(hasRow ? 1 : 2);
             ImageShares source = shares(hasRow).fill(hasRow ? 11 : 12);
-            ImageShares target = shares(hasRow);
-            Ended<ReceivedImage> ended = new Ended<>();
-            OutgoingImage image = image(source, hasRow);
-            long handle = server.expect(LAYOUT, KEY, image.bytes(), target, ended::accept);
+            OutgoingImage image = image(key, source, hasRow);
 
-            assertEquals(image.bytes(), get(client.push(server.address(), handle, image).done()));
-            ReceivedImage received = get(ended.value);
-            target.assertSameUsedBytes(source);
-            assertEquals(KEY, received.header().key());
+            Pushed pushed = get(client.push(server.address(), spec(key, hasRow), image).done());
+            assertEquals(new Pushed(false, image.bytes()), pushed);
+            ReceivedImage received = get(store.landing(key));
+            store.kept.get(key).shares().assertSameUsedBytes(source);
+            assertEquals(key, received.header().key());
             assertArrayEquals(image.footerBlock(), received.footerBlock());
         }
     }
 
     @Test
-    void fetch_bringsAnOfferedImageIntoTheReadersShares_verified() throws Exception {
-        ImageShares source = shares(true).fill(21);
-        ImageShares target = shares(true);
-        Ended<Long> served = new Ended<>();
-        OutgoingImage image = image(source, true);
-        long handle = server.offer(image, served::accept);
+    void pushOfARecordTheStoreHolds_sendsNoImage() throws Exception {
+        ImageShares source = shares(true).fill(13);
+        OutgoingImage image = image(KEY, source, true);
+        get(client.push(server.address(), spec(KEY, true), image).done());
+        long received = server.stats().bytesReceived();
 
-        ReceivedImage received = get(client.fetch(server.address(), handle, LAYOUT, KEY, target).done());
+        assertEquals(new Pushed(true, 0), get(client.push(server.address(), spec(KEY, true), image).done()));
+        assertTrue(server.stats().bytesReceived() - received < 1024, "only the request crossed");
+    }
+
+    @Test
+    void pushTheStoreRefuses_failsWithItsReason_andTheConnectionServesTheNextTransfer() throws Exception {
+        ImageShares source = shares(true).fill(14);
+        store.refusing = "no room here";
+        Throwable failure = failureOf(client.push(server.address(), spec(KEY, true), image(KEY, source, true)).done());
+        assertTrue(failure.getMessage().contains("no room here"), failure.getMessage());
+
+        store.refusing = null;
+        get(client.push(server.address(), spec(KEY, true), image(KEY, source, true)).done());
+        assertEquals(1, client.stats().connections());
+        assertEquals(1, client.stats().opened());
+    }
+
+    @Test
+    void fetch_bringsAHeldImageIntoTheReadersShares_verified() throws Exception {
+        ImageShares source = shares(true).fill(21);
+        OutgoingImage image = image(KEY, source, true);
+        get(client.push(server.address(), spec(KEY, true), image).done());
+        ImageShares target = shares(true);
+
+        ReceivedImage received = get(client.fetch(server.address(), KEY, LAYOUT, target).done());
         target.assertSameUsedBytes(source);
         assertEquals(image.bytes(), received.bytes());
-        assertEquals(image.bytes(), get(served.value));
-        // The image was served once: its handle is spent.
-        Throwable again = failureOf(client.fetch(server.address(), handle, LAYOUT, KEY, shares(true)).done());
-        assertInstanceOf(TransferFailedException.class, again);
+        assertEquals(image.bytes(), get(store.sent.get(KEY)));
+    }
+
+    @Test
+    void fetchOfARecordTheStoreDoesNotHold_failsWithItsReason() throws Exception {
+        Throwable failure = failureOf(client.fetch(server.address(), KEY, LAYOUT, shares(true)).done());
+        assertTrue(failure.getMessage().contains("does not hold"), failure.getMessage());
     }
 
     @Test
     void transfersOneAfterAnother_reuseOneConnection() throws Exception {
-        ImageShares source = shares(true).fill(31);
-        OutgoingImage image = image(source, true);
         for (int i = 0; i < 5; i++) {
-            Ended<ReceivedImage> ended = new Ended<>();
-            long handle = server.expect(LAYOUT, KEY, image.bytes(), shares(true), ended::accept);
-            get(client.push(server.address(), handle, image).done());
-            get(ended.value);
-            long offered = server.offer(image, (b, f) -> { });
-            get(client.fetch(server.address(), offered, LAYOUT, KEY, shares(true)).done());
+            RecordKey key = ROOT.child(100 + i);
+            OutgoingImage image = image(key, shares(true).fill(31 + i), true);
+            get(client.push(server.address(), spec(key, true), image).done());
+            get(client.fetch(server.address(), key, LAYOUT, shares(true)).done());
         }
         assertEquals(1, client.stats().connections());
-    }
-
-    @Test
-    void aPushUnderAHandleNobodyExpects_fails_andTheNextTransferStillWorks() throws Exception {
-        ImageShares source = shares(true).fill(41);
-        OutgoingImage image = image(source, true);
-        Throwable failure = failureOf(client.push(server.address(), 987_654_321L, image).done());
-        assertTrue(failure.getMessage().contains("no image is expected"), failure.getMessage());
-
-        Ended<ReceivedImage> ended = new Ended<>();
-        long handle = server.expect(LAYOUT, KEY, image.bytes(), shares(true), ended::accept);
-        get(client.push(server.address(), handle, image).done());
-        get(ended.value);
+        assertEquals(1, client.stats().opened());
     }
 
     @Test
     void anImageChangedAfterItsChecksumsWereTaken_isRefused_andNeverCountsAsReceived() throws Exception {
         ImageShares source = shares(true).fill(51);
-        OutgoingImage image = image(source, true);
+        OutgoingImage image = image(KEY, source, true);
         source.share(3, 1).set(java.lang.foreign.ValueLayout.JAVA_BYTE, 100, (byte) 0x5A); // after framing
-        Ended<ReceivedImage> ended = new Ended<>();
-        long handle = server.expect(LAYOUT, KEY, image.bytes(), shares(true), ended::accept);
 
-        Throwable sent = failureOf(client.push(server.address(), handle, image).done());
-        Throwable received = failureOf(ended.value);
+        Throwable sent = failureOf(client.push(server.address(), spec(KEY, true), image).done());
+        Throwable received = failureOf(store.landing(KEY));
         assertTrue(received.getMessage().contains("invalid"), received.getMessage());
-        assertTrue(sent.getMessage().contains("refused"), sent.getMessage());
+        assertTrue(sent.getMessage().contains("invalid"), sent.getMessage());
+        assertFalse(store.kept.containsKey(KEY));
     }
 
     @Test
-    void anImageOfAnotherRecord_isRefusedByTheFetcher() throws Exception {
+    void aFetchedImageOfAnotherRecord_isRefusedByTheReader() throws Exception {
+        RecordKey other = ROOT.child(99);
         ImageShares source = shares(true).fill(52);
-        long handle = server.offer(image(source, true), (b, f) -> { });
-        Throwable failure = failureOf(client.fetch(server.address(), handle, LAYOUT, ROOT.child(99), shares(true))
-                .done());
+        // The store keeps other's image under KEY: what a corrupt store would send.
+        get(client.push(server.address(), spec(other, true), image(other, source, true)).done());
+        store.kept.put(KEY, store.kept.get(other));
+        Throwable failure = failureOf(client.fetch(server.address(), KEY, LAYOUT, shares(true)).done());
         assertTrue(failure.getMessage().contains("invalid"), failure.getMessage());
     }
 
@@ -188,40 +192,42 @@ abstract class DataPlaneContract {
     void aConnectionCutMidImage_throughAProxyThatCutsIt_failsThatTransferOnly_andNothingPartialCounts()
             throws Exception {
         ImageShares source = shares(true).fill(61);
-        OutgoingImage image = image(source, true);
-        Ended<ReceivedImage> ended = new Ended<>();
-        long handle = server.expect(LAYOUT, KEY, image.bytes(), shares(true), ended::accept);
+        OutgoingImage image = image(KEY, source, true);
         try (CuttingProxy proxy = new CuttingProxy(server.address(), image.bytes() / 2)) {
-            Throwable sent = failureOf(client.push(proxy.address(), handle, image).done());
-            Throwable received = failureOf(ended.value);
+            Throwable sent = failureOf(client.push(proxy.address(), spec(KEY, true), image).done());
+            Throwable received = failureOf(store.landing(KEY));
             assertTrue(received.getMessage().contains("closed mid-transfer"), received.getMessage());
             assertInstanceOf(TransferFailedException.class, sent);
             assertTrue(proxy.forwarded() < image.bytes());
+            assertFalse(store.kept.containsKey(KEY));
         }
         // Another transfer on the same planes is untouched.
-        Ended<ReceivedImage> next = new Ended<>();
-        ImageShares target = shares(true);
-        long again = server.expect(LAYOUT, KEY, image.bytes(), target, next::accept);
-        get(client.push(server.address(), again, image).done());
-        get(next.value);
-        target.assertSameUsedBytes(source);
+        RecordKey next = ROOT.child(62);
+        get(client.push(server.address(), spec(next, true), image(next, source, true)).done());
+        store.kept.get(next).shares().assertSameUsedBytes(source);
     }
 
     @Test
     void aSenderThatGoesSilentMidImage_failsThatTransferAfterTheSilence() throws Exception {
         ImageShares source = shares(true).fill(71);
-        OutgoingImage image = image(source, true);
-        Ended<ReceivedImage> ended = new Ended<>();
-        long handle = server.expect(LAYOUT, KEY, image.bytes(), shares(true), ended::accept);
+        OutgoingImage image = image(KEY, source, true);
         try (Socket raw = new Socket(server.address().host(), server.address().port())) {
             DataOutputStream out = new DataOutputStream(raw.getOutputStream());
+            byte[] name = new byte[Frames.MAX_NAME_BYTES];
+            var spec = RecordWire.spec(spec(KEY, true), image.bytes());
+            int n = spec.readableBytes();
+            spec.readBytes(name, 0, n);
             out.writeInt(Frames.MAGIC);
             out.writeInt(Frames.PUT);
-            out.writeLong(handle);
-            out.writeLong(image.bytes());
+            out.writeLong(0);
+            out.writeLong(n);
+            out.write(name, 0, n);
+            out.flush();
+            byte[] ready = raw.getInputStream().readNBytes(Frames.HEADER_BYTES);
+            assertEquals(Frames.READY, java.nio.ByteBuffer.wrap(ready).getInt(4));
             out.write(image.headerBlock());
             out.flush(); // ... and nothing more: a stalled sender
-            Throwable received = failureOf(ended.value);
+            Throwable received = failureOf(store.landing(KEY));
             assertTrue(received.getMessage().contains("no bytes for"), received.getMessage());
         }
     }
@@ -261,28 +267,13 @@ abstract class DataPlaneContract {
     }
 
     @Test
-    void aWithdrawnHandle_neverEnds_andAClaimedOneCannotBeWithdrawn() throws Exception {
-        ImageShares source = shares(true).fill(81);
-        OutgoingImage image = image(source, true);
-        Ended<ReceivedImage> withdrawn = new Ended<>();
-        long handle = server.expect(LAYOUT, KEY, image.bytes(), shares(true), withdrawn::accept);
-        assertTrue(server.cancel(handle));
-        assertInstanceOf(TransferFailedException.class, failureOf(client.push(server.address(), handle, image)
-                .done()));
-        assertFalse(withdrawn.value.isDone());
-
-        Ended<Long> served = new Ended<>();
-        long offered = server.offer(image, served::accept);
-        get(client.fetch(server.address(), offered, LAYOUT, KEY, shares(true)).done());
-        assertFalse(server.cancel(offered));
-        get(served.value);
-    }
-
-    @Test
-    void closing_endsRegistrationsStillWaiting_withAFailure() throws Exception {
-        Ended<ReceivedImage> waiting = new Ended<>();
-        server.expect(LAYOUT, KEY, 1, shares(true), waiting::accept);
-        server.close();
-        assertInstanceOf(TransferFailedException.class, failureOf(waiting.value));
+    void aPeerThatDoesNotSpeakTheProtocol_isCutOff_andServingGoesOn() throws Exception {
+        try (Socket raw = new Socket(server.address().host(), server.address().port())) {
+            raw.getOutputStream().write("GET / HTTP/1.1\r\nHost: x\r\n\r\n".getBytes());
+            raw.getOutputStream().flush();
+            assertEquals(-1, raw.getInputStream().read(), "the connection is closed without an answer");
+        }
+        ImageShares source = shares(true).fill(91);
+        get(client.push(server.address(), spec(KEY, true), image(KEY, source, true)).done());
     }
 }

@@ -16,8 +16,8 @@ class NettyEpollDataPlaneTest extends DataPlaneContract {
     }
 
     @Override
-    DataPlane serving(Duration silence) {
-        return NettyDataPlane.serve("127.0.0.1", 0, null, NettyDataPlane.Backend.EPOLL, silence, 1);
+    DataPlane serving(Duration silence, RecordService store) {
+        return NettyDataPlane.serve("127.0.0.1", 0, null, NettyDataPlane.Backend.EPOLL, silence, 1, store);
     }
 
     @Override

@@ -6,8 +6,8 @@ import java.time.Duration;
 class NettyNioDataPlaneTest extends DataPlaneContract {
 
     @Override
-    DataPlane serving(Duration silence) {
-        return NettyDataPlane.serve("127.0.0.1", 0, null, NettyDataPlane.Backend.NIO, silence, 1);
+    DataPlane serving(Duration silence, RecordService store) {
+        return NettyDataPlane.serve("127.0.0.1", 0, null, NettyDataPlane.Backend.NIO, silence, 1, store);
     }
 
     @Override
