@@ -68,7 +68,7 @@ public final class WorthPolicy implements EvictionPolicy {
     public static final String NAME = "worth";
 
     /** How the saving of a resume grows with its depth in blocks: saved(d) = d ^ DEPTH_EXPONENT. */
-    static final double DEPTH_EXPONENT = 1.0;
+    static final double DEPTH_EXPONENT = 0.1;
     /** Highest history a class tells apart. */
     static final int MAX_HISTORY = 2;
     /** Highest turn a class tells apart. */
@@ -95,6 +95,8 @@ public final class WorthPolicy implements EvictionPolicy {
         Node parent;
         List<Node> children;
         int depth = 1;
+        /** Depth of the deepest ancestor with a row, 0 when none has one. */
+        int rowAbove;
         int turn;
         boolean novel = true;
         int uses;
@@ -243,7 +245,7 @@ public final class WorthPolicy implements EvictionPolicy {
     /** What keeping {@code e} is worth now: the value its priority adds to its base. */
     double value(RecordIndex.Entry e) {
         Node n = nodes.get(e.key());
-        double perSlot = saved(n.depth) * Math.max(rowSlots, e.slots().count()) / e.slots().count();
+        double perSlot = saved(n.depth - n.rowAbove) * Math.max(rowSlots, e.slots().count()) / e.slots().count();
         if (e.spec().hasRow()) {
             return share(n.recordClass) * perSlot;
         }
@@ -280,10 +282,12 @@ public final class WorthPolicy implements EvictionPolicy {
         Node p = n.parent;
         if (p == null) {
             n.depth = 1;
+            n.rowAbove = 0;
             n.turn = 0;
             n.novel = true;
         } else {
             n.depth = p.depth + 1;
+            n.rowAbove = p.entry.spec().hasRow() ? p.depth : p.rowAbove;
             n.turn = p.turn + (p.resumes > 0 ? 1 : 0);
             n.novel = p.novel && p.uses == 0;
         }

@@ -36,10 +36,10 @@ public final class WorthTuning {
                             .withConcurrency(8), RowRule.LAST_FULL);
                     StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%-16s %-12s %5d MiB lru %.4f",
                             t.name(), layout, warm >> 20, sim.run(requests, "lru").hitRatio()));
+                    b.append(String.format(Locale.ROOT, "  reuse %.4f", sim.run(requests, "reuse").hitRatio()));
                     for (int i = 1; i < args.length; i++) {
-                        double x = Double.parseDouble(args[i]);
-                        b.append(String.format(Locale.ROOT, "  b=%s %.4f", args[i],
-                                sim.run(requests, new WorthPolicy(x)).hitRatio()));
+                        b.append(String.format(Locale.ROOT, "  %s %.4f", args[i], sim.run(requests,
+                                new WorthPolicy(Double.parseDouble(args[i]))).hitRatio()));
                     }
                     b.append(String.format(Locale.ROOT, "  oracle %.4f", sim.run(requests, "oracle").hitRatio()));
                     System.out.println(b);
