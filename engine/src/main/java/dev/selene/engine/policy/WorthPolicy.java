@@ -2,6 +2,7 @@ package dev.selene.engine.policy;
 
 import dev.selene.engine.index.EvictionPolicy;
 import dev.selene.engine.index.RecordIndex;
+import dev.selene.engine.key.ChainHash;
 import dev.selene.engine.key.RecordKey;
 
 import java.util.ArrayList;
@@ -11,20 +12,25 @@ import java.util.Map;
 import java.util.TreeSet;
 
 /**
- * Ranks droppable records by what keeping them is worth: the prefill a hit on them saves, per slot they hold, times
- * how likely a request is to resume there, with recency breaking ties; the least worth goes first.
+ * Ranks droppable records by what keeping them is worth: how likely a request is to resume at them, times the prefill
+ * a resume saves, per slot they hold, with recency breaking ties; the least worth goes first. A duel between sample
+ * rows ranked this way and sample rows ranked by recency alone decides which ranking the other rows get.
  *
  * <pre>
- * priority(r) = base(r) + value(r)          drop the lowest; base(r) = L at r's last use; L = last dropped priority
- * value(r)    = a row record:  p(class(r)) × saved(depth(r)) × slotsOfARow / slots(r)
+ * priority(r) = base(r) + value(r)         drop the lowest; base(r) = L at r's last use; L = last dropped priority
+ * value(r)    = a row record ranked by worth:   p(class(r)) × saved(r) × slotsOfARow / slots(r)
+ *               a row record ranked by recency: p(every row), the same for all, so recency alone orders them
  *               a page-only leaf that was a parent, unused since: 0 (nothing can end a match there)
- *               any other page-only record: saved(depth(r)) × slotsOfARow / slots(r)
- * saved(d)    = d ^ DEPTH_EXPONENT          prefill a hit at depth d saves, in blocks (1 at the root)
- * class(r)    = (novel, turn, history)      novel: r starts a chain or extends one nobody used since it was
- *               published; turn: rows on r's chain that were resumed from before r arrived (0, 1, 2+: how far a
- *               conversation has gone); history: how often r's key was published or resumed from before (0, 1, 2+,
- *               a frequency sketch that outlives the record)
+ *               any other page-only record:     saved(r) × slotsOfARow / slots(r)
+ * saved(r)    = (depth(r) - depth of the deepest row above r) ^ DEPTH_EXPONENT: the blocks a resume at r serves
+ *               beyond the row a request would fall back to without r
+ * class(r)    = (novel, turn, history)     novel: r starts a chain or extends one nobody used since it was published;
+ *               turn: rows above r that were resumed from before r arrived (0, 1, 2+: how far a conversation has
+ *               gone); history: how often r's key was published or resumed from before (0, 1, 2+, from a frequency
+ *               sketch that outlives the record)
  * p(c)        = (resumed + 1) / (trials + 2), each row counting one trial per class it enters
+ * duel        = rows whose key falls in sample set 0 are always ranked by worth, set 1 by recency; the others by
+ *               worth while set 0's rows have been resumed from more often than set 1's
  * </pre>
  */
 public final class WorthPolicy implements EvictionPolicy {
@@ -32,36 +38,48 @@ public final class WorthPolicy implements EvictionPolicy {
     /*
      * Design
      *
-     * What a kept row is worth. A row is large and fixed in size (a qwen-tp1 row is four times its record's
-     * pages), useful only at its exact position, and most rows of a chat workload are never resumed from: one-off
-     * questions, or the last turn of a conversation. Marconi [1] keeps the recurrent states of hybrid models,
-     * which are exactly such rows, by the compute a hit saves per byte held, combined with recency; we do the same
-     * with GreedyDual [2] as the combination: a record's priority is the inflation L at its last use plus its
-     * value, L rises to each dropped record's priority, so a record outlives cheaper ones by its value but not for
-     * ever, and among equals the least recently used goes first.
+     * What a kept row is worth. A row is large and fixed in size (a qwen-tp1 row is four times its record's pages),
+     * useful only at its exact position, and most rows of a chat workload are never resumed from: one-off questions,
+     * the last turn of a conversation. Marconi [1] keeps the recurrent states of hybrid models, which are exactly such
+     * rows, by the prefill compute a hit saves per byte held, combined with recency, and admits states by where they
+     * sit (branch points, a conversation's input and output). We combine with GreedyDual [2]: a record's priority is
+     * the inflation L at its last use plus its value, L rises to each dropped record's priority, so a record outlives
+     * cheaper ones by its value but not for ever, and among equals the least recently used goes first. A row that
+     * will likely not be resumed (a class that rarely is) gets a small value and goes soon after it arrives: the
+     * admission filter, without refusing any publication.
      *
-     * The value is (probability of a resume) × (prefill a resume saves) / (slots held). The saving grows with the
-     * depth of the match it ends: a resume at depth d serves d blocks. DEPTH_EXPONENT sets how much deeper rows are
-     * favoured; it was chosen by measurement on the traces the comparison marks as tuned on (see docs/replay.md):
-     * a larger exponent keeps long conversations and drops short one-offs, which serves more tokens until deep
-     * rows that will never be resumed outstay their use.
+     * Saving. In a memory-only node only leaves are dropped, so dropping a leaf row leaves the deepest row above it
+     * in place, and the request that would have resumed at the leaf resumes there instead: what the leaf saves is the
+     * depth between the two. Its weight, DEPTH_EXPONENT, was measured on the traces the comparison marks as tuned on
+     * (the largest mean gain over LRU with no loss above half a point; docs/replay.md): counting the whole depth
+     * (Marconi's prefill FLOPs) or the marginal depth at exponent 1 keeps deep rows of finished conversations too
+     * long and loses to LRU on agent loops by up to 4.8 points; at 0.1 it still prefers a long turn to a short one
+     * among rows alike otherwise. Slots matter between rows and pages: a page-only record being published holds a
+     * fifth of a row's slots.
      *
-     * The probability is learnt per class, as the reuse policy does [3]: the share of rows of a class that were
-     * resumed from. The classes are Marconi's taxonomy of where states are reused, in the terms a host tier can
-     * observe: a conversation's end (a row on a chain whose earlier rows were resumed: the conversation has gone
-     * on before and likely goes on again), the start of new chains (novel rows), and keys seen again (a shared
-     * prefix asked about again). On a workload where the classes do not differ, the value is the saving alone.
+     * Probability. Learnt per class, as the reuse policy does [3]: the share of rows of a class that were resumed
+     * from. The classes are Marconi's taxonomy of where states are reused, in terms a host tier observes: a
+     * conversation's end (turn: a row on a chain whose earlier rows were resumed; the conversation went on before),
+     * the start of new chains (novel), keys seen again (history: a shared prefix asked about again).
+     *
+     * Duel. Where the working set nearly fits, recency is the best predictor and any reordering by noisy class shares
+     * loses hits. Set dueling [4] keeps the choice adaptive: one sixteenth of the rows (by key) is always ranked by
+     * worth, one sixteenth by recency (every row the same value), and the rest follow the sample whose rows were
+     * resumed from more often. The samples are small, so where the two rankings differ by little the followers may
+     * pick either.
      *
      * Order of arrival. A publication's records may become resident in any order; a record whose parent is not
-     * resident yet takes depth 1 and turn 0 until the parent arrives, and is then settled with what hangs from it,
-     * so the order does not change the ranking.
+     * resident yet is taken as a root until the parent arrives, and is then settled with what hangs from it, so the
+     * order does not change the ranking (a node and the simulator agree).
      *
-     * Limits. Only droppable records are ranked (memory only: leaves, so a chain is eaten from its tail). A row
-     * cannot be dropped apart from its pages, so a row nobody resumes costs its pages too.
+     * Limits. Only droppable records are ranked (memory only: leaves, so a chain is eaten from its tail). A row cannot
+     * be dropped apart from its pages, so a row nobody resumes costs its pages too, and a row above a later turn (an
+     * interior record) cannot be dropped at all while the later turn is resident.
      *
      * [1] Pan et al., Marconi: Prefix Caching for the Era of Hybrid LLMs, MLSys 2025.
      * [2] Cao and Irani, Cost-aware WWW proxy caching algorithms (GreedyDual-Size), USENIX 1997.
      * [3] Beckmann et al., LHD: Improving Cache Hit Rate by Maximizing Hit Density, NSDI 2018.
+     * [4] Qureshi et al., Adaptive Insertion Policies for High Performance Caching, ISCA 2007.
      */
 
     /** The name settings use. */
@@ -76,9 +94,20 @@ public final class WorthPolicy implements EvictionPolicy {
     /** Trials of a class after which its counts are halved. */
     static final int COUNT_HALF_LIFE = 4096;
 
+    /** Sample sets of the duel, by key: set 0 is ranked by worth, set 1 by recency, the rest follow the one ahead. */
+    static final int DUEL_SETS = 16;
+    /** The duel's counter saturates at plus or minus this many resumes. */
+    static final int DUEL_LIMIT = 256;
+
     private static final int CLASSES = 2 * (MAX_TURN + 1) * (MAX_HISTORY + 1);
+    /** Mixed into a key before its duel set is taken, so the sets do not follow other uses of the key's hash. */
+    private static final long DUEL_SALT = 0x5DEECE66DL;
 
     private final double depthExponent;
+    private final boolean duel;
+    private int duelCounter;
+    private long allTrials;
+    private long allResumed;
     private final Map<RecordKey, Node> nodes = new HashMap<>();
     private final Map<RecordKey, List<Node>> awaitingParent = new HashMap<>();
     private final TreeSet<Node> droppable = new TreeSet<>();
@@ -121,12 +150,13 @@ public final class WorthPolicy implements EvictionPolicy {
 
     /** A policy with the measured constants. */
     public WorthPolicy() {
-        this(DEPTH_EXPONENT);
+        this(DEPTH_EXPONENT, true);
     }
 
-    /** A policy whose saving grows with depth as {@code depthExponent} says (for measurements). */
-    WorthPolicy(double depthExponent) {
+    /** A policy with another depth exponent, with or without the duel (for measurements and tests). */
+    WorthPolicy(double depthExponent, boolean duel) {
         this.depthExponent = depthExponent;
+        this.duel = duel;
     }
 
     @Override
@@ -175,6 +205,13 @@ public final class WorthPolicy implements EvictionPolicy {
         if (use == Use.RESUMED && e.spec().hasRow()) {
             n.resumes++;
             resumed[n.recordClass]++;
+            allResumed++;
+            int set = duelSet(e.key());
+            if (set == 0) {
+                duelCounter = Math.min(DUEL_LIMIT, duelCounter + 1);
+            } else if (set == 1) {
+                duelCounter = Math.max(-DUEL_LIMIT, duelCounter - 1);
+            }
             history.increment(e.key().hash());
             enterClass(n);
         }
@@ -245,11 +282,28 @@ public final class WorthPolicy implements EvictionPolicy {
     /** What keeping {@code e} is worth now: the value its priority adds to its base. */
     double value(RecordIndex.Entry e) {
         Node n = nodes.get(e.key());
+        if (e.spec().hasRow() && !byWorth(e.key())) {
+            return (allResumed + 1.0) / (allTrials + 2.0);
+        }
         double perSlot = saved(n.depth - n.rowAbove) * Math.max(rowSlots, e.slots().count()) / e.slots().count();
         if (e.spec().hasRow()) {
             return share(n.recordClass) * perSlot;
         }
         return n.wasParent && e.residentChildren() == 0 ? 0 : perSlot;
+    }
+
+    /** Whether the row at {@code key} is ranked by its worth (or by recency alone): the duel decides. */
+    boolean byWorth(RecordKey key) {
+        if (!duel) {
+            return true;
+        }
+        int set = duelSet(key);
+        return set == 0 || set > 1 && duelCounter > 0;
+    }
+
+    /** The duel's sample set of {@code key}: 0 (worth), 1 (recency) or another (follows the one ahead). */
+    static int duelSet(RecordKey key) {
+        return (int) Long.remainderUnsigned(ChainHash.mix(key.hash() ^ DUEL_SALT), DUEL_SETS);
     }
 
     private double saved(int depth) {
@@ -317,6 +371,7 @@ public final class WorthPolicy implements EvictionPolicy {
     private void enterClass(Node n) {
         n.seen = Math.min(history.frequency(n.entry.key().hash()), MAX_HISTORY);
         n.recordClass = classOf(n);
+        allTrials++;
         if (++trials[n.recordClass] >= COUNT_HALF_LIFE) {
             trials[n.recordClass] /= 2;
             resumed[n.recordClass] /= 2;

@@ -17,7 +17,8 @@ import java.util.regex.Pattern;
 
 /**
  * Not a test: the measurement the worth policy's constants were chosen by, on the traces the comparison marks as
- * tuned on only. Run with {@code java -cp ... dev.selene.engine.policy.WorthTuning SYNTHETIC_TRACE EXPONENT...}.
+ * tuned on only. Run with {@code java -cp ... dev.selene.engine.policy.WorthTuning SYNTHETIC_TRACE EXPONENT[:d]...}, {@code :d} for the
+ * duel.
  */
 public final class WorthTuning {
 
@@ -39,7 +40,8 @@ public final class WorthTuning {
                     b.append(String.format(Locale.ROOT, "  reuse %.4f", sim.run(requests, "reuse").hitRatio()));
                     for (int i = 1; i < args.length; i++) {
                         b.append(String.format(Locale.ROOT, "  %s %.4f", args[i], sim.run(requests,
-                                new WorthPolicy(Double.parseDouble(args[i]))).hitRatio()));
+                                new WorthPolicy(Double.parseDouble(args[i].split(":")[0]),
+                                args[i].endsWith(":d"))).hitRatio()));
                     }
                     b.append(String.format(Locale.ROOT, "  oracle %.4f", sim.run(requests, "oracle").hitRatio()));
                     System.out.println(b);
