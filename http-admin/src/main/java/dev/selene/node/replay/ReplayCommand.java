@@ -64,8 +64,8 @@ public final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--save", paramLabel = "FILE", description = "Also write the generated trace to FILE.")
     Path save;
 
-    @Option(names = "--policy", defaultValue = "lru",
-            description = "Eviction policy: lru, reuse, or oracle (farthest next use, a reference only the "
+    @Option(names = "--policy", defaultValue = Policies.DEFAULT,
+            description = "Eviction policy: lru, reuse, worth, or oracle (farthest next use, a reference only the "
                     + "simulator can run) (default: ${DEFAULT-VALUE}).")
     String policy;
 
@@ -224,8 +224,11 @@ public final class ReplayCommand implements Callable<Integer> {
         System.out.println();
         System.out.print(PolicyComparison.summary(table, Policies.NAMES));
         if (json) {
+            List<Map<String, Object>> json = table.stream().map(r -> Map.<String, Object>of("trace", r.trace(),
+                    "tuned_on", r.tuned(), "layout", r.layout(), "warm_bytes", r.warmBytes(),
+                    "ceiling_unbounded_rows", r.ceiling(), "hit_ratio", r.hitRatio())).toList();
             System.out.println(new ObjectMapper().writeValueAsString(Map.of("rows", rule.placement().label(),
-                    "default_policy", Policies.DEFAULT, "table", table)));
+                    "default_policy", Policies.DEFAULT, "table", json)));
         }
         return 0;
     }
