@@ -97,7 +97,7 @@ class CacheSettingsTest {
     void thePolicy_isLruByDefault_andReuseWhenSet_andAnythingElseIsOneLine() {
         assertEquals("lru", CacheSettings.load().policy());
         assertEquals("reuse", read(Map.of("selene.policy", "reuse")).policy());
-        assertEquals("selene.policy = 'fifo' is invalid; allowed: lru, reuse",
+        assertEquals("selene.policy = 'fifo' is invalid; allowed: lru, reuse, worth",
                 error(Map.of("selene.policy", "fifo")));
     }
 

@@ -10,7 +10,7 @@ import java.util.Locale;
 public final class Policies {
 
     /** The names {@link #create} accepts. */
-    public static final List<String> NAMES = List.of(LruPolicy.NAME, ReusePolicy.NAME);
+    public static final List<String> NAMES = List.of(LruPolicy.NAME, ReusePolicy.NAME, WorthPolicy.NAME);
 
     /** The default policy's name: LRU. */
     public static final String DEFAULT = LruPolicy.NAME;
@@ -23,6 +23,7 @@ public final class Policies {
         return switch (name.toLowerCase(Locale.ROOT)) {
             case LruPolicy.NAME -> new LruPolicy();
             case ReusePolicy.NAME -> new ReusePolicy();
+            case WorthPolicy.NAME -> new WorthPolicy();
             default -> throw new IllegalArgumentException("policy '" + name + "' is unknown; allowed: "
                     + String.join(", ", NAMES));
         };

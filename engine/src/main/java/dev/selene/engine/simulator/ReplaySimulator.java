@@ -65,6 +65,11 @@ public final class ReplaySimulator {
 
     /** Replays {@code trace} under the policy named {@code policy} ({@link Policies#NAMES} or {@code oracle}). */
     public SimulationResult run(List<TraceRequest> trace, String policy) {
+        return new Run(trace, ORACLE.equals(policy) ? null : Policies.create(policy)).replay();
+    }
+
+    /** Replays {@code trace} under {@code policy}, a fresh instance no index has used (to measure a variant). */
+    public SimulationResult run(List<TraceRequest> trace, EvictionPolicy policy) {
         return new Run(trace, policy).replay();
     }
 
@@ -92,20 +97,21 @@ public final class ReplaySimulator {
         private long evicted;
         private long bytesRestored;
 
-        Run(List<TraceRequest> trace, String policyName) {
+        /** A replay under {@code chosen}; the oracle when it is null. */
+        Run(List<TraceRequest> trace, EvictionPolicy chosen) {
             this.trace = trace;
             this.chains = new long[trace.size()][];
             for (int i = 0; i < chains.length; i++) {
                 chains[i] = ChainHash.chain(trace.get(i).hashIds());
             }
-            if (ORACLE.equals(policyName)) {
+            if (chosen == null) {
                 this.references = references(chains);
                 this.oracle = new OraclePolicy(this::nextUse);
                 this.policy = oracle;
             } else {
                 this.references = Map.of();
                 this.oracle = null;
-                this.policy = Policies.create(policyName);
+                this.policy = chosen;
             }
             IntakeSizing sizing = IntakeSizing.compute(layout, config.concurrency(), config.effectiveWindowSlots(),
                     config.warmBytes(), config.hostBudgetBytes());

@@ -37,7 +37,7 @@ class RecordIndexRandomisedTest {
     final EngineInvariants invariants = new EngineInvariants();
 
     @ParameterizedTest(name = "memoryOnly={0}, policy={1}")
-    @CsvSource({"false, lru", "true, lru", "false, reuse", "true, reuse"})
+    @CsvSource({"false, lru", "true, lru", "false, reuse", "true, reuse", "false, worth", "true, worth"})
     void randomTierTraffic_keepsPoolAndIndexInAgreementAndLeaksNothing(boolean memoryOnly, String policy) {
         long seed = Long.getLong("selene.seed", System.nanoTime());
         System.out.println("RecordIndexRandomisedTest memoryOnly=" + memoryOnly + " policy=" + policy + " seed="

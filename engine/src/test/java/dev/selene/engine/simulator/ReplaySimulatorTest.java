@@ -18,7 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The simulator over generated traces: the oracle bounds the policies, the reuse policy holds its own against LRU,
+ * The simulator over generated traces: the oracle bounds the policies, reuse and worth hold their own against LRU,
  * and nothing exceeds the unbounded ceiling.
  */
 class ReplaySimulatorTest {
@@ -45,13 +45,15 @@ class ReplaySimulatorTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"system-prompts", "short-chats", "agent-loops"})
-    void reuse_isNeverMoreThanAPointBelowLru(String shape) {
+    void reuseAndWorth_areNeverMoreThanAPointBelowLru(String shape) {
         List<TraceRequest> trace = TraceShapes.generate(shape, 7, 1000);
         for (long warm : new long[] {128, 512}) {
             ReplaySimulator sim = simulator(warm);
             double lru = sim.run(trace, "lru").hitRatio();
-            double reuse = sim.run(trace, "reuse").hitRatio();
-            assertTrue(reuse >= lru - 0.01, shape + " at " + warm + " MiB: reuse " + reuse + ", lru " + lru);
+            for (String policy : List.of("reuse", "worth")) {
+                double hit = sim.run(trace, policy).hitRatio();
+                assertTrue(hit >= lru - 0.01, shape + " at " + warm + " MiB: " + policy + " " + hit + ", lru " + lru);
+            }
         }
     }
 
@@ -60,7 +62,7 @@ class ReplaySimulatorTest {
         List<TraceRequest> trace = TraceShapes.generate("short-chats", 3, 300);
         double ceiling = TraceCeiling.of(trace, RowRule.LAST_FULL).rowCeiling();
         ReplaySimulator sim = simulator(8192);
-        for (String policy : List.of("lru", "reuse", ReplaySimulator.ORACLE)) {
+        for (String policy : List.of("lru", "reuse", "worth", ReplaySimulator.ORACLE)) {
             SimulationResult r = sim.run(trace, policy);
             assertEquals(ceiling, r.hitRatio(), 1e-12, policy);
             assertEquals(0, r.evicted(), policy);
@@ -72,7 +74,7 @@ class ReplaySimulatorTest {
     void aReplay_isDeterministic() {
         List<TraceRequest> trace = TraceShapes.generate("agent-loops", 11, 300);
         ReplaySimulator sim = simulator(128);
-        for (String policy : List.of("lru", "reuse", ReplaySimulator.ORACLE)) {
+        for (String policy : List.of("lru", "reuse", "worth", ReplaySimulator.ORACLE)) {
             assertEquals(sim.run(trace, policy), sim.run(trace, policy), policy);
         }
     }

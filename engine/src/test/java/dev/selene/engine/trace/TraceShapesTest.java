@@ -2,8 +2,11 @@ package dev.selene.engine.trace;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -51,10 +54,62 @@ class TraceShapesTest {
         assertTrue(firstBlocks.size() <= 8, "at most one first block per system prompt: " + firstBlocks.size());
     }
 
+    /**
+     * Requests that start with one or more blocks of an earlier request: a conversation went on (with prompts shorter
+     * than a block, a first block mixes the prompt with a conversation's own message, so nothing else is shared).
+     */
+    private static long continued(List<TraceRequest> trace) {
+        Set<List<Long>> seen = new HashSet<>();
+        long n = 0;
+        for (TraceRequest r : trace) {
+            List<Long> ids = new ArrayList<>();
+            for (long id : r.hashIds()) {
+                ids.add(id);
+            }
+            for (int end = ids.size() - 1; end > 0; end--) {
+                if (seen.contains(ids.subList(0, end))) {
+                    n++;
+                    break;
+                }
+            }
+            for (int end = 1; end <= ids.size(); end++) {
+                seen.add(List.copyOf(ids.subList(0, end)));
+            }
+        }
+        return n;
+    }
+
+    @Test
+    void oneOffConversations_neverGoOn_andAHigherContinuation_goesOnMore() {
+        TraceShapes.Shape chat = new TraceShapes.Shape(50, 1, 1, 16, 300, 300, 600, 1_000, 600, 900, 0, 1, 0.6, 0);
+        assertEquals(0, continued(TraceShapes.generate(chat.withOneOff(1), 1, 500)), "every request is a one-off");
+        long low = continued(TraceShapes.generate(chat.withContinuation(0.3), 1, 500));
+        long high = continued(TraceShapes.generate(chat.withContinuation(0.9), 1, 500));
+        assertTrue(high > low, "continuation 0.9: " + high + " requests go on, 0.3: " + low);
+    }
+
+    @Test
+    void sharedPromptChat_startsMostRequestsWithOnePrompt() {
+        List<TraceRequest> trace = TraceShapes.generate("shared-prompt-chat", 1, 1000);
+        Map<Long, Integer> firstBlocks = new HashMap<>();
+        for (TraceRequest r : trace) {
+            firstBlocks.merge(r.hashIds()[0], 1, Integer::sum);
+        }
+        assertTrue(firstBlocks.size() <= 2, "two shared prompts: " + firstBlocks.size());
+        assertTrue(firstBlocks.values().stream().mapToInt(Integer::intValue).max().orElseThrow() > 700,
+                "the popular prompt starts most requests: " + firstBlocks);
+    }
+
+    @Test
+    void aShape_refusesAContinuationOfOne() {
+        assertThrows(IllegalArgumentException.class,
+                () -> TraceShapes.shape("short-chats").withContinuation(1));
+    }
+
     @Test
     void anUnknownShape_isRefusedNamingTheShapes() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> TraceShapes.generate("batch", 1, 10));
-        assertTrue(e.getMessage().contains("system-prompts, short-chats, agent-loops"), e.getMessage());
+        assertTrue(e.getMessage().contains("system-prompts, short-chats, agent-loops, shared-prompt-chat"), e.getMessage());
     }
 }

@@ -9,6 +9,7 @@ import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.cost.PrefillCost;
 import dev.selene.engine.layout.Layout;
 import dev.selene.engine.policy.Policies;
+import dev.selene.engine.simulator.PolicyComparison;
 import dev.selene.engine.simulator.ReplaySimulator;
 import dev.selene.engine.trace.RowRule;
 import dev.selene.engine.trace.TraceCeiling;
@@ -27,6 +28,7 @@ import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 
@@ -62,8 +64,8 @@ public final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--save", paramLabel = "FILE", description = "Also write the generated trace to FILE.")
     Path save;
 
-    @Option(names = "--policy", defaultValue = "lru",
-            description = "Eviction policy: lru, reuse, or oracle (farthest next use, a reference only the "
+    @Option(names = "--policy", defaultValue = Policies.DEFAULT,
+            description = "Eviction policy: lru, reuse, worth, or oracle (farthest next use, a reference only the "
                     + "simulator can run) (default: ${DEFAULT-VALUE}).")
     String policy;
 
@@ -115,6 +117,13 @@ public final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--limit", defaultValue = "0", description = "Replay only the first N requests; 0 = all.")
     int limit;
 
+    @Option(names = "--compare",
+            description = "Run every policy and the oracle through the simulator on TRACE (when given), every "
+                    + "generated shape and families of generated chat traces, under both layouts at two memory sizes "
+                    + "each, and print one table; traces the policies were tuned on are marked. --seed and --requests "
+                    + "shape the generated traces.")
+    boolean compare;
+
     @Option(names = "--json", description = "Print the report as one JSON object on the last line of standard output.")
     boolean json;
 
@@ -123,6 +132,9 @@ public final class ReplayCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (compare) {
+            return compare();
+        }
         validate();
         Layout l = Layout.preset(layout);
         long warmBytes = ByteSize.parse("--warm", warm);
@@ -186,6 +198,37 @@ public final class ReplayCommand implements Callable<Integer> {
         System.out.print(report.table());
         if (json) {
             System.out.println(new ObjectMapper().writeValueAsString(report.toMap()));
+        }
+        return 0;
+    }
+
+    private int compare() throws IOException {
+        if (generate != null || diskDir != null) {
+            throw new IllegalArgumentException("--compare runs the simulator on TRACE and its own generated traces; "
+                    + "--generate and --disk-dir do not apply");
+        }
+        RowRule rule = RowRule.parse(rows, rowInterval);
+        String name = trace == null ? null : trace.getFileName().toString().replaceFirst("\\.jsonl?$", "");
+        List<TraceRequest> file = trace == null ? null : MooncakeTrace.read(trace, limit);
+        List<PolicyComparison.Trace> traces = PolicyComparison.traces(name, file, seed, generatedRequests);
+        System.err.printf(Locale.ROOT, "selene replay: comparing %s and the oracle on %d traces, rows %s, simulator%n",
+                String.join(", ", Policies.NAMES), traces.size(), rule.label());
+        PolicyComparison comparison = new PolicyComparison(rule, concurrency);
+        List<PolicyComparison.Row> table = comparison.run(traces, Policies.NAMES, row -> {
+            if (!noProgress) {
+                System.err.printf(Locale.ROOT, "  %s, %s, %s: %s%n", row.trace(), row.layout(),
+                        ByteSize.format(row.warmBytes()), row.hitRatio());
+            }
+        });
+        System.out.print(PolicyComparison.table(table, Policies.NAMES));
+        System.out.println();
+        System.out.print(PolicyComparison.summary(table, Policies.NAMES));
+        if (json) {
+            List<Map<String, Object>> json = table.stream().map(r -> Map.<String, Object>of("trace", r.trace(),
+                    "tuned_on", r.tuned(), "layout", r.layout(), "warm_bytes", r.warmBytes(),
+                    "ceiling_unbounded_rows", r.ceiling(), "hit_ratio", r.hitRatio())).toList();
+            System.out.println(new ObjectMapper().writeValueAsString(Map.of("rows", rule.placement().label(),
+                    "default_policy", Policies.DEFAULT, "table", json)));
         }
         return 0;
     }

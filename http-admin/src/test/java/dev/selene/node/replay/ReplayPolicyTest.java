@@ -3,7 +3,8 @@ package dev.selene.node.replay;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.selene.node.cli.SeleneMain;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -14,17 +15,18 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The reuse policy in a real node: the node and the simulator give the same hit ratio on a short trace. */
+/** The learning policies in a real node: the node and the simulator give the same hit ratio on a short trace. */
 class ReplayPolicyTest {
 
-    @Test
-    void underTheReusePolicy_theNodeAndTheSimulatorAgree() throws IOException {
+    @ParameterizedTest
+    @ValueSource(strings = {"reuse", "worth"})
+    void underEachPolicy_theNodeAndTheSimulatorAgree(String policy) throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         PrintStream saved = System.out;
         int code;
         try {
             System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            code = SeleneMain.execute("replay", ReplayTest.TRACE.toString(), "--warm", "256m", "--policy", "reuse",
+            code = SeleneMain.execute("replay", ReplayTest.TRACE.toString(), "--warm", "256m", "--policy", policy,
                     "--no-progress", "--json");
         } finally {
             System.setOut(saved);
@@ -32,7 +34,8 @@ class ReplayPolicyTest {
         assertEquals(0, code);
         List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
         JsonNode r = new ObjectMapper().readTree(lines.getLast());
-        assertEquals("reuse", r.get("policy").asText());
+        assertEquals(policy, r.get("policy").asText());
+        assertEquals("last-full", r.get("rows").asText());
         assertTrue(r.get("hit_ratio").asDouble() > 0, r.toString());
         assertEquals(r.get("simulated_hit_ratio").asDouble(), r.get("hit_ratio").asDouble(), 0.0, r.toString());
     }

@@ -104,12 +104,12 @@ class ReplayTest {
     }
 
     @Test
-    void theOraclePolicy_runsInTheSimulator_andServesAtLeastLruAndReuse() throws IOException {
+    void theOraclePolicy_runsInTheSimulator_andServesAtLeastEveryPolicy() throws IOException {
         JsonNode oracle = replay("--generate", "agent-loops", "--requests", "400", "--policy", "oracle",
                 "--warm", "256m");
         assertEquals("simulator", oracle.get("engine").asText());
         assertEquals("oracle", oracle.get("policy").asText());
-        for (String policy : List.of("lru", "reuse")) {
+        for (String policy : List.of("lru", "reuse", "worth")) {
             JsonNode r = replay("--generate", "agent-loops", "--requests", "400", "--policy", policy, "--simulate",
                     "--warm", "256m");
             assertTrue(r.get("hit_ratio").asDouble() <= oracle.get("hit_ratio").asDouble(), policy + ": " + r);
@@ -131,10 +131,43 @@ class ReplayTest {
     }
 
     @Test
+    void compare_printsEveryPolicyAndTheOracle_onTheFileAndTheGeneratedTraces_markingTheTunedOnes()
+            throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        PrintStream saved = System.out;
+        int code;
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            code = SeleneMain.execute("replay", "--compare", TRACE.toString(), "--requests", "120", "--no-progress",
+                    "--json");
+        } finally {
+            System.setOut(saved);
+        }
+        assertEquals(0, code);
+        List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
+        assertTrue(lines.getFirst().startsWith("| trace | layout | memory | lru | reuse | worth | oracle |"),
+                lines.getFirst());
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("| mooncake-first-200 | qwen-tp1 |")), "the file's rows");
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("| short-chats (tuned on) |")), "tuned on, marked");
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("| shared-prompt-chat | deepseek-tp4 |")),
+                "held out, unmarked");
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("worth: worst against lru")), "the summary");
+        JsonNode json = new ObjectMapper().readTree(lines.getLast());
+        assertEquals("lru", json.get("default_policy").asText());
+        JsonNode first = json.get("table").get(0);
+        assertEquals("mooncake-first-200", first.get("trace").asText());
+        assertEquals(false, first.get("tuned_on").asBoolean());
+        for (String policy : List.of("lru", "reuse", "worth", "oracle")) {
+            assertTrue(first.get("hit_ratio").has(policy), first.toString());
+        }
+    }
+
+    @Test
     void badOptions_areOneLineNamingTheAllowedValues() {
         assertEquals(2, SeleneMain.execute("replay", TRACE.toString(), "--policy", "fifo", "--no-progress"));
         assertEquals(2, SeleneMain.execute("replay", TRACE.toString(), "--rows", "first", "--no-progress"));
         assertEquals(2, SeleneMain.execute("replay", "--no-progress"));
+        assertEquals(2, SeleneMain.execute("replay", "--compare", "--generate", "short-chats", "--no-progress"));
         assertEquals(2, SeleneMain.execute("replay", TRACE.toString(), "--simulate", "--disk-dir", "x",
                 "--no-progress"));
     }

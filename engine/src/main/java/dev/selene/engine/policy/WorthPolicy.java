@@ -1,0 +1,380 @@
+package dev.selene.engine.policy;
+
+import dev.selene.engine.index.EvictionPolicy;
+import dev.selene.engine.index.RecordIndex;
+import dev.selene.engine.key.ChainHash;
+import dev.selene.engine.key.RecordKey;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+/**
+ * Ranks droppable records by what keeping them is worth: how likely a request is to resume at them, times the prefill
+ * a resume saves, per slot they hold, with recency breaking ties; the least worth goes first. A duel between sample
+ * rows ranked this way and sample rows ranked by recency alone decides which ranking the other rows get.
+ *
+ * <pre>
+ * priority(r) = base(r) + value(r)         drop the lowest; base(r) = L at r's last use; L = last dropped priority
+ * value(r)    = a row record ranked by worth:   p(class(r)) × saved(r) × slotsOfARow / slots(r)
+ *               a row record ranked by recency: p(every row), the same for all, so recency alone orders them
+ *               a page-only leaf that was a parent, unused since: 0 (nothing can end a match there)
+ *               any other page-only record:     saved(r) × slotsOfARow / slots(r)
+ * saved(r)    = (depth(r) - depth of the deepest row above r) ^ DEPTH_EXPONENT: the blocks a resume at r serves
+ *               beyond the row a request would fall back to without r
+ * class(r)    = (novel, turn, history)     novel: r starts a chain or extends one nobody used since it was published;
+ *               turn: rows above r that were resumed from before r arrived (0, 1, 2+: how far a conversation has
+ *               gone); history: how often r's key was published or resumed from before (0, 1, 2+, from a frequency
+ *               sketch that outlives the record)
+ * p(c)        = (resumed + 1) / (trials + 2), each row counting one trial per class it enters
+ * duel        = rows whose key falls in sample set 0 are always ranked by worth, set 1 by recency; the others by
+ *               worth while set 0's rows have been resumed from more often than set 1's
+ * </pre>
+ */
+public final class WorthPolicy implements EvictionPolicy {
+
+    /*
+     * Design
+     *
+     * What a kept row is worth. A row is large and fixed in size (a qwen-tp1 row is four times its record's pages),
+     * useful only at its exact position, and most rows of a chat workload are never resumed from: one-off questions,
+     * the last turn of a conversation. Marconi [1] keeps the recurrent states of hybrid models, which are exactly such
+     * rows, by the prefill compute a hit saves per byte held, combined with recency, and admits states by where they
+     * sit (branch points, a conversation's input and output). We combine with GreedyDual [2]: a record's priority is
+     * the inflation L at its last use plus its value, L rises to each dropped record's priority, so a record outlives
+     * cheaper ones by its value but not for ever, and among equals the least recently used goes first. A row that
+     * will likely not be resumed (a class that rarely is) gets a small value and goes soon after it arrives: the
+     * admission filter, without refusing any publication.
+     *
+     * Saving. In a memory-only node only leaves are dropped, so dropping a leaf row leaves the deepest row above it
+     * in place, and the request that would have resumed at the leaf resumes there instead: what the leaf saves is the
+     * depth between the two. Its weight, DEPTH_EXPONENT, was measured on the traces the comparison marks as tuned on
+     * (the largest mean gain over LRU with no loss above half a point; docs/replay.md): counting the whole depth
+     * (Marconi's prefill FLOPs) or the marginal depth at exponent 1 keeps deep rows of finished conversations too
+     * long and loses to LRU on agent loops by up to 4.8 points; at 0.1 it still prefers a long turn to a short one
+     * among rows alike otherwise. Slots matter between rows and pages: a page-only record being published holds a
+     * fifth of a row's slots.
+     *
+     * Probability. Learnt per class, as the reuse policy does [3]: the share of rows of a class that were resumed
+     * from. The classes are Marconi's taxonomy of where states are reused, in terms a host tier observes: a
+     * conversation's end (turn: a row on a chain whose earlier rows were resumed; the conversation went on before),
+     * the start of new chains (novel), keys seen again (history: a shared prefix asked about again).
+     *
+     * Duel. Where the working set nearly fits, recency is the best predictor and any reordering by noisy class shares
+     * loses hits. Set dueling [4] keeps the choice adaptive: one sixteenth of the rows (by key) is always ranked by
+     * worth, one sixteenth by recency (every row the same value), and the rest follow the sample whose rows were
+     * resumed from more often. The samples are small, so where the two rankings differ by little the followers may
+     * pick either.
+     *
+     * Order of arrival. A publication's records may become resident in any order; a record whose parent is not
+     * resident yet is taken as a root until the parent arrives, and is then settled with what hangs from it, so the
+     * order does not change the ranking (a node and the simulator agree).
+     *
+     * Limits. Only droppable records are ranked (memory only: leaves, so a chain is eaten from its tail). A row cannot
+     * be dropped apart from its pages, so a row nobody resumes costs its pages too, and a row above a later turn (an
+     * interior record) cannot be dropped at all while the later turn is resident.
+     *
+     * [1] Pan et al., Marconi: Prefix Caching for the Era of Hybrid LLMs, MLSys 2025.
+     * [2] Cao and Irani, Cost-aware WWW proxy caching algorithms (GreedyDual-Size), USENIX 1997.
+     * [3] Beckmann et al., LHD: Improving Cache Hit Rate by Maximizing Hit Density, NSDI 2018.
+     * [4] Qureshi et al., Adaptive Insertion Policies for High Performance Caching, ISCA 2007.
+     */
+
+    /** The name settings use. */
+    public static final String NAME = "worth";
+
+    /** How the saving of a resume grows with its depth in blocks: saved(d) = d ^ DEPTH_EXPONENT. */
+    static final double DEPTH_EXPONENT = 0.1;
+    /** Highest history a class tells apart. */
+    static final int MAX_HISTORY = 2;
+    /** Highest turn a class tells apart. */
+    static final int MAX_TURN = 2;
+    /** Trials of a class after which its counts are halved. */
+    static final int COUNT_HALF_LIFE = 4096;
+
+    /** Sample sets of the duel, by key: set 0 is ranked by worth, set 1 by recency, the rest follow the one ahead. */
+    static final int DUEL_SETS = 16;
+    /** The duel's counter saturates at plus or minus this many resumes. */
+    static final int DUEL_LIMIT = 256;
+
+    private static final int CLASSES = 2 * (MAX_TURN + 1) * (MAX_HISTORY + 1);
+    /** Mixed into a key before its duel set is taken, so the sets do not follow other uses of the key's hash. */
+    private static final long DUEL_SALT = 0x5DEECE66DL;
+
+    private final double depthExponent;
+    private final boolean duel;
+    private int duelCounter;
+    private long allTrials;
+    private long allResumed;
+    private final Map<RecordKey, Node> nodes = new HashMap<>();
+    private final Map<RecordKey, List<Node>> awaitingParent = new HashMap<>();
+    private final TreeSet<Node> droppable = new TreeSet<>();
+    private final FrequencySketch history = new FrequencySketch();
+    private final long[] trials = new long[CLASSES];
+    private final long[] resumed = new long[CLASSES];
+    private int rowSlots;
+    private double inflation;
+    private long enlisted;
+
+    /** What the policy keeps of a resident record. */
+    private static final class Node implements Comparable<Node> {
+        final RecordIndex.Entry entry;
+        Node parent;
+        List<Node> children;
+        int depth = 1;
+        /** Depth of the deepest ancestor with a row, 0 when none has one. */
+        int rowAbove;
+        int turn;
+        boolean novel = true;
+        int uses;
+        int resumes;
+        int recordClass = -1;
+        int seen;
+        boolean wasParent;
+        double base;
+        double priority;
+        long seq;
+
+        Node(RecordIndex.Entry entry) {
+            this.entry = entry;
+        }
+
+        @Override
+        public int compareTo(Node o) {
+            int c = Double.compare(priority, o.priority);
+            return c != 0 ? c : Long.compare(seq, o.seq);
+        }
+    }
+
+    /** A policy with the measured constants. */
+    public WorthPolicy() {
+        this(DEPTH_EXPONENT, true);
+    }
+
+    /** A policy with another depth exponent, with or without the duel (for measurements and tests). */
+    WorthPolicy(double depthExponent, boolean duel) {
+        this.depthExponent = depthExponent;
+        this.duel = duel;
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public void onInsert(RecordIndex.Entry e) {
+        Node n = new Node(e);
+        if (e.spec().hasRow()) {
+            rowSlots = Math.max(rowSlots, e.slots().count());
+        }
+        n.base = inflation;
+        n.wasParent = e.residentChildren() > 0;
+        nodes.put(e.key(), n);
+        RecordKey parentKey = e.spec().parent();
+        Node parent = parentKey == null ? null : nodes.get(parentKey);
+        if (parent != null) {
+            link(parent, n);
+        } else if (parentKey != null) {
+            awaitingParent.computeIfAbsent(parentKey, k -> new ArrayList<>()).add(n);
+        }
+        derive(n);
+        if (e.spec().hasRow()) {
+            enterClass(n);
+            history.increment(e.key().hash());
+        }
+        List<Node> waiting = awaitingParent.remove(e.key());
+        if (waiting != null) {
+            for (Node child : waiting) {
+                link(n, child);
+                settle(child);
+            }
+        }
+    }
+
+    @Override
+    public void onUse(RecordIndex.Entry e, Use use) {
+        Node n = nodes.get(e.key());
+        n.uses++;
+        n.base = inflation;
+        if (n.seq != 0) {
+            n.wasParent = false;
+        }
+        if (use == Use.RESUMED && e.spec().hasRow()) {
+            n.resumes++;
+            resumed[n.recordClass]++;
+            allResumed++;
+            int set = duelSet(e.key());
+            if (set == 0) {
+                duelCounter = Math.min(DUEL_LIMIT, duelCounter + 1);
+            } else if (set == 1) {
+                duelCounter = Math.max(-DUEL_LIMIT, duelCounter - 1);
+            }
+            history.increment(e.key().hash());
+            enterClass(n);
+        }
+        rerank(n);
+    }
+
+    @Override
+    public void onAncestorUse(RecordIndex.Entry e) {
+        nodes.get(e.key()).uses++;
+    }
+
+    @Override
+    public void onRemove(RecordIndex.Entry e) {
+        Node n = nodes.remove(e.key());
+        if (n.parent != null && n.parent.children != null) {
+            n.parent.children.remove(n);
+        } else if (e.spec().parent() != null) {
+            List<Node> waiting = awaitingParent.get(e.spec().parent());
+            if (waiting != null && waiting.remove(n) && waiting.isEmpty()) {
+                awaitingParent.remove(e.spec().parent());
+            }
+        }
+        if (n.children != null && !n.children.isEmpty()) {
+            for (Node child : n.children) {
+                child.parent = null;
+            }
+            awaitingParent.computeIfAbsent(e.key(), k -> new ArrayList<>()).addAll(n.children);
+        }
+    }
+
+    @Override
+    public void enlist(RecordIndex.Entry e) {
+        Node n = nodes.get(e.key());
+        rank(n);
+        droppable.add(n);
+    }
+
+    @Override
+    public void delist(RecordIndex.Entry e) {
+        Node n = nodes.get(e.key());
+        droppable.remove(n);
+        n.seq = 0;
+        if (e.residentChildren() > 0) {
+            n.wasParent = true;
+        }
+    }
+
+    @Override
+    public RecordIndex.Entry victim() {
+        if (droppable.isEmpty()) {
+            return null;
+        }
+        Node v = droppable.first();
+        inflation = Math.max(inflation, v.priority);
+        return v.entry;
+    }
+
+    @Override
+    public int size() {
+        return droppable.size();
+    }
+
+    /** The share of rows of {@code recordClass} that were resumed from, with one success and failure assumed. */
+    double share(int recordClass) {
+        return (resumed[recordClass] + 1.0) / (trials[recordClass] + 2.0);
+    }
+
+    /** What keeping {@code e} is worth now: the value its priority adds to its base. */
+    double value(RecordIndex.Entry e) {
+        Node n = nodes.get(e.key());
+        if (e.spec().hasRow() && !byWorth(e.key())) {
+            return (allResumed + 1.0) / (allTrials + 2.0);
+        }
+        double perSlot = saved(n.depth - n.rowAbove) * Math.max(rowSlots, e.slots().count()) / e.slots().count();
+        if (e.spec().hasRow()) {
+            return share(n.recordClass) * perSlot;
+        }
+        return n.wasParent && e.residentChildren() == 0 ? 0 : perSlot;
+    }
+
+    /** Whether the row at {@code key} is ranked by its worth (or by recency alone): the duel decides. */
+    boolean byWorth(RecordKey key) {
+        if (!duel) {
+            return true;
+        }
+        int set = duelSet(key);
+        return set == 0 || set > 1 && duelCounter > 0;
+    }
+
+    /** The duel's sample set of {@code key}: 0 (worth), 1 (recency) or another (follows the one ahead). */
+    static int duelSet(RecordKey key) {
+        return (int) Long.remainderUnsigned(ChainHash.mix(key.hash() ^ DUEL_SALT), DUEL_SETS);
+    }
+
+    private double saved(int depth) {
+        return Math.pow(depth, depthExponent);
+    }
+
+    private void rank(Node n) {
+        n.priority = n.base + value(n.entry);
+        n.seq = ++enlisted;
+    }
+
+    private void rerank(Node n) {
+        if (n.seq != 0) {
+            droppable.remove(n);
+            rank(n);
+            droppable.add(n);
+        }
+    }
+
+    private static void link(Node parent, Node child) {
+        child.parent = parent;
+        if (parent.children == null) {
+            parent.children = new ArrayList<>(1);
+        }
+        parent.children.add(child);
+    }
+
+    /** Sets {@code n}'s depth, turn and novelty from its resident parent (a root's when there is none). */
+    private void derive(Node n) {
+        Node p = n.parent;
+        if (p == null) {
+            n.depth = 1;
+            n.rowAbove = 0;
+            n.turn = 0;
+            n.novel = true;
+        } else {
+            n.depth = p.depth + 1;
+            n.rowAbove = p.entry.spec().hasRow() ? p.depth : p.rowAbove;
+            n.turn = p.turn + (p.resumes > 0 ? 1 : 0);
+            n.novel = p.novel && p.uses == 0;
+        }
+    }
+
+    /** Derives {@code n} again now that its parent arrived, moves its trial to its new class, and its subtree's. */
+    private void settle(Node n) {
+        derive(n);
+        if (n.recordClass >= 0) {
+            trials[n.recordClass] = Math.max(0, trials[n.recordClass] - 1);
+            n.recordClass = classOf(n);
+            trials[n.recordClass]++;
+        }
+        rerank(n);
+        if (n.children != null) {
+            for (Node child : n.children) {
+                settle(child);
+            }
+        }
+    }
+
+    private int classOf(Node n) {
+        int turn = Math.min(n.turn, MAX_TURN);
+        return (n.novel ? 1 : 0) + 2 * (turn + (MAX_TURN + 1) * n.seen);
+    }
+
+    private void enterClass(Node n) {
+        n.seen = Math.min(history.frequency(n.entry.key().hash()), MAX_HISTORY);
+        n.recordClass = classOf(n);
+        allTrials++;
+        if (++trials[n.recordClass] >= COUNT_HALF_LIFE) {
+            trials[n.recordClass] /= 2;
+            resumed[n.recordClass] /= 2;
+        }
+    }
+}

@@ -1,0 +1,201 @@
+package dev.selene.engine.simulator;
+
+import dev.selene.engine.config.ByteSize;
+import dev.selene.engine.config.CacheConfig;
+import dev.selene.engine.layout.Layout;
+import dev.selene.engine.trace.RowRule;
+import dev.selene.engine.trace.TraceCeiling;
+import dev.selene.engine.trace.TraceRequest;
+import dev.selene.engine.trace.TraceShapes;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * Every policy on every trace, layout and memory size in one table, through the simulator: the evaluation a policy
+ * is judged by. Traces are marked when they were used to choose a policy's shape or constants; only the others say
+ * how a policy holds on traffic it was not tuned on.
+ *
+ * <pre>
+ * traces    the synthetic trace (when given), each named generated shape, and families of a plain chat shape that
+ *           vary one parameter at a time: how likely a conversation goes on after a turn, how many conversations
+ *           interleave (the think time between two turns, in other requests), how often a request branches from an
+ *           earlier turn, and how many shared prompts there are and how skewed their popularity is
+ * layouts   qwen-tp1 (a row is 4.2 times a record's pages) and deepseek-tp4 (2.9 times), at two memory sizes each
+ * </pre>
+ *
+ * After Caffeine's simulator: many policies, many traces, one report.
+ */
+public final class PolicyComparison {
+
+    /** A trace of the comparison: its name, whether a policy was tuned on it, and its requests (made on demand). */
+    public record Trace(String name, boolean tuned, Supplier<List<TraceRequest>> requests) {
+    }
+
+    /** One line of the table: a trace at a layout and memory size, every policy's hit ratio and the ceiling. */
+    public record Row(String trace, boolean tuned, String layout, long warmBytes, double ceiling,
+                      Map<String, Double> hitRatio) {
+
+        /** {@code policy}'s hit ratio minus LRU's, in points. */
+        public double pointsOverLru(String policy) {
+            return 100 * (hitRatio.get(policy) - hitRatio.get("lru"));
+        }
+
+        /** {@code policy}'s hit ratio over the oracle's (1 when the oracle serves nothing). */
+        public double ofOracle(String policy) {
+            double oracle = hitRatio.get(ReplaySimulator.ORACLE);
+            return oracle == 0 ? 1 : hitRatio.get(policy) / oracle;
+        }
+    }
+
+    /** Traces the default policy's shape and constants were chosen on; every other trace is held out. */
+    public static final List<String> TUNED_ON = List.of("synthetic_trace", "system-prompts", "short-chats", "agent-loops");
+
+    /** The plain chat shape the families vary. */
+    public static final TraceShapes.Shape CHAT = new TraceShapes.Shape(200, 8, 1, 16, 1_500, 6_000, 80, 1_000, 80,
+            600, 0, 1, 0.6, 0);
+
+    /** Memory sizes per layout: one where most of the working set is lost, one where most of it fits. */
+    public static final Map<String, List<Long>> MEMORY = Map.of(
+            "qwen-tp1", List.of(1L << 30, 4L << 30),
+            "deepseek-tp4", List.of(2L << 30, 8L << 30));
+
+    private final RowRule rows;
+    private final int concurrency;
+
+    /** A comparison whose engine places rows by {@code rows}, sized for {@code concurrency} active requests. */
+    public PolicyComparison(RowRule rows, int concurrency) {
+        this.rows = rows;
+        this.concurrency = concurrency;
+    }
+
+    /**
+     * The comparison's traces: the trace {@code file}, named {@code fileName}, first when it is not null, then every named shape, the shared-prompt
+     * chat and the chat families, each of {@code requests} requests from {@code seed}.
+     */
+    public static List<Trace> traces(String fileName, List<TraceRequest> file, long seed, int requests) {
+        List<Trace> out = new ArrayList<>();
+        if (file != null) {
+            out.add(new Trace(fileName, TUNED_ON.contains(fileName), () -> file));
+        }
+        for (String shape : TraceShapes.NAMES) {
+            out.add(new Trace(shape, TUNED_ON.contains(shape), () -> TraceShapes.generate(shape, seed, requests)));
+        }
+        Map<String, TraceShapes.Shape> families = new LinkedHashMap<>();
+        families.put("chat", CHAT);
+        families.put("chat, goes on 0.3", CHAT.withContinuation(0.3));
+        families.put("chat, goes on 0.9", CHAT.withContinuation(0.9));
+        families.put("chat, 50 in flight", CHAT.withActive(50));
+        families.put("chat, 800 in flight", CHAT.withActive(800));
+        families.put("chat, branches 0.1", CHAT.withRetry(0.1));
+        families.put("chat, branches 0.3", CHAT.withRetry(0.3));
+        families.put("chat, 32 prompts zipf 0.5", CHAT.withPrompts(32, 0.5));
+        families.put("chat, 32 prompts zipf 2", CHAT.withPrompts(32, 2));
+        families.put("chat, one-off 0.5", CHAT.withOneOff(0.5));
+        families.forEach((name, shape) -> out.add(new Trace(name, TUNED_ON.contains(name),
+                () -> TraceShapes.generate(shape, seed, requests))));
+        return out;
+    }
+
+    /**
+     * Runs {@code policies} (and the oracle) on every trace, under every layout of {@link #MEMORY} at its memory
+     * sizes, handing each row to {@code progress} as it is done.
+     */
+    public List<Row> run(List<Trace> traces, List<String> policies, Consumer<Row> progress) {
+        List<Row> out = new ArrayList<>();
+        for (Trace t : traces) {
+            List<TraceRequest> requests = t.requests().get();
+            double ceiling = TraceCeiling.of(requests, rows).rowCeiling();
+            for (String layoutName : List.of("qwen-tp1", "deepseek-tp4")) {
+                Layout layout = Layout.preset(layoutName);
+                for (long warm : MEMORY.get(layoutName)) {
+                    ReplaySimulator sim = new ReplaySimulator(CacheConfig.memoryOnly(layout, warm)
+                            .withConcurrency(concurrency), rows);
+                    Map<String, Double> hits = new LinkedHashMap<>();
+                    for (String p : policies) {
+                        hits.put(p, sim.run(requests, p).hitRatio());
+                    }
+                    hits.put(ReplaySimulator.ORACLE, sim.run(requests, ReplaySimulator.ORACLE).hitRatio());
+                    Row row = new Row(t.name(), t.tuned(), layoutName, warm, ceiling, hits);
+                    out.add(row);
+                    progress.accept(row);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The rows as a Markdown table: hit ratios in percent, each policy's share of the oracle, tuned-on marked. */
+    public static String table(List<Row> rows, List<String> policies) {
+        StringBuilder b = new StringBuilder("| trace | layout | memory |");
+        for (String p : policies) {
+            b.append(' ').append(p).append(" |");
+        }
+        b.append(" oracle | ceiling |");
+        for (String p : policies) {
+            if (!p.equals("lru")) {
+                b.append(' ').append(p).append(" − lru |");
+            }
+        }
+        for (String p : policies) {
+            b.append(' ').append(p).append(" / oracle |");
+        }
+        b.append('\n').append("|---|---|---|").append("---|".repeat(3 * policies.size() + 1)).append('\n');
+        for (Row r : rows) {
+            b.append("| ").append(r.trace()).append(r.tuned() ? " (tuned on)" : "").append(" | ").append(r.layout())
+                    .append(" | ").append(ByteSize.format(r.warmBytes())).append(" |");
+            for (String p : policies) {
+                b.append(String.format(Locale.ROOT, " %.1f%% |", 100 * r.hitRatio().get(p)));
+            }
+            b.append(String.format(Locale.ROOT, " %.1f%% | %.1f%% |", 100 * r.hitRatio().get(ReplaySimulator.ORACLE),
+                    100 * r.ceiling()));
+            for (String p : policies) {
+                if (!p.equals("lru")) {
+                    b.append(String.format(Locale.ROOT, " %+.1f |", r.pointsOverLru(p)));
+                }
+            }
+            for (String p : policies) {
+                b.append(String.format(Locale.ROOT, " %.2f |", r.ofOracle(p)));
+            }
+            b.append('\n');
+        }
+        return b.toString();
+    }
+
+    /**
+     * Per policy, over the rows not tuned on: the worst loss to LRU in points, and the lowest share of the oracle
+     * where the oracle beats LRU by more than five points.
+     */
+    public static String summary(List<Row> rows, List<String> policies) {
+        StringBuilder b = new StringBuilder();
+        for (String p : policies) {
+            double worstAll = Double.POSITIVE_INFINITY;
+            double worstHeldOut = Double.POSITIVE_INFINITY;
+            double lowestShare = Double.POSITIVE_INFINITY;
+            String worstAt = "";
+            for (Row r : rows) {
+                double d = r.pointsOverLru(p);
+                if (d < worstAll) {
+                    worstAll = d;
+                    worstAt = r.trace() + ", " + r.layout() + ", " + ByteSize.format(r.warmBytes());
+                }
+                if (!r.tuned()) {
+                    worstHeldOut = Math.min(worstHeldOut, d);
+                    if (100 * (r.hitRatio().get(ReplaySimulator.ORACLE) - r.hitRatio().get("lru")) > 5) {
+                        lowestShare = Math.min(lowestShare, r.ofOracle(p));
+                    }
+                }
+            }
+            b.append(String.format(Locale.ROOT, "%s: worst against lru %+.1f points (%s); held out: worst %+.1f "
+                    + "points, lowest share of the oracle where it beats lru by 5 points %s%n", p, worstAll, worstAt,
+                    worstHeldOut, lowestShare == Double.POSITIVE_INFINITY ? "(none)"
+                            : String.format(Locale.ROOT, "%.2f", lowestShare)));
+        }
+        return b.toString();
+    }
+}

@@ -1,0 +1,199 @@
+package dev.selene.engine.policy;
+
+import dev.selene.engine.index.EvictionPolicy;
+import dev.selene.engine.index.RecordIndex;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.slots.SlotList;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The worth policy's score and order over a memory-only index: what it drops first and what it keeps. */
+class WorthPolicyTest {
+
+    private int nextSlot;
+
+    private static RecordKey key(long hash) {
+        return new RecordKey("ns", hash);
+    }
+
+    private RecordIndex.Entry insert(RecordIndex index, long hash, Long parent, boolean row) {
+        int slots = row ? 5 : 1;
+        int[] s = new int[slots];
+        for (int i = 0; i < slots; i++) {
+            s[i] = nextSlot++;
+        }
+        RecordIndex.Entry e = index.insert(new RecordSpec(key(hash), parent == null ? null : key(parent), row),
+                SlotList.of(s), false, 0);
+        index.checkInvariants();
+        return e;
+    }
+
+    /** Inserts a chain under {@code parent} (null: a root), root-first: pages for every id but the last, a row. */
+    private void chain(RecordIndex index, Long parent, long... ids) {
+        for (int i = 0; i < ids.length; i++) {
+            insert(index, ids[i], i == 0 ? parent : Long.valueOf(ids[i - 1]), i == ids.length - 1);
+        }
+    }
+
+    private static List<Long> drain(RecordIndex index) {
+        List<Long> order = new ArrayList<>();
+        for (RecordIndex.Entry e = index.dropColdest(); e != null; e = index.dropColdest()) {
+            order.add(e.key().hash());
+            index.checkInvariants();
+        }
+        return order;
+    }
+
+    /** A policy without the duel, so every row is ranked by its worth. */
+    private static WorthPolicy byWorth() {
+        return new WorthPolicy(WorthPolicy.DEPTH_EXPONENT, false);
+    }
+
+    @Test
+    void aChainsTail_goesWhole_beforeTheNextChain() {
+        RecordIndex index = new RecordIndex(true, byWorth());
+        chain(index, null, 1, 2, 3);
+        chain(index, null, 11, 12, 13);
+        List<Long> order = drain(index);
+        assertTrue(order.equals(List.of(3L, 2L, 1L, 13L, 12L, 11L)) || order.equals(List.of(13L, 12L, 11L, 3L, 2L, 1L)),
+                "one chain from its tail up, then the other: " + order);
+    }
+
+    @Test
+    void aLongerTurn_isWorthMore_thanAShorterOne_andAPageOnlyTailNothing() {
+        WorthPolicy policy = byWorth();
+        RecordIndex index = new RecordIndex(true, policy);
+        chain(index, null, 1);
+        chain(index, 1L, 2);
+        chain(index, 1L, 3, 4, 5, 6);
+        double shortTurn = policy.value(index.get(key(2)));
+        double longTurn = policy.value(index.get(key(6)));
+        assertTrue(longTurn > shortTurn, "four blocks past the row above beat one: " + longTurn + " vs " + shortTurn);
+        assertEquals(Math.pow(4, WorthPolicy.DEPTH_EXPONENT) / Math.pow(1, WorthPolicy.DEPTH_EXPONENT),
+                longTurn / shortTurn, 1e-12, "the saving grows as the depth past the row above, to the exponent");
+        index.remove(key(6));
+        assertEquals(0, policy.value(index.get(key(5))), "a page-only leaf whose child left cannot end a match");
+    }
+
+    @Test
+    void aPageOnlyRecordBeingPublished_isWorthMorePerSlot_thanARowOfTheSameSaving() {
+        WorthPolicy policy = byWorth();
+        RecordIndex index = new RecordIndex(true, policy);
+        chain(index, null, 1);
+        insert(index, 2, null, false);
+        int novelRootClass = 1;
+        double row = policy.value(index.get(key(1)));
+        double pages = policy.value(index.get(key(2)));
+        assertEquals(policy.share(novelRootClass), row, 1e-12, "a root row: its class's share times a saving of 1");
+        assertEquals(5, pages, 1e-12, "pages being published: a saving of 1 in one slot, where a row takes five");
+    }
+
+    @Test
+    void aRowOnAConversationThatWentOn_outlivesAnOlderOneOffRow_onceTheyAreSeenToDiffer() {
+        WorthPolicy policy = byWorth();
+        RecordIndex index = new RecordIndex(true, policy);
+        // Teach it: one-off rows (a first turn under a shared prompt) are never resumed from, rows of a
+        // conversation that went on (second turn) are.
+        chain(index, null, 1);
+        index.touch(key(1), 1, EvictionPolicy.Use.RESUMED);
+        for (long c = 0; c < 6; c++) {
+            long first = 100 * (c + 1);
+            chain(index, 1L, first);
+            index.touch(key(first), 2, EvictionPolicy.Use.RESUMED);
+            chain(index, first, first + 1);
+            index.touch(key(first + 1), 3, EvictionPolicy.Use.RESUMED);
+            chain(index, 1L, first + 50);
+        }
+        // An older second-turn row and a newer first-turn row.
+        chain(index, 1L, 900);
+        index.touch(key(900), 4, EvictionPolicy.Use.RESUMED);
+        chain(index, 900L, 901);
+        chain(index, 1L, 950);
+        double wentOn = policy.value(index.get(key(901)));
+        double oneOff = policy.value(index.get(key(950)));
+        assertTrue(wentOn > oneOff, "turn 2 is resumed more often than turn 1: " + wentOn + " vs " + oneOff);
+        List<Long> order = drain(index);
+        assertTrue(order.indexOf(950L) < order.indexOf(901L), "the newer first-turn row goes first: " + order);
+    }
+
+    @Test
+    void aRecordUsedAgain_movesBehindAnEqualOne() {
+        RecordIndex index = new RecordIndex(true, byWorth());
+        chain(index, null, 1);
+        chain(index, null, 2);
+        index.touch(key(1), 1, EvictionPolicy.Use.REPUBLISHED);
+        assertEquals(List.of(2L, 1L), drain(index));
+        assertNull(index.dropColdest());
+    }
+
+    @Test
+    void aPublicationsRecords_arrivingInAnyOrder_rankAsIfTheyArrivedRootFirst() {
+        List<List<Long>> orders = new ArrayList<>();
+        List<List<Double>> values = new ArrayList<>();
+        for (boolean childFirst : new boolean[] {false, true}) {
+            WorthPolicy policy = byWorth();
+            RecordIndex index = new RecordIndex(true, policy);
+            chain(index, null, 1, 2);
+            index.touch(key(2), 1, EvictionPolicy.Use.RESUMED);
+            if (childFirst) {
+                insert(index, 5, 4L, true);
+                insert(index, 4, 3L, false);
+                insert(index, 3, 2L, false);
+                insert(index, 11, 10L, true);
+                insert(index, 10, null, false);
+            } else {
+                insert(index, 3, 2L, false);
+                insert(index, 4, 3L, false);
+                insert(index, 5, 4L, true);
+                insert(index, 10, null, false);
+                insert(index, 11, 10L, true);
+            }
+            values.add(List.of(policy.value(index.get(key(5))), policy.value(index.get(key(11)))));
+            orders.add(drain(index));
+        }
+        assertEquals(values.get(0), values.get(1));
+        assertEquals(orders.get(0), orders.get(1));
+    }
+
+    @Test
+    void theDuelsSamples_rankByWorthAndByRecency_andTheOthersFollowTheOneResumedMore() {
+        WorthPolicy policy = new WorthPolicy();
+        RecordIndex index = new RecordIndex(true, policy);
+        long worthKey = keyInSet(0, 1);
+        long recencyKey = keyInSet(1, 1);
+        long followerKey = keyInSet(5, 1);
+        assertTrue(policy.byWorth(key(worthKey)));
+        assertFalse(policy.byWorth(key(recencyKey)));
+        assertFalse(policy.byWorth(key(followerKey)), "with no resumes yet, the others are ranked by recency");
+        // Rows of the worth sample get resumed from: the others follow it.
+        for (long k = keyInSet(0, 1000), n = 0; n < 3; k = keyInSet(0, k + 1), n++) {
+            chain(index, null, k);
+            index.touch(key(k), 1, EvictionPolicy.Use.RESUMED);
+        }
+        assertTrue(policy.byWorth(key(followerKey)));
+        // Then rows of the recency sample, more often: the others go back to recency.
+        for (long k = keyInSet(1, 1000), n = 0; n < 4; k = keyInSet(1, k + 1), n++) {
+            chain(index, null, k);
+            index.touch(key(k), 1, EvictionPolicy.Use.RESUMED);
+        }
+        assertFalse(policy.byWorth(key(followerKey)));
+        assertTrue(policy.byWorth(key(worthKey)), "the samples keep their ranking");
+    }
+
+    /** The first key from {@code from} on whose duel set is {@code set}. */
+    private static long keyInSet(int set, long from) {
+        long k = from;
+        while (WorthPolicy.duelSet(key(k)) != set) {
+            k++;
+        }
+        return k;
+    }
+}
