@@ -202,6 +202,37 @@ class ServeProcessTest {
         assertFalse(err.stream().anyMatch(l -> l.contains("Exception")), String.join("\n", err));
     }
 
+    @Test
+    void serveWithWorkload_onAMemoryOnlyNode_runsAsManyConversationsAsItsWarmTierHolds_andEveryRunIsOk(
+            @TempDir Path tmp) throws Exception {
+        // issue 26: 128 conversations by default on a warm tier that held a third of them: every run NOT MET
+        Process p = selene("serve", "--layout", "small", "--warm", "2m", "--host-budget", "64m", "--concurrency", "4",
+                "--device", "simulated", "--admin-port", "0", "--log-file", tmp.resolve("selene.log").toString(),
+                "--workload", "burst:2", "--tokens", "256", "--snapshot-ms", "30000");
+        List<String> err = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> errDone = collect(p.getErrorStream(), err);
+        collect(p.getInputStream(), new CopyOnWriteArrayList<>());
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
+                .until(() -> !p.isAlive()
+                        || err.contains("selene serve: workload done; the node serves until SIGTERM"));
+        assertTrue(p.isAlive(), "serve exited early: " + String.join("\n", err));
+        Matcher workload = Pattern.compile("selene serve: workload burst, 2 runs, (\\d+) conversations of 256 tokens")
+                .matcher(String.join("\n", err));
+        assertTrue(workload.find(), String.join("\n", err));
+        int conversations = Integer.parseInt(workload.group(1));
+        assertTrue(conversations >= 1 && conversations < 128, "sized to the 2 MiB warm tier: " + conversations);
+        List<String> done = err.stream().filter(l -> l.startsWith("selene serve: burst ")).toList();
+        assertEquals(2, done.size(), String.join("\n", err));
+        for (String line : done) {
+            assertTrue(line.contains("verdict: OK: every publication kept, " + conversations + "/" + conversations
+                    + " conversations restored in full"), line);
+        }
+        assertTrue(p.toHandle().destroy());
+        assertTrue(p.waitFor(10, TimeUnit.SECONDS), "serve did not stop within 10 s of SIGTERM: " + err);
+        errDone.get(5, TimeUnit.SECONDS);
+        assertEquals(0, p.exitValue(), String.join("\n", err));
+    }
+
     /**
      * What an operator does with a node under load, end to end, as the README and the operations page say: serve a
      * node with a disk tier and a warm tier far smaller than the burst it drives into itself, open the status page in
