@@ -94,6 +94,17 @@ class CacheSettingsTest {
     }
 
     @Test
+    void aWarmTierTheHostBudgetCannotHoldBesideTheSmallestIntake_isOneLineNamingBoth() {
+        // issue 26: --warm 30g under the 16 GiB budget was accepted with a self-contradicting warning, then failed
+        assertEquals("selene.warm = '30g' is invalid: the warm tier and the smallest intake (two transfer windows, "
+                + "16 MiB) do not fit the host budget of 16384 MiB; allowed: a warm tier of at most 16368 MiB, or a "
+                + "larger selene.host-budget", error(Map.of("selene.warm", "30g")));
+        assertEquals(16368L << 20, read(Map.of("selene.warm", "16368m")).warmBytes(), "the largest it names fits");
+        assertTrue(error(Map.of("selene.warm", "16369m")).startsWith("selene.warm = '16369m' is invalid: "));
+        assertEquals(30L << 30, read(Map.of("selene.warm", "30g", "selene.host-budget", "31g")).warmBytes());
+    }
+
+    @Test
     void thePolicy_isLruByDefault_andReuseWhenSet_andAnythingElseIsOneLine() {
         assertEquals("lru", CacheSettings.load().policy());
         assertEquals("reuse", read(Map.of("selene.policy", "reuse")).policy());

@@ -135,6 +135,7 @@ final class SoakCommand implements Callable<Integer> {
         NodeSettings node = SettingsLoader.load(null, adminPort == null ? Map.of()
                 : Map.of(SettingsLoader.ROOT + ".admin.port", adminPort.toString()));
         CacheConfig config = CacheConfig.memoryOnly(l, warmBytes).withConcurrency(workload.concurrency);
+        workload.checkFits(config);
         Path dir = null;
         boolean ownDir = false;
         if (!p.equals("memory-only")) {
