@@ -48,7 +48,7 @@ class CacheSettingsTest {
     void defaults_areAMemoryOnlyCacheWithMaxAgeOff() {
         CacheConfig c = CacheSettings.load();
         assertEquals("deepseek-tp4", c.layout().name());
-        assertEquals(8L << 30, c.warmBytes());
+        assertEquals(1L << 30, c.warmBytes(), "small: an embedder who sets nothing maps about 1.4 GiB");
         assertEquals(32, c.concurrency());
         assertEquals(16L << 30, c.hostBudgetBytes());
         assertEquals("auto", c.device());
