@@ -60,7 +60,8 @@ final class BurstCommand implements Callable<Integer> {
     String preset;
 
     @Option(names = "--disk-dir", description = "Disk tier directory for the disk presets (default: "
-            + ".selene-data/burst-<preset> under the current directory; emptied first unless --keep-disk); with "
+            + ".selene-data/burst-<preset> under the current directory, created when missing; one given must exist; "
+            + "emptied first unless --keep-disk); with "
             + "--preset pool, where the managers' logs go.")
     String diskDir;
 

@@ -9,6 +9,7 @@ import dev.selene.node.burst.BurstRun;
 import dev.selene.node.burst.BurstSettings;
 import dev.selene.node.config.NodeSettings;
 import dev.selene.node.config.SettingsLoader;
+import dev.selene.node.logging.ConsoleLogging;
 import dev.selene.node.serve.SeleneNode;
 import dev.selene.transport.gpu.DeviceCopier;
 import org.apache.pekko.Done;
@@ -110,6 +111,13 @@ final class SoakCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        // As burst: the terminal shows the soak's lines and warnings; its nodes' start and stop lines are not news.
+        try (ConsoleLogging quiet = ConsoleLogging.quiet(false)) {
+            return soakCommand();
+        }
+    }
+
+    private int soakCommand() throws Exception {
         double minutes;
         try {
             minutes = Double.parseDouble(minutesText);

@@ -101,6 +101,7 @@ class SoakCommandTest {
 
         assertEquals(0, r.exit(), r.err() + r.out());
         assertFalse(r.err().contains("no tier configured"), r.err());
+        assertFalse(r.err().contains(" INFO "), "only the soak's lines and warnings on the terminal: " + r.err());
         List<Matcher> lines = r.out().lines().map(LINE::matcher).filter(Matcher::matches).toList();
         assertTrue(lines.size() >= 2, "a line at the start and one after each burst:\n" + r.out());
         assertTrue(r.out().contains(" 0 lost, every restored byte matched"), r.out());
