@@ -89,7 +89,7 @@ async function refreshStatus() {
       : (t.managers || []).join(', ')]);
   const sl = s.slots;
   fill($('#slots tbody'), [
-    ['total', sl.total], ['in use', sl.inUse], ['free', sl.free], ['clean', sl.clean], ['intake', sl.intake],
+    ['total', sl.total], ['in use', sl.inUse], ['free', sl.free], ['droppable', sl.clean], ['intake', sl.intake],
     ['slot size', bytes(sl.slotBytes)], ['publications in flight', s.intake.inFlight],
   ], [0, 1]);
 }
@@ -148,7 +148,7 @@ function drawCharts(samples) {
     if (charts.occupancy) charts.occupancy.destroy();
     const series = [
       { label: 'slots in use', scale: 'slots', stroke: '#3b6fd8', fill: 'rgba(59,111,216,0.18)', width: 2 },
-      { label: 'clean slots', scale: 'slots', stroke: '#8fb3f0', width: 2 },
+      { label: 'droppable slots', scale: 'slots', stroke: '#8fb3f0', width: 2 },
       { label: 'intake reserve', scale: 'slots', stroke: '#d8703b', dash: [6, 4], width: 1.5 },
       { label: 'records in memory', scale: 'records', stroke: '#2e9a5a', width: 2 },
     ];

@@ -7,6 +7,7 @@ import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
 import dev.selene.engine.config.ByteSize;
 import dev.selene.engine.config.CacheConfig;
+import dev.selene.engine.intake.IntakeSizing;
 import dev.selene.engine.layout.Layout;
 import dev.selene.engine.policy.Policies;
 
@@ -67,6 +68,11 @@ public final class CacheSettings {
         Duration maxAge = r.durationOrOff("prefix-cache.max-age");
         boolean drain = r.bool("prefix-cache.drain-on-shutdown");
         String policy = r.oneOf("policy", Policies.NAMES);
+        String unfit = IntakeSizing.budgetProblem(layout, window > 0 ? window : layout.slotsPerRecord(true), warm,
+                budget, r.path("host-budget"));
+        if (unfit != null) {
+            throw new SettingsException(r.path("warm") + " = '" + r.raw("warm") + "' is invalid: " + unfit);
+        }
         try {
             return new CacheConfig(layout, warm, concurrency, window, budget, device, diskDir, diskBytes, pool,
                     maxAge, drain, policy);

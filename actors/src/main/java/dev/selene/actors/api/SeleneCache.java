@@ -146,7 +146,11 @@ public final class SeleneCache implements AutoCloseable {
         }
         if (!r.ready()) {
             cache.stopQuietly();
-            throw r.setting() ? new IllegalArgumentException(r.failure()) : new IllegalStateException(r.failure());
+            throw switch (r.fault()) {
+                case SETTING -> new IllegalArgumentException(r.failure());
+                case ENVIRONMENT -> new EnvironmentException(r.failure());
+                case NODE -> new IllegalStateException(r.failure());
+            };
         }
         cache.direct = r.direct();
         return cache;

@@ -137,14 +137,13 @@ public final class HostCache {
     }
 
     /**
-     * The answer to {@link WhenReady}: null {@code failure} when ready; {@code setting} when the failure is a setting
-     * the operator must change (as opposed to the environment: a directory in use, memory that cannot be mapped).
+     * The answer to {@link WhenReady}: null {@code failure} when ready; else the reason and whose it is to fix.
      */
-    public record Readiness(String failure, boolean setting, DirectPublish direct) {
-        static final Readiness READY = new Readiness(null, false, null);
+    public record Readiness(String failure, StartFault fault, DirectPublish direct) {
+        static final Readiness READY = new Readiness(null, null, null);
 
-        public Readiness(String failure, boolean setting) {
-            this(failure, setting, null);
+        public Readiness(String failure, StartFault fault) {
+            this(failure, fault, null);
         }
 
         public boolean ready() {
@@ -159,7 +158,18 @@ public final class HostCache {
         INSTANCE
     }
 
-    private record StartFailed(String reason, boolean setting) implements Command {
+    /** Whose a start failure is to fix. */
+    public enum StartFault {
+        /** A setting the operator must change. */
+        SETTING,
+        /** What a setting names on this machine: a directory in use, memory that cannot be mapped, pool managers
+         *  that cannot be reached. */
+        ENVIRONMENT,
+        /** A failure inside the node or its device. */
+        NODE
+    }
+
+    private record StartFailed(String reason, StartFault fault) implements Command {
     }
 
     /** The disk directory passed its check at start: the slots may be mapped. */
@@ -360,7 +370,7 @@ public final class HostCache {
         if (config.poolEnabled() && !isCluster(ctx)) {
             return refused("selene.pool.managers is set, but the actor system is not a cluster node: start the cache "
                     + "on a system of its own (it joins the pool's cluster) or give yours the settings of "
-                    + "selene-cluster.conf", true);
+                    + "selene-cluster.conf", StartFault.SETTING);
         }
         IntakeSizing sizing = IntakeSizing.compute(config.layout(), config.concurrency(),
                 config.effectiveWindowSlots(), config.warmBytes(), config.hostBudgetBytes());
@@ -377,10 +387,12 @@ public final class HostCache {
                 (unusable, e) -> {
                     if (e != null) {
                         Throwable cause = e instanceof CompletionException c && c.getCause() != null ? c.getCause() : e;
-                        return new StartFailed("the disk directory could not be checked: " + cause, false);
+                        return new StartFailed("the disk directory could not be checked: " + cause,
+                                StartFault.ENVIRONMENT);
                     }
                     return unusable == null ? DiskUsable.INSTANCE
-                            : new StartFailed(unusable.getMessage(), unusable instanceof IllegalArgumentException);
+                            : new StartFailed(unusable.getMessage(), unusable instanceof IllegalArgumentException
+                            ? StartFault.SETTING : StartFault.ENVIRONMENT);
                 });
         return starting.checkingDisk();
     }
@@ -457,7 +469,7 @@ public final class HostCache {
         Behavior<Command> checkingDisk() {
             return Behaviors.receive(Command.class)
                     .onMessage(DiskUsable.class, d -> mapping())
-                    .onMessage(StartFailed.class, f -> stash.unstashAll(refused(f.reason(), f.setting())))
+                    .onMessage(StartFailed.class, f -> stash.unstashAll(refused(f.reason(), f.fault())))
                     .onMessage(Command.class, this::stashed)
                     .build();
         }
@@ -473,10 +485,10 @@ public final class HostCache {
                     .build();
         }
 
-        private Behavior<Command> failStart(Running running, String reason, boolean setting) {
+        private Behavior<Command> failStart(Running running, String reason, StartFault fault) {
             ctx.getLog().error("the node could not start: {}", reason);
             running.host().close();
-            return stash.unstashAll(refused(reason, setting));
+            return stash.unstashAll(refused(reason, fault));
         }
 
         private Behavior<Command> stashed(Command c) {
@@ -494,7 +506,7 @@ public final class HostCache {
                         && c.getCause() != null ? c.getCause() : m.failure();
                 return stash.unstashAll(refused("host memory of " + sizing.totalSlots() + " slots could not be "
                         + "mapped: " + (cause instanceof OutOfMemoryError ? "out of memory" : cause.getMessage()),
-                        false));
+                        StartFault.ENVIRONMENT));
             }
             HostMemory host = m.host();
             try {
@@ -506,7 +518,7 @@ public final class HostCache {
                         + parts.copier().name() + " device copier: " + e.getMessage();
                 host.close();
                 ctx.getLog().error("the node could not start: {}", reason);
-                return stash.unstashAll(refused(reason, false));
+                return stash.unstashAll(refused(reason, StartFault.NODE));
             }
             ActorRef<SlotPool.Command> slotPool = ctx.spawn(SlotPool.create(sizing.totalSlots(), sizing.slots(),
                     metrics, parts.traces(), parts.faults()), "slot-pool", ActorCensus.MAILBOX);
@@ -519,8 +531,8 @@ public final class HostCache {
                 disk = ctx.spawn(Behaviors.supervise(DiskStore.create(Path.of(config.diskDir()), config.layout(),
                                 host, recordIo, blocking, metrics, parts.traces(), parts.faults(), outcome -> {
                                     if (outcome instanceof Throwable t) {
-                                        boolean setting = t instanceof IllegalArgumentException;
-                                        self.tell(new StartFailed(t.getMessage(), setting));
+                                        self.tell(new StartFailed(t.getMessage(), t instanceof IllegalArgumentException
+                                                ? StartFault.SETTING : StartFault.ENVIRONMENT));
                                     } else {
                                         self.tell(new DiskScanned((DiskStore.Recovery) outcome));
                                     }
@@ -580,11 +592,12 @@ public final class HostCache {
                     .onMessage(PoolJoinTimeout.class, t -> poolReady ? Behaviors.same()
                             : failStart(running, "no pool manager reachable at " + String.join(", ",
                             config.poolManagers()) + " within " + POOL_JOIN_TIMEOUT.toSeconds() + " s: check "
-                            + "selene.pool.managers and that a manager runs there", false))
-                    .onMessage(StartFailed.class, f -> failStart(running, f.reason(), f.setting()))
+                            + "selene.pool.managers and that a manager runs there", StartFault.ENVIRONMENT))
+                    .onMessage(StartFailed.class, f -> failStart(running, f.reason(), f.fault()))
                     .onMessage(ChildStopped.class, c -> {
                         ctx.getLog().error("{} stopped while the node started", c.name());
-                        return stash.unstashAll(refused(c.name() + " stopped while the node started", false));
+                        return stash.unstashAll(refused(c.name() + " stopped while the node started",
+                                StartFault.NODE));
                     })
                     .onMessage(Command.class, this::stashed)
                     .build();
@@ -640,7 +653,7 @@ public final class HostCache {
                 case EvictRecord e -> catalog.tell(new Catalog.EvictRecord(e.key(), e.replyTo()));
                 case ExpireNow x -> catalog.tell(new Catalog.ExpireNow(x.replyTo()));
                 case CheckInvariants c -> catalog.tell(new Catalog.CheckInvariants(c.replyTo()));
-                case WhenReady w -> w.replyTo().tell(new Readiness(null, false, direct));
+                case WhenReady w -> w.replyTo().tell(new Readiness(null, null, direct));
                 case Stop s -> {
                     direct.stop(); // no publication to a catalog that is about to stop
                     return Behaviors.stopped();
@@ -679,10 +692,10 @@ public final class HostCache {
     }
 
     /** A node that could not start: it answers {@link WhenReady} with the reason and stops on anything else. */
-    private static Behavior<Command> refused(String reason, boolean setting) {
+    private static Behavior<Command> refused(String reason, StartFault fault) {
         return Behaviors.receive(Command.class)
                 .onMessage(WhenReady.class, w -> {
-                    w.replyTo().tell(new Readiness(reason, setting));
+                    w.replyTo().tell(new Readiness(reason, fault));
                     return Behaviors.same();
                 })
                 .onMessage(Stop.class, s -> Behaviors.stopped())

@@ -67,7 +67,8 @@ public final class CacheMetrics implements AutoCloseable {
             "Host slots holding records, copies in flight or restores being staged");
     private static final Metric.Gauge SLOTS_FREE = Kamon.gauge("selene_slots_free", "Free host slots");
     private static final Metric.Gauge SLOTS_CLEAN = Kamon.gauge("selene_slots_clean",
-            "Host slots of records that can be dropped at once because their file is on disk");
+            "Host slots of records that can be dropped at once: clean ones (a durable copy on disk or in the "
+                    + "pool) and, on a node without a durable tier, the records eviction drops as they are");
     private static final Metric.Gauge INTAKE_SLOTS = Kamon.gauge("selene_intake_slots",
             "Host slots the intake keeps free for publications");
     private static final Metric.Gauge IN_FLIGHT = Kamon.gauge("selene_publications_in_flight",

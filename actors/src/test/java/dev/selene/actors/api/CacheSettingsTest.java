@@ -48,7 +48,7 @@ class CacheSettingsTest {
     void defaults_areAMemoryOnlyCacheWithMaxAgeOff() {
         CacheConfig c = CacheSettings.load();
         assertEquals("deepseek-tp4", c.layout().name());
-        assertEquals(8L << 30, c.warmBytes());
+        assertEquals(1L << 30, c.warmBytes(), "small: an embedder who sets nothing maps about 1.4 GiB");
         assertEquals(32, c.concurrency());
         assertEquals(16L << 30, c.hostBudgetBytes());
         assertEquals("auto", c.device());
@@ -91,6 +91,17 @@ class CacheSettingsTest {
         assertTrue(error(Map.of("selene.disk.dir", "/tmp/d", "selene.disk.size", "0")).contains("selene.disk.size"));
         assertTrue(error(Map.of("selene.prefix-cache.drain-on-shutdown", "maybe")).contains("true or false"));
         assertTrue(error("selene.pool.managers = [\"no-port\"]").startsWith("selene.pool.managers = 'no-port'"));
+    }
+
+    @Test
+    void aWarmTierTheHostBudgetCannotHoldBesideTheSmallestIntake_isOneLineNamingBoth() {
+        // issue 26: --warm 30g under the 16 GiB budget was accepted with a self-contradicting warning, then failed
+        assertEquals("selene.warm = '30g' is invalid: the warm tier and the smallest intake (two transfer windows, "
+                + "16 MiB) do not fit the host budget of 16384 MiB; allowed: a warm tier of at most 16368 MiB, or a "
+                + "larger selene.host-budget", error(Map.of("selene.warm", "30g")));
+        assertEquals(16368L << 20, read(Map.of("selene.warm", "16368m")).warmBytes(), "the largest it names fits");
+        assertTrue(error(Map.of("selene.warm", "16369m")).startsWith("selene.warm = '16369m' is invalid: "));
+        assertEquals(30L << 30, read(Map.of("selene.warm", "30g", "selene.host-budget", "31g")).warmBytes());
     }
 
     @Test

@@ -11,6 +11,7 @@ import dev.selene.transport.gpu.DeviceCopier;
 import dev.selene.transport.gpu.DevicePlacement;
 import dev.selene.transport.gpu.KeyedContent;
 import dev.selene.transport.gpu.SimulatedDevice;
+import example.EmbeddingExample;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
@@ -20,6 +21,8 @@ import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.net.URL;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -34,9 +37,10 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The example of {@code docs/embedding.md}, run: an application's own actor system with the cache in it, a chain
- * published from (simulated) device memory, looked up and restored byte for byte, the host's Pekko settings left
- * as the application set them, and nothing left running once the system has terminated.
+ * The example of {@code docs/embedding.md}, run: {@link EmbeddingExample} (shown whole in the guide) on an
+ * application's own actor system, a chain published from (simulated) device memory, looked up and restored byte for
+ * byte, nothing left running once the system has terminated; the host's Pekko settings left as the application set
+ * them; and every Java block of the guide is code of the example or of this test.
  */
 class EmbeddingExampleTest {
 
@@ -47,38 +51,66 @@ class EmbeddingExampleTest {
     private final List<Long> allocations = new ArrayList<>();
 
     @Test
-    void embeddedCache_restoresAPublishedChain_andLeavesTheHostsSettingsAlone() throws Exception {
-        Config config = ConfigFactory.load("embedding-example"); // the application's own application.conf
-        ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "embedding-example", config);
-        try {
-            SeleneCache cache = Selene.get(system).cache();
-            DeviceCopier gpu = cache.copier();
-            Layout layout = cache.layout();
-            List<RecordSpec> chain = List.of(
-                    new RecordSpec(key(101), null, false),
-                    new RecordSpec(key(102), key(101), true),
-                    new RecordSpec(key(103), key(102), true));
-            long[] hashes = {101, 102, 103};
-            for (RecordSpec spec : chain) {
-                DevicePlacement snapshot = deviceRecord(gpu, layout, spec.hasRow());
-                KeyedContent.fillRecord(gpu, layout, snapshot, spec.key(), spec.hasRow());
-                PublishResult published = await(cache.publish(spec, snapshot, Duration.ofSeconds(1)));
-                assertInstanceOf(PublishResult.Stored.class, published);
+    void theGuidesExample_restoresAPublishedChain_andLeavesNothingRunning() {
+        // issue 26: the guide's example did not compile as written; it is now this class, shown whole in the guide
+        Config config = ConfigFactory.load("embedding-example");
+        assertEquals(3, EmbeddingExample.run(config), "every record of the chain restored byte for byte");
+        assertEquals(List.of(), liveThreadsOf("example"), "the system's threads are gone once run returns");
+    }
+
+    @Test
+    void thePublisherSnippet_publishesWithinItsLease() throws Exception {
+        Config settings = ConfigFactory.parseString("selene { layout = small, warm = 16m, concurrency = 4 }")
+                .withFallback(ConfigFactory.load());
+        CacheConfig config = CacheSettings.fromConfig(settings);
+        try (SimulatedDevice gpu = SimulatedDevice.create()) {
+            SeleneCache cache = SeleneCache.start(config, gpu);
+            try {
+                RecordSpec spec = new RecordSpec(key(301), null, true);
+                DevicePlacement snapshot = deviceRecord(gpu, cache.layout(), true);
+                KeyedContent.fillRecord(gpu, cache.layout(), snapshot, spec.key(), true);
+                PublishOutcome outcome = EmbeddingExample.publishWithinLease(cache, spec, snapshot);
+                assertInstanceOf(PublishResult.Stored.class, outcome.result(), outcome.toString());
+                assertFalse(outcome.abandoned());
+            } finally {
+                cache.close();
+                freeDeviceMemory(gpu);
             }
-            assertEquals(3, await(cache.lookup(NS, hashes)).depth());
-            List<DevicePlacement> targets = chain.stream().map(s -> deviceRecord(gpu, layout, s.hasRow())).toList();
-            RestoreResult restored = await(cache.restore(NS, hashes, targets, Duration.ofSeconds(1)));
-            assertEquals(RestoreResult.Outcome.RESTORED, restored.outcome(), restored.detail());
-            for (int i = 0; i < chain.size(); i++) {
-                RecordSpec spec = chain.get(i);
-                assertTrue(KeyedContent.verifyRecord(gpu, layout, targets.get(i), spec.key(), spec.hasRow()));
-            }
-            assertEquals("DEBUG", system.settings().config().getString("pekko.loglevel"));
-            assertEquals("", await(cache.invariantViolation()));
-            freeDeviceMemory(gpu);
-        } finally {
-            terminate(system);
         }
+    }
+
+    @Test
+    void theGuidesCode_isTheCodeThatRuns() throws IOException {
+        String guide = Files.readString(GUIDE);
+        String example = Files.readString(EXAMPLE);
+        List<String> javaBlocks = blocks(guide, "java");
+        assertTrue(javaBlocks.contains(example.strip()), "the guide shows EmbeddingExample.java whole, imports included");
+        String sources = example + Files.readString(Path.of("src/test/java/dev/selene/actors/api/EmbeddingExampleTest.java"));
+        for (String block : javaBlocks) {
+            assertTrue(strippedLines(sources).contains(strippedLines(block)),
+                    "every Java block of the guide is code of the example or its test:\n" + block);
+        }
+        String conf = Files.readString(Path.of("src/test/resources/embedding-example.conf")).strip();
+        assertTrue(blocks(guide, "hocon").contains(conf), "the guide shows embedding-example.conf whole");
+    }
+
+    private static final Path GUIDE = Path.of("../docs/embedding.md");
+    private static final Path EXAMPLE = Path.of("src/test/java/example/EmbeddingExample.java");
+
+    /** The fenced blocks of {@code language} in {@code markdown}, stripped. */
+    private static List<String> blocks(String markdown, String language) {
+        List<String> found = new ArrayList<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?s)```" + language + "\\n(.*?)```")
+                .matcher(markdown);
+        while (m.find()) {
+            found.add(m.group(1).strip());
+        }
+        return found;
+    }
+
+    /** The text's lines without their indentation, joined: so that an excerpt matches at any depth. */
+    private static String strippedLines(String text) {
+        return String.join("\n", text.lines().map(String::strip).toList());
     }
 
     @Test

@@ -57,6 +57,25 @@ public record IntakeSizing(int desiredSlots, int slots, int warmSlots, String wa
         return new IntakeSizing((int) Math.min(desired, Integer.MAX_VALUE), (int) granted, (int) warm, warning);
     }
 
+    /**
+     * Why a warm tier of {@code warmBytes} cannot start under {@code hostBudgetBytes}, or null when it can: the
+     * intake shrinks to fit the budget, but never below two transfer windows, so warm plus those two windows must fit.
+     * The reason reads after "is invalid: " and ends with what is allowed; {@code budgetSetting} names the setting
+     * that raises the budget, or is null where the caller offers none.
+     */
+    public static String budgetProblem(Layout layout, int windowSlots, long warmBytes, long hostBudgetBytes,
+                                       String budgetSetting) {
+        long slotBytes = layout.slotBytes();
+        long largestWarm = (hostBudgetBytes / slotBytes - 2L * windowSlots) * slotBytes;
+        if (warmBytes <= largestWarm) {
+            return null;
+        }
+        return "the warm tier and the smallest intake (two transfer windows, " + mib(2L * windowSlots * slotBytes)
+                + ") do not fit the host budget of " + mib(hostBudgetBytes) + "; allowed: "
+                + (largestWarm > 0 ? "a warm tier of at most " + (largestWarm >> 20) + " MiB" : "")
+                + (budgetSetting == null ? "" : (largestWarm > 0 ? ", or " : "") + "a larger " + budgetSetting);
+    }
+
     private static String mib(long bytes) {
         return ((bytes + (1 << 20) - 1) >> 20) + " MiB";
     }

@@ -13,8 +13,8 @@ import java.util.function.Predicate;
 
 /**
  * The status page's memory: a ring of samples (slot occupancy, records per tier and the rates of the main
- * counters, one sample per sample interval, the last few minutes) and the abandons, expiries, operator evictions
- * and record failures within that window, found as growth of their counters between samples. Bounded twice, so
+ * counters, one sample per sample interval, the last few minutes) and the abandons, expiries, evictions (to make
+ * room, and by an operator) and record failures within that window, found as growth of their counters between samples. Bounded twice, so
  * it stays flat however long the node runs. Thread-safe.
  */
 public final class StatusHistory {
@@ -23,7 +23,8 @@ public final class StatusHistory {
     public static final int MAX_EVENTS = 200;
 
     /** Counter prefixes whose growth is shown as events. */
-    static final List<String> EVENT_PREFIXES = List.of("abandoned.", "expired.", "admin.evicted", "record.failures");
+    static final List<String> EVENT_PREFIXES = List.of("abandoned.", "expired.", "evicted.", "admin.evicted",
+            "record.failures");
 
     /** The rates each sample carries, per second: a name and the counters summed into it. */
     static final Map<String, Predicate<String>> RATES = rates();
@@ -56,8 +57,9 @@ public final class StatusHistory {
     /**
      * The events of one counter within the window, summed.
      *
-     * @param kind    {@code abandoned}, {@code expired}, {@code evicted} (by an operator) or {@code failed}
-     * @param reason  the abandon reason, the tier that expired, {@code operator} or {@code record_actor}
+     * @param kind    {@code abandoned}, {@code expired}, {@code evicted} (to make room, or by an operator) or
+     *                {@code failed}
+     * @param reason  the abandon reason, the tier that expired or evicted, {@code operator} or {@code record_actor}
      * @param samples samples in which the counter grew
      */
     public record EventGroup(String counter, String kind, String reason, long count, int samples,

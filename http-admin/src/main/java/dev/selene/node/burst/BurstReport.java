@@ -103,6 +103,8 @@ public final class BurstReport {
     double meanReadDepth;
     long spilled;
     int poolManagers;
+    /** Whether the node had a disk or pool tier: only a node without one evicts records for good. */
+    boolean durableTier;
     long poolRetired;
     long poolWriteBytes;
     long poolReadBytes;
@@ -311,7 +313,7 @@ public final class BurstReport {
         b.append(abandoned.isEmpty() ? "every publication kept" : abandonedTotal() + " of " + published
                 + " publications abandoned " + abandoned);
         b.append(", ").append(probe.full).append('/').append(conversations).append(" conversations restored in full");
-        if (probe.full < conversations && diskWriteBytes == 0 && poolManagers == 0 && warmBytes > 0
+        if (probe.full < conversations && !durableTier && warmBytes > 0
                 && bytesPublished > warmBytes) {
             // Memory-only and smaller than the burst: the coldest records were evicted, as the node is meant to.
             b.append(String.format(Locale.ROOT, " (memory only: the warm tier holds %.1f GiB of the %.1f GiB "

@@ -37,6 +37,8 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
@@ -267,6 +269,7 @@ public final class BurstRun {
                          boolean baselines) throws Exception {
         Layout layout = settings.layout();
         CacheStatus before = cache.status().toCompletableFuture().join();
+        report.durableTier = !cache.config().memoryOnly();
         report.totalSlots = before.totalSlots();
         report.intakeSlots = before.intakeSlots();
         RawPublishCopy raw = baselines
@@ -621,25 +624,33 @@ public final class BurstRun {
         AtomicLong probed = new AtomicLong();
         Progress progress = progress(phase, () -> probed.get() + "/" + conversations.size() + " conversations");
         List<Probed> fromPool = new ArrayList<>();
-        List<long[]> bases = new ArrayList<>(conversations.size());
+        // One set of restore targets per restore in flight, taken and given back: the probe's device memory is what
+        // the concurrency restores at once, not the whole burst again beside its snapshots.
+        int sets = Math.min(settings.concurrency(), conversations.size());
+        List<long[]> bases = new ArrayList<>(sets);
+        BlockingQueue<long[]> freeTargets = new ArrayBlockingQueue<>(sets);
         long start = 0;
         try (ExecutorService pool = Executors.newFixedThreadPool(settings.concurrency())) {
-            for (Conversation conv : conversations) {
-                long[] b = new long[conv.specs.length];
+            for (int s = 0; s < sets; s++) {
+                long[] b = new long[settings.recordsPerConversation()];
                 bases.add(b);
-                for (int i = 0; i < conv.specs.length; i++) {
-                    b[i] = copier.allocateDevice(DevicePlacement.bytesNeeded(layout, conv.specs[i].hasRow()));
+                for (int i = 0; i < b.length; i++) {
+                    b[i] = copier.allocateDevice(DevicePlacement.bytesNeeded(layout, settings.hasRow(i)));
                 }
+                freeTargets.add(b);
             }
             start = System.nanoTime();
             List<Future<Probed>> results = new ArrayList<>();
-            for (int c = 0; c < conversations.size(); c++) {
-                Conversation conv = conversations.get(c);
-                long[] b = bases.get(c);
+            for (Conversation conv : conversations) {
                 results.add(pool.submit(() -> {
-                    Probed r = probeOne(cache, copier, layout, conv, b);
-                    probed.incrementAndGet();
-                    return r;
+                    long[] b = freeTargets.take();
+                    try {
+                        Probed r = probeOne(cache, copier, layout, conv, b);
+                        probed.incrementAndGet();
+                        return r;
+                    } finally {
+                        freeTargets.add(b);
+                    }
                 }));
             }
             for (var f : results) {

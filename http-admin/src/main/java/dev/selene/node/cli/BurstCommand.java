@@ -10,6 +10,7 @@ import dev.selene.node.burst.BurstRun;
 import dev.selene.node.burst.BurstSettings;
 import dev.selene.node.burst.PoolManagers;
 import dev.selene.node.burst.RawDisk;
+import dev.selene.node.config.EnvironmentCheck;
 import dev.selene.node.logging.ConsoleLogging;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -53,7 +54,8 @@ final class BurstCommand implements Callable<Integer> {
     String preset;
 
     @Option(names = "--disk-dir", description = "Disk tier directory for the disk presets (default: "
-            + ".selene-data/burst-<preset> under the current directory; emptied first unless --keep-disk); with "
+            + ".selene-data/burst-<preset> under the current directory, created when missing; one given must exist; "
+            + "emptied first unless --keep-disk); with "
             + "--preset pool, where the managers' logs go.")
     String diskDir;
 
@@ -216,11 +218,16 @@ final class BurstCommand implements Callable<Integer> {
                 default -> (long) Math.ceil(probe.slotsNeeded() * AUTO_WARM_SLACK) * l.slotBytes();
             };
         }
+        workload.checkFits(CacheConfig.memoryOnly(l, warmBytes).withConcurrency(workload.concurrency));
         Path dir = null;
         long diskBytes = 0;
         if (withDisk) {
             dir = Path.of(diskDir != null ? diskDir : ".selene-data/burst-" + p).toAbsolutePath();
             diskBytes = ByteSize.parse("--disk-size", diskSize);
+            // As serve does: a --disk-dir given is used as it is, never created (a typo would fill a new directory);
+            // the preset's own directory is created. Either must take a file and not be held by a running node.
+            EnvironmentCheck.diskDirectory("--disk-dir", dir.toString(), diskDir == null, "an existing writable "
+                    + "directory, or no --disk-dir for the preset's own (.selene-data/burst-" + p + ")");
             if (!keepDisk) {
                 emptyDirectory(dir);
             }

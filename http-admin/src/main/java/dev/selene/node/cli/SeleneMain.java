@@ -1,5 +1,6 @@
 package dev.selene.node.cli;
 
+import dev.selene.actors.api.EnvironmentException;
 import dev.selene.node.admin.BuildInfo;
 import dev.selene.node.manager.ManagerCommand;
 import dev.selene.node.replay.ReplayCommand;
@@ -49,7 +50,8 @@ public final class SeleneMain implements Runnable {
             }
             String message = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
             commandLine.getErr().println("selene: " + message);
-            return root instanceof IllegalArgumentException ? 2 : 1;
+            // bad input or an environment a setting names (a directory, memory, managers): 2; anything else: 1
+            return root instanceof IllegalArgumentException || root instanceof EnvironmentException ? 2 : 1;
         });
         return cl.execute(args);
     }

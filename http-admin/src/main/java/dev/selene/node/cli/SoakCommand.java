@@ -9,6 +9,7 @@ import dev.selene.node.burst.BurstRun;
 import dev.selene.node.burst.BurstSettings;
 import dev.selene.node.config.NodeSettings;
 import dev.selene.node.config.SettingsLoader;
+import dev.selene.node.logging.ConsoleLogging;
 import dev.selene.node.serve.SeleneNode;
 import dev.selene.transport.gpu.DeviceCopier;
 import org.apache.pekko.Done;
@@ -110,6 +111,13 @@ final class SoakCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        // As burst: the terminal shows the soak's lines and warnings; its nodes' start and stop lines are not news.
+        try (ConsoleLogging quiet = ConsoleLogging.quiet(false)) {
+            return soakCommand();
+        }
+    }
+
+    private int soakCommand() throws Exception {
         double minutes;
         try {
             minutes = Double.parseDouble(minutesText);
@@ -135,6 +143,7 @@ final class SoakCommand implements Callable<Integer> {
         NodeSettings node = SettingsLoader.load(null, adminPort == null ? Map.of()
                 : Map.of(SettingsLoader.ROOT + ".admin.port", adminPort.toString()));
         CacheConfig config = CacheConfig.memoryOnly(l, warmBytes).withConcurrency(workload.concurrency);
+        workload.checkFits(config);
         Path dir = null;
         boolean ownDir = false;
         if (!p.equals("memory-only")) {
@@ -175,7 +184,11 @@ final class SoakCommand implements Callable<Integer> {
         Sample last = startSample;
         for (int burst = 0; burst == 0 || System.nanoTime() < deadline; burst++) {
             BurstSettings s = settings(l, warmBytes, seed + burst, dir);
-            BurstReport report = new BurstRun(s, System.err, holder::start).run(burst == 0 && !noWarmup);
+            BurstRun run = new BurstRun(s, System.err, holder::start);
+            if (dir != null) {
+                run = withDiskWarmUp(run, first.cache(), dir);
+            }
+            BurstReport report = run.run(burst == 0 && !noWarmup);
             long burstPublished = ((Number) report.toMap().get("published")).longValue();
             published += burstPublished;
             lost += report.abandonedTotal() + (burstPublished - report.accountedFor());
@@ -190,6 +203,24 @@ final class SoakCommand implements Callable<Integer> {
         }
         out.print(summary(startSample, warmedUp, last, published, lost, unverified));
         return lost == 0 && unverified == 0 ? 0 : 1;
+    }
+
+    /**
+     * {@code run} with its warm-up on nodes with the soak's disk tier in a scratch directory beside {@code dir},
+     * deleted after: a disk preset's node may have no warm tier, and a warm-up node without its disk would have no
+     * tier at all.
+     */
+    private static BurstRun withDiskWarmUp(BurstRun run, CacheConfig config, Path dir) {
+        Path warmUpDir = BurstRun.warmUpDirectory(dir);
+        return run.withWarmUpNodes(copier -> {
+            try {
+                Files.createDirectories(warmUpDir);
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot create the warm-up directory " + warmUpDir + ": "
+                        + e.getMessage());
+            }
+            return SeleneCache.start(config.withDisk(warmUpDir.toString(), config.diskBytes()), copier);
+        }, () -> BurstRun.deleteWarmUpDirectory(warmUpDir));
     }
 
     /**

@@ -1,6 +1,10 @@
 package dev.selene.node.cli;
 
+import dev.selene.engine.config.ByteSize;
+import dev.selene.engine.config.CacheConfig;
+import dev.selene.engine.intake.IntakeSizing;
 import dev.selene.node.burst.BurstShapeOptions;
+import dev.selene.node.config.MachineMemory;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
@@ -33,6 +37,22 @@ final class WorkloadOptions {
             throw new IllegalArgumentException("--device '" + device + "' is unknown; allowed: auto, simulated, cuda");
         }
         return device;
+    }
+
+    /**
+     * Refuses, with one line naming {@code --warm}, a node whose warm tier and smallest intake do not fit its host
+     * budget, or whose host slots do not fit this machine's memory.
+     */
+    void checkFits(CacheConfig config) {
+        String unfit = IntakeSizing.budgetProblem(config.layout(), config.effectiveWindowSlots(), config.warmBytes(),
+                config.hostBudgetBytes(), null);
+        if (unfit == null) {
+            unfit = MachineMemory.problem(config);
+        }
+        if (unfit != null) {
+            throw new IllegalArgumentException("--warm = '" + warm + "'" + (autoWarm() ? " ("
+                    + ByteSize.format(config.warmBytes()) + ")" : "") + " is invalid: " + unfit);
+        }
     }
 
     /** Whether {@code --warm} asks the preset to size the warm tier. */

@@ -1,6 +1,7 @@
 package dev.selene.node.config;
 
 import dev.selene.actors.api.SettingsException;
+import dev.selene.engine.config.ByteSize;
 import dev.selene.transport.disk.DirectoryInUseException;
 import dev.selene.transport.disk.DirectoryLock;
 
@@ -18,7 +19,7 @@ import java.nio.file.Path;
 
 /**
  * Checks what a node's settings name on this machine before the node starts anything (no memory mapped, no actor
- * system, no metrics): the disk directory, the admin server's address and port, a pool host's address. A problem
+ * system, no metrics): that this machine's memory holds its host slots, the disk directory, the admin server's address and port, a pool host's address. A problem
  * is a {@link SettingsException} whose one line names the setting, the value, what is wrong and what is allowed.
  *
  * <p>The checks are probes (a file created and deleted, a socket bound and closed, the directory's lock taken and
@@ -26,6 +27,7 @@ import java.nio.file.Path;
  */
 public final class EnvironmentCheck {
 
+    static final String WARM = SettingsLoader.ROOT + ".warm";
     static final String DISK_DIR = SettingsLoader.ROOT + ".disk.dir";
     static final String ADMIN_BIND = SettingsLoader.ROOT + ".admin.bind";
     static final String ADMIN_PORT = SettingsLoader.ROOT + ".admin.port";
@@ -39,6 +41,11 @@ public final class EnvironmentCheck {
 
     /** Checks the disk directory (created when the settings allow), the admin address and port, the pool address. */
     public static void check(NodeSettings settings) {
+        String memory = MachineMemory.problem(settings.cache());
+        if (memory != null) {
+            throw new SettingsException(WARM + " = '" + ByteSize.format(settings.cache().warmBytes())
+                    + "' is invalid: " + memory);
+        }
         if (settings.cache().diskDir() != null) {
             diskDirectory(settings.cache().diskDir(), settings.createDiskDir());
         }
@@ -54,28 +61,36 @@ public final class EnvironmentCheck {
      * held by no other node.
      */
     static void diskDirectory(String setting, boolean create) {
+        diskDirectory(DISK_DIR, setting, create, "an existing writable directory, or " + SettingsLoader.ROOT
+                + ".disk.create = true (--create-disk-dir) to create it");
+    }
+
+    /**
+     * As {@link #diskDirectory(String, boolean)} for a directory that {@code name} (a setting or an option) names;
+     * {@code allowedWhenMissing} says what is allowed when it does not exist and {@code create} is false.
+     */
+    public static void diskDirectory(String name, String setting, boolean create, String allowedWhenMissing) {
         Path dir;
         try {
             dir = Path.of(setting);
         } catch (InvalidPathException e) {
-            throw SettingsException.invalid(DISK_DIR, setting, "a directory path");
+            throw SettingsException.invalid(name, setting, "a directory path");
         }
         if (!Files.exists(dir)) {
             if (!create) {
-                throw invalidDisk(setting, "no such directory", "an existing writable directory, or "
-                        + SettingsLoader.ROOT + ".disk.create = true (--create-disk-dir) to create it");
+                throw invalidDisk(name, setting, "no such directory", allowedWhenMissing);
             }
             try {
                 Files.createDirectories(dir);
             } catch (IOException e) {
-                throw invalidDisk(setting, "cannot create it (" + reason(e) + ")", WRITABLE_DIRECTORY);
+                throw invalidDisk(name, setting, "cannot create it (" + reason(e) + ")", WRITABLE_DIRECTORY);
             }
         }
         if (!Files.isDirectory(dir)) {
-            throw invalidDisk(setting, "not a directory", WRITABLE_DIRECTORY);
+            throw invalidDisk(name, setting, "not a directory", WRITABLE_DIRECTORY);
         }
         if (!Files.isWritable(dir)) {
-            throw invalidDisk(setting, "not writable", WRITABLE_DIRECTORY);
+            throw invalidDisk(name, setting, "not writable", WRITABLE_DIRECTORY);
         }
         Path probe = dir.resolve(PROBE_PREFIX + ProcessHandle.current().pid());
         try {
@@ -83,16 +98,16 @@ public final class EnvironmentCheck {
             Files.createFile(probe);
             Files.delete(probe);
         } catch (IOException e) {
-            throw invalidDisk(setting, "cannot write a file in it (" + reason(e) + ")", WRITABLE_DIRECTORY);
+            throw invalidDisk(name, setting, "cannot write a file in it (" + reason(e) + ")", WRITABLE_DIRECTORY);
         }
         try {
             DirectoryLock.acquire(dir).close();
         } catch (DirectoryInUseException e) {
             String pid = e.holderPid().isPresent() ? Long.toString(e.holderPid().getAsLong()) : "unknown";
-            throw invalidDisk(setting, "already used by another Selene node (pid " + pid + ")",
+            throw invalidDisk(name, setting, "already used by another Selene node (pid " + pid + ")",
                     "a directory no running node uses");
         } catch (IOException e) {
-            throw invalidDisk(setting, "cannot lock it (" + reason(e) + ")", WRITABLE_DIRECTORY);
+            throw invalidDisk(name, setting, "cannot lock it (" + reason(e) + ")", WRITABLE_DIRECTORY);
         }
     }
 
@@ -137,8 +152,8 @@ public final class EnvironmentCheck {
         }
     }
 
-    private static SettingsException invalidDisk(String dir, String problem, String allowed) {
-        return new SettingsException(DISK_DIR + " = '" + dir + "' is invalid: " + problem + "; allowed: " + allowed);
+    private static SettingsException invalidDisk(String name, String dir, String problem, String allowed) {
+        return new SettingsException(name + " = '" + dir + "' is invalid: " + problem + "; allowed: " + allowed);
     }
 
     /** An I/O failure in a few words, without the path the message already names. */

@@ -1,11 +1,13 @@
 package dev.selene.node.config;
 
+import dev.selene.actors.api.SettingsException;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * The command-line options shared by every command that starts a node: {@code --config FILE} and the flags that
@@ -66,12 +68,41 @@ public final class NodeOptions {
 
     /** The settings these options select. */
     public NodeSettings load() {
-        return SettingsLoader.load(config, overrides());
+        return withFlag(() -> SettingsLoader.load(config, overrides()));
     }
 
     /** The settings these options select, with {@code commandDefaults} in place of the library's defaults. */
     public NodeSettings load(Map<String, ?> commandDefaults) {
-        return SettingsLoader.load(config, overrides(), commandDefaults);
+        return withFlag(() -> SettingsLoader.load(config, overrides(), commandDefaults));
+    }
+
+    /** The flag of each setting that has one, for the settings' error lines. */
+    private static final Map<String, String> FLAGS = Map.ofEntries(
+            Map.entry("layout", "--layout"), Map.entry("warm", "--warm"), Map.entry("concurrency", "--concurrency"),
+            Map.entry("host-budget", "--host-budget"), Map.entry("device", "--device"),
+            Map.entry("disk.dir", "--disk-dir"), Map.entry("disk.create", "--create-disk-dir"),
+            Map.entry("disk.size", "--disk-size"), Map.entry("pool.managers", "--pool-managers"),
+            Map.entry("prefix-cache.max-age", "--prefix-cache-max-age"),
+            Map.entry("prefix-cache.drain-on-shutdown", "--prefix-cache-drain-on-shutdown"),
+            Map.entry("admin.bind", "--admin-bind"), Map.entry("admin.port", "--admin-port"),
+            Map.entry("admin.token", "--admin-token"));
+
+    /**
+     * {@code load}, with an invalid setting's line naming its flag too ({@code selene.disk.size = '0' is invalid;
+     * ... (--disk-size)}), so that someone who gave flags alone sees which flag to add or change.
+     */
+    private static NodeSettings withFlag(Supplier<NodeSettings> load) {
+        try {
+            return load.get();
+        } catch (SettingsException e) {
+            String message = e.getMessage();
+            for (Map.Entry<String, String> f : FLAGS.entrySet()) {
+                if (message != null && message.startsWith(SettingsLoader.ROOT + "." + f.getKey() + " = ")) {
+                    throw new SettingsException(message + " (" + f.getValue() + ")");
+                }
+            }
+            throw e;
+        }
     }
 
     /** Setting path → value for every flag given ({@code --pool-managers} as a list). */

@@ -15,6 +15,7 @@ import dev.selene.engine.trace.RowRule;
 import dev.selene.engine.trace.TraceCeiling;
 import dev.selene.engine.trace.TraceRequest;
 import dev.selene.engine.trace.TraceShapes;
+import dev.selene.node.logging.ConsoleLogging;
 import dev.selene.transport.gpu.DeviceCopier;
 import dev.selene.transport.gpu.DeviceCopiers;
 import picocli.CommandLine.Command;
@@ -135,6 +136,13 @@ public final class ReplayCommand implements Callable<Integer> {
         if (compare) {
             return compare();
         }
+        // The terminal shows the report and warnings; the node's start-up lines are not the replay's outcome.
+        try (ConsoleLogging quiet = ConsoleLogging.quiet(false)) {
+            return replay();
+        }
+    }
+
+    private int replay() throws Exception {
         validate();
         Layout l = Layout.preset(layout);
         long warmBytes = ByteSize.parse("--warm", warm);
@@ -196,6 +204,7 @@ public final class ReplayCommand implements Callable<Integer> {
         }
         report.oracle = oracle ? null : simulator.run(requests, ReplaySimulator.ORACLE);
         System.out.print(report.table());
+        System.out.println(report.verdict());
         if (json) {
             System.out.println(new ObjectMapper().writeValueAsString(report.toMap()));
         }

@@ -175,6 +175,22 @@ public final class ReplayReport {
         return b.toString();
     }
 
+    /**
+     * One closing line: the hit ratio, against the oracle's when there is one, and whether every publication was
+     * kept and every restore succeeded ({@code OK}) or not ({@code NOT MET}).
+     */
+    public String verdict() {
+        boolean kept = abandoned == 0 && restoresFailed == 0;
+        StringBuilder b = new StringBuilder("verdict: ").append(kept ? "OK: " : "NOT MET: ");
+        b.append(pct(hitRatio())).append(" of tokens from cache");
+        if (oracle != null && !Double.isNaN(ofOracle())) {
+            b.append(String.format(Locale.ROOT, ", %.2f of the farthest-next-use oracle's", ofOracle()));
+        }
+        b.append(kept ? ", no publication abandoned, no restore failed"
+                : ", " + abandoned + " publications abandoned, " + restoresFailed + " restores failed");
+        return b.toString();
+    }
+
     /** The report as one flat JSON-ready map; the policy and the row rule come next to the hit ratio. */
     public Map<String, Object> toMap() {
         Map<String, Object> m = new LinkedHashMap<>();

@@ -55,10 +55,11 @@ public final class ServeCommand implements Callable<Integer> {
                     + "The node keeps serving after the last run.")
     ServedWorkload workload;
 
-    @Option(names = "--conversations", paramLabel = "N", defaultValue = "128",
-            description = "With --workload: conversations per run (default: ${DEFAULT-VALUE}); the node's "
-                    + "concurrency is how many run at once.")
-    int conversations;
+    @Option(names = "--conversations", paramLabel = "N",
+            description = "With --workload: conversations per run (default: 128 on a node with a disk or pool tier; "
+                    + "on a memory-only node as many as its warm tier holds, at most 128); the node's concurrency is "
+                    + "how many run at once.")
+    Integer conversationsOption;
 
     @Mixin
     BurstShapeOptions shape;
@@ -82,7 +83,7 @@ public final class ServeCommand implements Callable<Integer> {
         NodeSettings settings = settings();
         CacheConfig c = settings.cache();
         if (workload != null) { // its options are refused, with one line, before anything starts
-            ServedWorkload.burst(c, conversations, shape.tokens(), shape.turns(), shape.snapshotMillis(), seed, 0);
+            ServedWorkload.burst(c, conversations(c), shape.tokens(), shape.turns(), shape.snapshotMillis(), seed, 0);
         }
         // What the settings name is checked before the log file is created: a node refused at start leaves nothing.
         EnvironmentCheck.check(settings);
@@ -98,6 +99,12 @@ public final class ServeCommand implements Callable<Integer> {
         } finally {
             logging.close();
         }
+    }
+
+    /** Conversations per workload run: {@code --conversations}, or as many as fit the node's tiers. */
+    private int conversations(CacheConfig c) {
+        return conversationsOption != null ? conversationsOption
+                : ServedWorkload.defaultConversations(c, shape.tokens(), shape.turns(), shape.snapshotMillis());
     }
 
     /** The node's settings: the file's and the flags', over {@code serve}'s own defaults (a smaller warm tier). */
@@ -132,6 +139,7 @@ public final class ServeCommand implements Callable<Integer> {
         System.err.flush();
         started.complete(node);
         if (workload != null) {
+            int conversations = conversations(c);
             announce.accept("selene serve: workload " + (workload.forever() ? "burst until stopped"
                     : "burst, " + workload.runs() + (workload.runs() == 1 ? " run" : " runs")) + ", "
                     + conversations + " conversations of " + shape.tokens() + " tokens each");

@@ -66,6 +66,27 @@ record ServedWorkload(int runs) {
         }
     }
 
+    /** Conversations per run unless {@code --conversations} says otherwise, on a node with a durable tier. */
+    static final int DEFAULT_CONVERSATIONS = 128;
+
+    /** Room left in a memory-only node's warm tier beyond one run's records, as the burst's own sizing leaves. */
+    static final double WARM_SLACK = 1.10;
+
+    /**
+     * Conversations per run by default: {@link #DEFAULT_CONVERSATIONS}, or on a memory-only node as many as its warm
+     * tier holds (at least one), so that a run's probe finds every conversation it published rather than the
+     * coldest evicted by the run itself.
+     */
+    static int defaultConversations(CacheConfig cache, int tokens, int turns, long snapshotMillis) {
+        if (!cache.memoryOnly()) {
+            return DEFAULT_CONVERSATIONS;
+        }
+        long perConversation = burst(cache, 1, tokens, turns, snapshotMillis, 0, 0).slotsNeeded();
+        long warmSlots = cache.warmBytes() / cache.layout().slotBytes();
+        long fits = (long) Math.floor(warmSlots / (perConversation * WARM_SLACK));
+        return (int) Math.max(1, Math.min(DEFAULT_CONVERSATIONS, fits));
+    }
+
     /**
      * The settings of the burst run {@code run} (from 0) on {@code cache}'s node: its layout, warm size, concurrency
      * and device, the conversations' shape, and seed {@code seed + run}.

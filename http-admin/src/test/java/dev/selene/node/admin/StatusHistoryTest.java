@@ -52,6 +52,20 @@ class StatusHistoryTest {
     }
 
     @Test
+    void evictionsToMakeRoom_areEventsOfTheWindow_besideTheRatesChart() {
+        // issue 26: the panel said "none" while 2,054 evictions were counted and charted
+        StatusHistory h = new StatusHistory(5);
+        h.add(status(90, Map.of("evicted.memory", 0L)), 1_000);
+        h.add(status(90, Map.of("evicted.memory", 380L)), 2_000);
+        h.add(status(90, Map.of("evicted.memory", 760L, "admin.evicted", 1L)), 3_000);
+        assertEquals(List.of(
+                        new StatusHistory.EventGroup("evicted.memory", "evicted", "memory", 760, 2, 2_000, 3_000),
+                        new StatusHistory.EventGroup("admin.evicted", "evicted", "operator", 1, 1, 3_000, 3_000)),
+                h.eventGroups());
+        assertEquals(381.0, h.samples().getLast().rates().get("evictions"), "the chart's rate counts the same");
+    }
+
+    @Test
     void eachSampleCarriesTheRatesPerSecondSinceTheOneBefore() {
         StatusHistory h = new StatusHistory(10);
         h.add(status(90, Map.of("publish.stored", 10L, "publish.bytes", 999L, "lookup.total", 4L)), 1_000);

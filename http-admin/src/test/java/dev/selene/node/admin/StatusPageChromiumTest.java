@@ -26,6 +26,7 @@ import java.util.stream.Stream;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -129,6 +130,33 @@ public class StatusPageChromiumTest {
             assertTrue(recordDom.contains("<tr data-key=\"" + target + "\" class=\"selected\""),
                     "the record is marked in its chain");
             assertEquals(2, group(RECORDS_SHOWN, recordDom), "the list stays on its page");
+        }
+    }
+
+    @Test
+    void thePage_listsEvictionsToMakeRoom_andCallsTheSlotsEvictionTakesDroppable(@TempDir Path profile)
+            throws Exception {
+        // issue 26: the panel said "none" beside a rates chart of evictions; "clean" slots on a memory-only node
+        Optional<Path> chromium = chromium();
+        assumeTrue(chromium.isPresent(), "no Chromium found (/usr/bin/chromium or $CHROMIUM); "
+                + "install Debian's chromium package to run this test (.ci/run does)");
+        try (TestNode node = new TestNode(Map.of())) {
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> node.get("/status/history").body().contains("\"epochMillis\""));
+            for (int i = 1; i <= 40; i++) { // more than the 1 MiB warm tier holds: the coldest are evicted
+                node.publishChain("fill", i);
+            }
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> eventCounts(node).getOrDefault("evicted.memory", 0) > 0);
+            String dom = load(chromium.get(), profile, node.base + "/", null);
+            Map<String, Integer> eventRows = new HashMap<>();
+            Matcher ev = EVENT_ROW.matcher(dom);
+            while (ev.find()) {
+                eventRows.put(ev.group(1), Integer.parseInt(ev.group(2)));
+            }
+            assertTrue(eventRows.getOrDefault("evicted.memory", 0) > 0, "an eviction row: " + eventRows);
+            assertTrue(dom.contains("<td>droppable</td>"), "the slot figure eviction can take");
+            assertFalse(dom.contains("<td>clean</td>"), "no 'clean' slots on a memory-only node");
         }
     }
 

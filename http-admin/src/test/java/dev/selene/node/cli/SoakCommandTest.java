@@ -92,6 +92,23 @@ class SoakCommandTest {
     }
 
     @Test
+    void soak_diskOnlyPreset_withItsWarmUp_runsItsBursts_andExitsZero() throws Exception {
+        // issue 26: the warm-up node of a disk-only soak had no tier (warm 0, no disk) and the soak exited 1
+        Path dir = Files.createTempDirectory(Files.createDirectories(Path.of("target", "soak-tests")), "disk-only");
+        Run r = run(err -> { }, "soak", "--minutes", "0.05", "--preset", "disk-only", "--disk-dir", dir.toString(),
+                "--disk-size", "256m", "--layout", "small", "--conversations", "24", "--concurrency", "4",
+                "--tokens", "256", "--device", "simulated", "--admin-port", "0");
+
+        assertEquals(0, r.exit(), r.err() + r.out());
+        assertFalse(r.err().contains("no tier configured"), r.err());
+        assertFalse(r.err().contains(" INFO "), "only the soak's lines and warnings on the terminal: " + r.err());
+        List<Matcher> lines = r.out().lines().map(LINE::matcher).filter(Matcher::matches).toList();
+        assertTrue(lines.size() >= 2, "a line at the start and one after each burst:\n" + r.out());
+        assertTrue(r.out().contains(" 0 lost, every restored byte matched"), r.out());
+        assertFalse(Files.exists(Path.of(dir.toAbsolutePath() + ".warmup")), "the warm-up's directory is deleted");
+    }
+
+    @Test
     void soak_withZeroMinutes_getsOneLine_andExitCode2() throws Exception {
         Run r = run(err -> { }, "soak", "--minutes", "0");
         assertEquals(2, r.exit());

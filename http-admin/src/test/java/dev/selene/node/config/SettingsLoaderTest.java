@@ -46,7 +46,7 @@ class SettingsLoaderTest {
         NodeSettings s = load(Map.of());
         CacheConfig c = s.cache();
         assertEquals("deepseek-tp4", c.layout().name());
-        assertEquals(8L << 30, c.warmBytes());
+        assertEquals(1L << 30, c.warmBytes());
         assertEquals(32, c.concurrency());
         assertNull(c.maxAge());
         assertFalse(c.drainOnShutdown());

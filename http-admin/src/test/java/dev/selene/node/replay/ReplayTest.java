@@ -45,6 +45,9 @@ class ReplayTest {
         assertEquals(0, code, out.toString(StandardCharsets.UTF_8));
         List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
         assertTrue(lines.stream().anyMatch(l -> l.startsWith("ceiling, unbounded cache")), "the table comes first");
+        // issue 26: the report ended without a verdict
+        assertTrue(lines.get(lines.size() - 2).matches("verdict: (OK|NOT MET): [\\d.]+% of tokens from cache.*"),
+                "a verdict closes the table: " + lines.get(lines.size() - 2));
         return new ObjectMapper().readTree(lines.getLast());
     }
 

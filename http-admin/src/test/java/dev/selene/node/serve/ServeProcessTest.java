@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -162,6 +163,49 @@ class ServeProcessTest {
     }
 
     @Test
+    void malformedRequestHeaders_fromAClient_putNoMultiLineWarningsOnTheTerminalOrInTheLog(@TempDir Path tmp)
+            throws Exception {
+        // issue 26: 200 requests with malformed headers put 73 multi-line WARN entries on the node's terminal
+        Path log = tmp.resolve("selene.log");
+        Process p = selene("serve", "--layout", "small", "--warm", "1m", "--host-budget", "64m", "--concurrency", "1",
+                "--device", "simulated", "--admin-port", "0", "--admin-token", TOKEN, "--log-file", log.toString());
+        List<String> err = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> errDone = collect(p.getErrorStream(), err);
+        collect(p.getInputStream(), new CopyOnWriteArrayList<>());
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                .until(() -> !p.isAlive() || err.stream().anyMatch(l -> ADMIN.matcher(l).find()));
+        assertTrue(p.isAlive(), "serve exited early: " + err);
+        int port = Integer.parseInt(err.stream().map(ADMIN::matcher).filter(Matcher::find).findFirst()
+                .orElseThrow().group(1));
+        List<String> malformed = List.of("If-Modified-Since: yesterday", "Authorization: Bearer",
+                "Accept: text/html;q=high", "Content-Type: not a type", "Range: bytes=z-", "Cache-Control: max-age=-x");
+        List<String> statusLines = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            String header = malformed.get(i % malformed.size());
+            String path = i % 2 == 0 ? "/health" : "/records";
+            try (Socket socket = new Socket("127.0.0.1", port)) {
+                socket.setSoTimeout(10_000);
+                socket.getOutputStream().write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + header
+                        + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                BufferedReader r = new BufferedReader(new InputStreamReader(socket.getInputStream(),
+                        StandardCharsets.US_ASCII));
+                statusLines.add(header + " -> " + r.readLine());
+            }
+        }
+        assertTrue(statusLines.stream().allMatch(l -> l.matches(".* -> HTTP/1\\.1 [24]\\d\\d .*")),
+                "every request answered, none with a server error: " + statusLines);
+        assertEquals(200, send("GET", "http://127.0.0.1:" + port + "/health", null).statusCode());
+        assertTrue(p.toHandle().destroy());
+        assertTrue(p.waitFor(10, TimeUnit.SECONDS), "serve did not stop within 10 s of SIGTERM: " + err);
+        errDone.get(5, TimeUnit.SECONDS);
+        String logged = Files.readString(log);
+        assertEquals(List.of(), err.stream().filter(l -> l.contains("WARN") || l.startsWith(" ")
+                || l.startsWith("\t")).toList(), "no warning on the terminal for a client's malformed headers");
+        assertEquals(List.of(), logged.lines().filter(l -> l.contains("Illegal") || l.contains("WARN")).toList(),
+                "nor in the log");
+    }
+
+    @Test
     void serveWithWorkloadBurst1_publishesIntoTheServedNode_itsRecordsAreFindable_andSigtermStillExits0(
             @TempDir Path tmp) throws Exception {
         Path log = tmp.resolve("selene.log");
@@ -200,6 +244,37 @@ class ServeProcessTest {
         assertEquals(0, p.exitValue(), String.join("\n", err));
         assertTrue(err.contains("selene serve: stopped"), String.join("\n", err));
         assertFalse(err.stream().anyMatch(l -> l.contains("Exception")), String.join("\n", err));
+    }
+
+    @Test
+    void serveWithWorkload_onAMemoryOnlyNode_runsAsManyConversationsAsItsWarmTierHolds_andEveryRunIsOk(
+            @TempDir Path tmp) throws Exception {
+        // issue 26: 128 conversations by default on a warm tier that held a third of them: every run NOT MET
+        Process p = selene("serve", "--layout", "small", "--warm", "2m", "--host-budget", "64m", "--concurrency", "4",
+                "--device", "simulated", "--admin-port", "0", "--log-file", tmp.resolve("selene.log").toString(),
+                "--workload", "burst:2", "--tokens", "256", "--snapshot-ms", "30000");
+        List<String> err = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> errDone = collect(p.getErrorStream(), err);
+        collect(p.getInputStream(), new CopyOnWriteArrayList<>());
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
+                .until(() -> !p.isAlive()
+                        || err.contains("selene serve: workload done; the node serves until SIGTERM"));
+        assertTrue(p.isAlive(), "serve exited early: " + String.join("\n", err));
+        Matcher workload = Pattern.compile("selene serve: workload burst, 2 runs, (\\d+) conversations of 256 tokens")
+                .matcher(String.join("\n", err));
+        assertTrue(workload.find(), String.join("\n", err));
+        int conversations = Integer.parseInt(workload.group(1));
+        assertTrue(conversations >= 1 && conversations < 128, "sized to the 2 MiB warm tier: " + conversations);
+        List<String> done = err.stream().filter(l -> l.startsWith("selene serve: burst ")).toList();
+        assertEquals(2, done.size(), String.join("\n", err));
+        for (String line : done) {
+            assertTrue(line.contains("verdict: OK: every publication kept, " + conversations + "/" + conversations
+                    + " conversations restored in full"), line);
+        }
+        assertTrue(p.toHandle().destroy());
+        assertTrue(p.waitFor(10, TimeUnit.SECONDS), "serve did not stop within 10 s of SIGTERM: " + err);
+        errDone.get(5, TimeUnit.SECONDS);
+        assertEquals(0, p.exitValue(), String.join("\n", err));
     }
 
     /**
@@ -285,7 +360,16 @@ class ServeProcessTest {
     @Test
     void anInvalidSetting_stopsTheNodeAtStart_withOneLineAndExitCode2() throws Exception {
         assertEquals("selene: selene.prefix-cache.max-age = 'abc' is invalid; allowed: a duration such as 30m, 2h "
-                + "or 7d, or off", failsAtStart("serve", "--prefix-cache-max-age", "abc", "--admin-port", "0"));
+                + "or 7d, or off (--prefix-cache-max-age)", failsAtStart("serve", "--prefix-cache-max-age", "abc",
+                "--admin-port", "0"));
+    }
+
+    @Test
+    void aDiskDirectoryAlone_isRefusedNamingTheFlagThatSizesIt() throws Exception {
+        // issue 26: serve --disk-dir X alone failed on selene.disk.size = 0 without naming --disk-size
+        String line = failsAtStart("serve", "--layout", "small", "--disk-dir", "/tmp", "--admin-port", "0");
+        assertTrue(line.startsWith("selene: selene.disk.size = '0' is invalid; allowed: at least one record"), line);
+        assertTrue(line.endsWith(" (--disk-size)"), line);
     }
 
     @Test
