@@ -47,6 +47,7 @@ public final class SeleneCache implements AutoCloseable {
     /** The longest a drain at shutdown may take (B8). */
     public static final Duration DRAIN_TIMEOUT = Duration.ofMinutes(2);
 
+    private final java.util.concurrent.atomic.AtomicBoolean closing = new java.util.concurrent.atomic.AtomicBoolean();
     private final ActorSystem<?> system;
     private final boolean ownsSystem;
     private final ActorRef<HostCache.Command> node;
@@ -269,11 +270,15 @@ public final class SeleneCache implements AutoCloseable {
 
     /**
      * Stops the node and waits for it. Records held only in memory are lost unless the configuration asks to
-     * drain on shutdown, in which case they are spilled to disk first, within {@link #DRAIN_TIMEOUT}.
+     * drain on shutdown, in which case they are written to the node's durable tier first (its disk, or the pool
+     * when it has no disk), within {@link #DRAIN_TIMEOUT}.
      */
     @Override
     public void close() {
-        if (config.drainOnShutdown() && config.diskDir() != null) {
+        if (!closing.compareAndSet(false, true)) {
+            return;
+        }
+        if (config.drainOnShutdown() && (config.diskDir() != null || config.poolEnabled())) {
             try {
                 DrainReport report = drain(DRAIN_TIMEOUT).toCompletableFuture().get(DRAIN_TIMEOUT.toSeconds() + 10,
                         TimeUnit.SECONDS);

@@ -228,6 +228,14 @@ final class ChildJvm implements AutoCloseable {
         }
     }
 
+    /** Resumes a child stopped by {@link #freeze()} (SIGCONT). */
+    void thaw() throws IOException, InterruptedException {
+        Process cont = new ProcessBuilder("kill", "-CONT", String.valueOf(pid())).inheritIO().start();
+        if (!cont.waitFor(10, TimeUnit.SECONDS) || cont.exitValue() != 0) {
+            throw new IllegalStateException("could not SIGCONT " + this);
+        }
+    }
+
     /** Kills the child with SIGKILL and waits until it is gone. */
     void kill() {
         process.destroyForcibly();

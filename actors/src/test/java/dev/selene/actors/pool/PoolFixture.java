@@ -72,10 +72,16 @@ final class PoolFixture implements AutoCloseable {
 
     /** A host of {@code warmSlots} warm slots (0: intake only) over {@code config}'s other settings. */
     SeleneCache host(int warmSlots, String diskDir) {
+        return host(warmSlots, diskDir, false);
+    }
+
+    /** A host as {@link #host(int, String)}, draining what is only in its memory when it is closed when asked. */
+    SeleneCache host(int warmSlots, String diskDir, boolean drainOnShutdown) {
         CacheConfig config = CacheConfig.memoryOnly(LAYOUT, (long) warmSlots * LAYOUT.slotBytes()).withConcurrency(1)
                 .withWindowSlots(LAYOUT.slotsPerRecord(true))
                 .withHostBudgetBytes((warmSlots + 40L) * LAYOUT.slotBytes())
-                .withPool(seeds());
+                .withPool(seeds())
+                .withDrainOnShutdown(drainOnShutdown);
         if (diskDir != null) {
             config = config.withDisk(diskDir, 64L << 20);
         }

@@ -8,6 +8,7 @@ import dev.selene.actors.api.Tier;
 import dev.selene.engine.key.RecordSpec;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -69,6 +70,23 @@ class PoolTierMatrixTest {
         assertTrue(found.records().stream().allMatch(l -> l.tier() == Tier.POOL), found.toString());
         assertEquals(12, pool.restoreAndVerify(b, specs).fromPool());
         pool.stopHost(a);
+        pool.stopHost(b);
+    }
+
+    /** #22 item 4: a host with a warm tier and the pool but no disk, asked to drain on shutdown, drains to the pool. */
+    @Test
+    void aHostWithoutADisk_thatDrainsOnShutdown_leavesWhatWasOnlyInItsMemoryInThePool() throws Exception {
+        String namespace = "drain-on-close";
+        SeleneCache a = pool.host(60, null, true);
+        // 4 records of 5 slots in a warm tier of 60: no pressure, so they are only in its memory when it closes.
+        List<RecordSpec> specs = pool.publishChain(a, namespace, 1, 4);
+        assertEquals(4, pool.restoreAndVerify(a, specs).fromMemory(), "nothing was retired before the close");
+        pool.stopHost(a);
+
+        SeleneCache b = pool.host(0, null);
+        LookupResult found = await(b.lookup(namespace, chain(specs)));
+        assertEquals(4, found.records().size(), "the drain at close retired every record: " + found.missReason());
+        assertEquals(4, pool.restoreAndVerify(b, specs).fromPool());
         pool.stopHost(b);
     }
 }

@@ -22,7 +22,7 @@ import java.nio.file.Path;
  * @param restart         whether to stop the node after the probe, start a new one on the same disk and probe again
  * @param diskDir         the node's disk tier directory, or null (used for the raw O_DIRECT baseline)
  * @param poolManagers    pool managers the node retires to (0: no pool); with a pool the burst is followed by a
- *                        drain that retires what is still dirty, and the raw stream-ref baseline is measured
+ *                        drain that retires what is still dirty, and the raw data-plane baseline is measured
  *                        against the managers
  */
 public record BurstSettings(Layout layout, int conversations, int concurrency, int tokens, int turns, long warmBytes,

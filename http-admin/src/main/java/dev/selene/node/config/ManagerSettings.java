@@ -15,9 +15,10 @@ import java.util.List;
  * @param maxAge     records unused for longer are dropped; null = never
  * @param replicas   managers that must hold a record before a retirement counts (1..3)
  * @param adminPort  the manager's admin HTTP port; 0 picks a free one
+ * @param dataPort   the port record bytes arrive on and leave from, on the cluster address; 0 picks a free one
  */
 public record ManagerSettings(String bind, int port, List<String> seeds, long storeBytes, Duration maxAge,
-                              int replicas, int adminPort) {
+                              int replicas, int adminPort, int dataPort) {
 
     public ManagerSettings {
         seeds = List.copyOf(seeds);

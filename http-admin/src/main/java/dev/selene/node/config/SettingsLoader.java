@@ -151,8 +151,9 @@ public final class SettingsLoader {
         }
         int replicas = r.integer("manager.replicas", 1, 3);
         int adminPort = r.integer("manager.admin-port", 0, 65_535);
+        int dataPort = r.integer("manager.data-port", 0, 65_535);
         return new ManagerSettings(bind, port, seeds, store, r.durationOrOff("manager.max-age"), replicas,
-                adminPort);
+                adminPort, dataPort);
     }
 
     /**

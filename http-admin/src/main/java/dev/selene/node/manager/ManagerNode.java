@@ -70,7 +70,7 @@ public final class ManagerNode implements AutoCloseable {
     public static ManagerNode start(NodeSettings settings) {
         ManagerSettings m = settings.manager();
         ManagerConfig config = new ManagerConfig(settings.cache().layout(), m.storeBytes(), m.maxAge(), m.replicas(),
-                ManagerConfig.DEFAULT_DIRECTORY_SHARDS);
+                ManagerConfig.DEFAULT_DIRECTORY_SHARDS, m.dataPort());
         PrometheusMetrics.start();
         Config pekko = PoolCluster.config(m.bind(), m.port(), m.seeds(), PoolCluster.MANAGER_ROLE,
                 ConfigFactory.parseMap(Map.of("pekko.coordinated-shutdown.exit-jvm", "off"))

@@ -93,12 +93,13 @@ class SettingsLoaderTest {
         assertEquals(Duration.ofHours(24), m.maxAge());
         assertEquals(2, m.replicas());
         assertEquals(7356, m.adminPort());
+        assertEquals(7357, m.dataPort());
     }
 
     @Test
     void managerDefaults_andFlags() {
         ManagerSettings d = load(Map.of()).manager();
-        assertEquals(new ManagerSettings("127.0.0.1", 7355, List.of(), 64L << 30, null, 2, 7356), d);
+        assertEquals(new ManagerSettings("127.0.0.1", 7355, List.of(), 64L << 30, null, 2, 7356, 0), d);
         ManagerSettings m = SettingsLoader.load(null, Map.of("selene.manager.seeds",
                 List.of("10.0.0.1:7355", "pekko://selene@10.0.0.2:7355"), "selene.manager.replicas", "3",
                 "selene.manager.admin-port", "0", "selene.manager.max-age", "2h")).manager();
