@@ -44,7 +44,7 @@ import java.util.function.LongSupplier;
  * the image under, sent straight from the slots, which stay pinned until it has been sent.
  *
  * <p>The store owns the bytes and the recency; the directory entity of each namespace shard learns what it holds
- * ({@link PoolDirectory.Held}, {@link PoolDirectory.Released}) and can always ask again ({@link Holdings}).
+ * ({@link PoolDirectory.HeldAll}, {@link PoolDirectory.Released}) and can always ask again ({@link Holdings}).
  */
 public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
@@ -112,8 +112,15 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         INSTANCE
     }
 
+    /** Sends the directory entities what this store took since the last report. */
+    private enum ReportHeld implements Command {
+        INSTANCE
+    }
+
     /** An upload or a serve whose peer sends or takes nothing for this long is dropped (its peer died or stalled). */
     static final Duration UPLOAD_IDLE_TIMEOUT = NettyDataPlane.DEFAULT_SILENCE;
+    /** How long a store gathers the records it took before it reports them to their directory entities. */
+    static final Duration HELD_REPORT_DELAY = Duration.ofMillis(20);
     /** Threads of a manager's data plane. */
     static final int DATA_THREADS = 2;
 
@@ -152,6 +159,10 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     private final Map<RecordKey, Held> held = new HashMap<>();
     private final TreeMap<Long, RecordKey> byTick = new TreeMap<>();
     private final Map<RecordKey, Upload> uploads = new HashMap<>();
+    /** Records taken and not yet reported to their directory entity, by entity. */
+    private final Map<String, List<PoolEntry>> heldToReport = new HashMap<>();
+    private boolean reportScheduled;
+    private long lastReportNanos;
     private final Map<String, Long> expired = new TreeMap<>();
     private long ticks;
     private long uploadIds;
@@ -189,6 +200,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             free.add(i);
         }
         this.clock = System::nanoTime;
+        this.lastReportNanos = clock.getAsLong() - HELD_REPORT_DELAY.toNanos();
         String host = ctx.getSystem().address().getHost().orElse("127.0.0.1");
         try {
             ActorRef<Command> self = ctx.getSelf();
@@ -241,6 +253,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             case CopyEnded c -> onCopyEnded(c);
             case GetStatus g -> g.replyTo().tell(status());
             case SweepTick t -> sweep();
+            case ReportHeld r -> flushHeld();
         }
         metrics.held(held.size(), bytes);
         return this;
@@ -259,7 +272,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         }
         if (h != null) {
             touch(h);
-            tellDirectory(key.namespace(), new PoolDirectory.Held(h.entry, getContext().getSelf()));
+            reportHeld(h.entry);
             o.admission().alreadyHeld();
             return;
         }
@@ -324,7 +337,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         uploadCount++;
         uploadBytes += up.entry().imageBytes();
         metrics.transfer(PoolMetrics.Direction.IN, up.entry().imageBytes(), u.nanos());
-        tellDirectory(u.key().namespace(), new PoolDirectory.Held(up.entry(), getContext().getSelf()));
+        reportHeld(up.entry());
     }
 
     // ---- serving ----
@@ -482,6 +495,36 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         if (tell) {
             tellDirectory(key.namespace(), new PoolDirectory.Released(key, getContext().getSelf(), reason));
         }
+    }
+
+    /**
+     * Reports a record this store took to its directory entity: at once when no report went out within
+     * {@link #HELD_REPORT_DELAY}, otherwise together with the others taken until that much has passed, so that a
+     * busy store sends one cluster message per entity per report rather than one per record (and the directory
+     * learns of a record at most that much later; until then a lookup in another host misses it).
+     */
+    private void reportHeld(PoolEntry entry) {
+        String shard = PoolDirectory.entityId(entry.key().namespace(), config.directoryShards());
+        heldToReport.computeIfAbsent(shard, s -> new ArrayList<>()).add(entry);
+        if (reportScheduled) {
+            return;
+        }
+        long sinceLast = clock.getAsLong() - lastReportNanos;
+        if (sinceLast >= HELD_REPORT_DELAY.toNanos()) {
+            flushHeld();
+        } else {
+            reportScheduled = true;
+            getContext().scheduleOnce(HELD_REPORT_DELAY.minusNanos(sinceLast), getContext().getSelf(),
+                    ReportHeld.INSTANCE);
+        }
+    }
+
+    private void flushHeld() {
+        reportScheduled = false;
+        lastReportNanos = clock.getAsLong();
+        heldToReport.forEach((shard, entries) -> sharding.entityRefFor(PoolDirectory.TYPE, shard)
+                .tell(new PoolDirectory.HeldAll(List.copyOf(entries), getContext().getSelf())));
+        heldToReport.clear();
     }
 
     private void tellDirectory(String namespace, PoolDirectory.Command message) {

@@ -50,9 +50,11 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     public record Locate(RecordKey key, ActorRef<Found> replyTo) implements Command, PoolMessage {
     }
 
-    /** From a store: it holds {@code entry} (validated). */
-    public record Held(PoolEntry entry, ActorRef<ManagerStore.Command> store) implements Command, PoolMessage {
+    /** From a store: it holds {@code entries} (validated), reported together. */
+    public record HeldAll(List<PoolEntry> entries, ActorRef<ManagerStore.Command> store)
+            implements Command, PoolMessage {
     }
+
 
     /** From a store: it dropped a record it decided to drop (evicted, expired). */
     public record Released(RecordKey key, ActorRef<ManagerStore.Command> store, String reason)
@@ -162,7 +164,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         switch (command) {
             case Find f -> f.replyTo().tell(find(f.namespace(), f.chain()));
             case Locate l -> l.replyTo().tell(locate(l.key()));
-            case Held h -> onHeld(h.entry(), h.store());
+            case HeldAll h -> h.entries().forEach(e -> onHeld(e, h.store()));
             case Released r -> onReleased(r);
             case StoresListed l -> onStores(l.stores());
             case HoldingsAnswered h -> onHoldings(h.reply());
