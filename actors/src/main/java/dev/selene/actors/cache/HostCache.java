@@ -545,7 +545,8 @@ public final class HostCache {
             if (config.poolEnabled()) {
                 pool = ctx.spawn(Behaviors.supervise(PoolStore.create(config.layout(), host,
                                 PoolStore.DIRECTORY_SHARDS, metrics, parts.traces(),
-                                () -> self.tell(PoolReachable.INSTANCE)))
+                                () -> self.tell(PoolReachable.INSTANCE),
+                                misfit -> self.tell(new StartFailed(misfit, StartFault.SETTING))))
                                 .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200),
                                         Duration.ofSeconds(10), 0.2)),
                         "pool-store", ActorCensus.MAILBOX.withDispatcherFromConfig(BLOCKING_DISPATCHER));

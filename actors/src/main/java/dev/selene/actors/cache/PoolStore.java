@@ -158,15 +158,18 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                 }
             };
     private final Runnable onReachable;
+    private final java.util.function.Consumer<String> onMisfit;
     private boolean everUp;
     private boolean up;
 
     /**
      * The pool store of a host whose cluster has {@code shards} directory shards; {@code onReachable} runs once,
-     * when a manager's store is first seen in the cluster.
+     * when a manager's store is first seen in the cluster; {@code onMisfit} runs, with one line naming both layouts,
+     * when a manager of another layout is seen before any this host can use.
      */
     static Behavior<Store.Command> create(Layout layout, HostMemory host, int shards, CacheMetrics metrics,
-                                          TraceBook traces, Runnable onReachable) {
+                                          TraceBook traces, Runnable onReachable,
+                                          java.util.function.Consumer<String> onMisfit) {
         return Behaviors.setup(ctx -> {
             ctx.getSystem().receptionist().tell(Receptionist.subscribe(ManagerStore.KEY, ctx.messageAdapter(
                     Receptionist.Listing.class, l -> new StoresListed(l.getServiceInstances(ManagerStore.KEY)))));
@@ -175,13 +178,15 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             Cluster.get(ctx.getSystem()).subscriptions().tell(Subscribe.create(ctx.messageAdapter(
                     ClusterEvent.ReachabilityEvent.class, e -> new Reachability(e.member().address().toString(),
                             e instanceof ClusterEvent.ReachableMember)), ClusterEvent.ReachabilityEvent.class));
-            return new PoolStore(ctx, layout, host, shards, metrics, traces, onReachable);
+            return new PoolStore(ctx, layout, host, shards, metrics, traces, onReachable, onMisfit);
         });
     }
 
     private PoolStore(ActorContext<Store.Command> ctx, Layout layout, HostMemory host, int shards,
-                      CacheMetrics metrics, TraceBook traces, Runnable onReachable) {
+                      CacheMetrics metrics, TraceBook traces, Runnable onReachable,
+                      java.util.function.Consumer<String> onMisfit) {
         super(ctx);
+        this.onMisfit = onMisfit;
         this.origin = TraceSource.of("PoolStore", ctx);
         this.onReachable = onReachable;
         this.layout = layout;
@@ -269,8 +274,13 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             return;
         }
         if (!layout.name().equals(a.status().layout())) {
-            getContext().getLog().error("pool manager {} holds the {} layout and this host the {} layout: this host "
-                    + "does not use it", a.store().path().address(), a.status().layout(), layout.name());
+            String line = "pool manager " + a.store().path().address().hostPort() + " holds the "
+                    + a.status().layout() + " layout and this host the " + layout.name() + " layout (selene.layout): "
+                    + "records cannot move between them";
+            getContext().getLog().error("{}; this host does not use it", line);
+            if (!everUp) {
+                onMisfit.accept(line); // refused at join: the host does not start with a pool it cannot use
+            }
             return;
         }
         stores.put(a.store(), a.status());

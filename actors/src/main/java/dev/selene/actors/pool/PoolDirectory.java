@@ -164,7 +164,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         switch (command) {
             case Find f -> f.replyTo().tell(find(f.namespace(), f.chain()));
             case Locate l -> l.replyTo().tell(locate(l.key()));
-            case HeldAll h -> h.entries().forEach(e -> onHeld(e, h.store()));
+            case HeldAll h -> onHeldAll(h);
             case Released r -> onReleased(r);
             case StoresListed l -> onStores(l.stores());
             case HoldingsAnswered h -> onHoldings(h.reply());
@@ -248,6 +248,20 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         Entry e = entries.get(key);
         return e == null || e.holders.isEmpty() ? new Found(List.of())
                 : new Found(List.of(new Located(e.entry, List.copyOf(e.holders))));
+    }
+
+    /**
+     * Records a store's report. A record held by fewer stores than it should be (a host placed it while a manager
+     * was unreachable or failing, or its other copy is still on its way) is looked at again a little later, and
+     * copied then if it is still short.
+     */
+    private void onHeldAll(HeldAll h) {
+        h.entries().forEach(e -> onHeld(e, h.store()));
+        int required = required();
+        boolean anyShort = h.entries().stream().anyMatch(e -> entries.get(e.key()).holders.size() < required);
+        if (anyShort && !timers.isTimerActive(ReplicaCheck.INSTANCE)) {
+            timers.startSingleTimer(ReplicaCheck.INSTANCE, REPLICA_RECHECK);
+        }
     }
 
     private void onHeld(PoolEntry entry, ActorRef<ManagerStore.Command> store) {

@@ -56,7 +56,12 @@ final class PoolFixture implements AutoCloseable {
 
     /** Starts a manager on {@code port} that joins through {@code seed}. */
     PoolManagerNode manager(int port, int seed, int storeSlots, int replicas, Duration maxAge) {
-        ManagerConfig config = new ManagerConfig(LAYOUT, storeSlots * LAYOUT.slotBytes(), maxAge, replicas,
+        return manager(LAYOUT, port, seed, storeSlots, replicas, maxAge);
+    }
+
+    /** Starts a manager of {@code layout} on {@code port} that joins through {@code seed}. */
+    PoolManagerNode manager(Layout layout, int port, int seed, int storeSlots, int replicas, Duration maxAge) {
+        ManagerConfig config = new ManagerConfig(layout, storeSlots * layout.slotBytes(), maxAge, replicas,
                 ManagerConfig.DEFAULT_DIRECTORY_SHARDS);
         PoolManagerNode m = PoolManagerNode.start(config, PoolCluster.config("127.0.0.1", port,
                 List.of("127.0.0.1:" + seed), PoolCluster.MANAGER_ROLE, CacheSettings.standaloneSystemConfig()));

@@ -21,6 +21,7 @@ import static dev.selene.actors.pool.PoolFixture.NS;
 import static dev.selene.actors.pool.PoolFixture.await;
 import static dev.selene.actors.pool.PoolFixture.chain;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -141,5 +142,17 @@ class PoolNodeTest {
             n += await(m.status()).records();
         }
         return n;
+    }
+
+    /** #23 item 3: a host and a manager of different layouts refuse each other at join, in one line naming both. */
+    @Test
+    void aHostAndAManagerOfDifferentLayouts_refuseEachOtherAtJoin_inOneLineNamingBoth() throws Exception {
+        int port = PoolFixture.freePort();
+        pool.manager(dev.selene.engine.layout.Layout.deepseekTp4(), port, port, 40, 1, null);
+        RuntimeException refused = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class,
+                () -> pool.host(0, null));
+        String line = refused.getMessage();
+        assertTrue(line.contains("deepseek-tp4 layout") && line.contains("small layout"), line);
+        assertFalse(line.contains("\n"), "one line: " + line);
     }
 }

@@ -130,14 +130,28 @@ final class ServerHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** The store's answer to a push, handed back to the event loop; exactly one answer counts. */
-    private final class Admission implements RecordService.Admission {
+    /** A store's answer, run on the connection's event loop; the first answer counts, later ones are ignored. */
+    private static class Answer {
         private final EventLoop loop;
-        private final RecordWire.Named named;
         private final AtomicBoolean answered = new AtomicBoolean();
 
-        Admission(EventLoop loop, RecordWire.Named named) {
+        Answer(EventLoop loop) {
             this.loop = loop;
+        }
+
+        final void once(Runnable action) {
+            if (answered.compareAndSet(false, true)) {
+                loop.execute(action);
+            }
+        }
+    }
+
+    /** The store's answer to a push. */
+    private final class Admission extends Answer implements RecordService.Admission {
+        private final RecordWire.Named named;
+
+        Admission(EventLoop loop, RecordWire.Named named) {
+            super(loop);
             this.named = named;
         }
 
@@ -166,22 +180,14 @@ final class ServerHandler extends ChannelInboundHandlerAdapter {
         public void refuse(String reason) {
             once(() -> answered(Frames.failure(Frames.REFUSED, reason)));
         }
-
-        private void once(Runnable action) {
-            if (answered.compareAndSet(false, true)) {
-                loop.execute(action);
-            }
-        }
     }
 
-    /** The store's answer to a request, handed back to the event loop; exactly one answer counts. */
-    private final class Delivery implements RecordService.Delivery {
-        private final EventLoop loop;
+    /** The store's answer to a request. */
+    private final class Delivery extends Answer implements RecordService.Delivery {
         private final RecordKey key;
-        private final AtomicBoolean answered = new AtomicBoolean();
 
         Delivery(EventLoop loop, RecordKey key) {
-            this.loop = loop;
+            super(loop);
             this.key = key;
         }
 
@@ -211,12 +217,6 @@ final class ServerHandler extends ChannelInboundHandlerAdapter {
         @Override
         public void notHeld(String reason) {
             once(() -> answered(Frames.failure(Frames.NOT_HELD, reason)));
-        }
-
-        private void once(Runnable action) {
-            if (answered.compareAndSet(false, true)) {
-                loop.execute(action);
-            }
         }
     }
 

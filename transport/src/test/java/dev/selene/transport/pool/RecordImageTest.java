@@ -270,7 +270,6 @@ class RecordImageTest {
         return shares;
     }
 
-    /** One record's shares in native, 4096-aligned memory, as host slots hold them. */
     /** Temporary directories under the module's {@code target/}: O_DIRECT needs a disk, and /tmp is often tmpfs. */
     static final class UnderBuildDirectory implements TempDirFactory {
 
