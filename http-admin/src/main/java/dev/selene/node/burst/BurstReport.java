@@ -105,6 +105,8 @@ public final class BurstReport {
     int poolManagers;
     /** Whether the node had a disk or pool tier: only a node without one evicts records for good. */
     boolean durableTier;
+    /** Records dropped from memory because their durable write failed (the disk failed, or the pool refused them). */
+    long droppedUnwritable;
     long poolRetired;
     long poolWriteBytes;
     long poolReadBytes;
@@ -162,6 +164,7 @@ public final class BurstReport {
 
     /** The disk tier's figures from the node's counters (zero without a disk tier). */
     void diskCounters(CacheCounters c) {
+        droppedUnwritable = c.get("spill.dropped");
         diskWriteBytes = c.get("disk.write.bytes");
         long busy = c.get("disk.write.busy_nanos");
         diskWriteGbps = busy > 0 ? diskWriteBytes / (double) busy : 0;
@@ -220,6 +223,7 @@ public final class BurstReport {
         m.put("accounted", accountedFor() == published);
         m.put("retries_per_publication", published > 0 ? round(retries / (double) published) : 0.0);
         m.put("restored_full", probe.full);
+        m.put("dropped_unwritable", droppedUnwritable);
         m.put("restored_partial", probe.partial);
         m.put("recomputed", probe.recomputed);
         m.put("restored_from_disk_records", probe.fromDisk);
@@ -305,7 +309,7 @@ public final class BurstReport {
         long conversations = probe.full + probe.partial + probe.recomputed;
         StringBuilder b = new StringBuilder("verdict: ");
         boolean held = abandoned.isEmpty() && accountedFor() == published && verified()
-                && probe.full == conversations && diskFull == 0;
+                && probe.full == conversations && diskFull == 0 && droppedUnwritable == 0;
         b.append(held ? "OK: " : "NOT MET: ");
         if (accountedFor() != published) {
             b.append(published - accountedFor()).append(" publications unaccounted for; ");
@@ -326,6 +330,10 @@ public final class BurstReport {
         b.append(verified() ? ", every restored byte verified" : ", RESTORED BYTES DIFFER");
         if (diskFull > 0) {
             b.append(", the disk filled up ").append(diskFull).append(" times");
+        }
+        if (droppedUnwritable > 0) {
+            b.append(", ").append(droppedUnwritable).append(" records dropped from memory because their durable "
+                    + "write failed (the disk failed, or the pool refused them)");
         }
         return b.toString();
     }
