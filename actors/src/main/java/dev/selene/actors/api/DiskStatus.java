@@ -7,7 +7,7 @@ package dev.selene.actors.api;
  * @param bytes                   their total size
  * @param capacityBytes           the tier's size
  * @param writesInFlight          record writes in flight now (the disk queue depth)
- * @param readBytesPerSecond      the restore cost estimator's current read bandwidth (B15)
+ * @param readBytesPerSecond      the restore cost estimator's current read bandwidth
  * @param readSamples             waves the estimator has seen
  */
 public record DiskStatus(int records, long bytes, long capacityBytes, int writesInFlight,

@@ -5,7 +5,7 @@ import dev.selene.engine.key.RecordKey;
 import java.util.List;
 
 /**
- * What one max-age sweep (B18) removed from a tier.
+ * What one max-age sweep removed from a tier.
  *
  * @param tier    the tier swept
  * @param enabled whether max age is set; when off nothing is ever removed

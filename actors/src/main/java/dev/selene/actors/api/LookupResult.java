@@ -5,7 +5,7 @@ import dev.selene.engine.key.RecordKey;
 import java.util.List;
 
 /**
- * The match for a lookup (B14): the records of the chain up to and including the deepest one whose whole chain
+ * The match for a lookup: the records of the chain up to and including the deepest one whose whole chain
  * is present and which has a row, each with where it lives. Empty when nothing matches.
  *
  * @param records root first; {@code records.size()} is the match depth

@@ -1,7 +1,7 @@
 package dev.selene.actors.api;
 
 /**
- * The answer to one publication (B17). Errors the caller can act on are values here, not exceptions.
+ * The answer to one publication. Errors the caller can act on are values here, not exceptions.
  */
 public sealed interface PublishResult {
 

@@ -9,7 +9,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The publication loop of B17 for embedders. The node itself holds a publication that waits for slots for as long
+ * The publication loop (publish, retry while told to, give up when the snapshot ends) for embedders. The node itself holds a publication that waits for slots for as long
  * as the lease says it lives ({@link SnapshotLease#remaining()}) and answers {@code Abandoned} when it ends first;
  * this helper only retries what the node cannot wait for ({@code Retry(inflight)}, or leases of unknown length),
  * with a growing back-off while the snapshot lives, and counts those abandoned with the last retry reason.

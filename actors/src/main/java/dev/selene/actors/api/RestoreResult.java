@@ -21,7 +21,7 @@ public record RestoreResult(Outcome outcome, int records, long tokens, int fromM
         RESTORED,
         /** Nothing of the chain is cached: recompute. */
         MISS,
-        /** Restoring was estimated slower than the caller's recompute estimate (B15): recompute. */
+        /** Restoring was estimated slower than the caller's recompute estimate (restore cost): recompute. */
         REFUSED,
         /** The cache is off. */
         DISABLED,

@@ -44,7 +44,7 @@ public final class SeleneCache implements AutoCloseable {
     /** The longest a node may take to start (the disk tier's recovery included). */
     public static final Duration START_TIMEOUT = Duration.ofMinutes(5);
 
-    /** The longest a drain at shutdown may take (B8). */
+    /** The longest a drain at shutdown may take. */
     public static final Duration DRAIN_TIMEOUT = Duration.ofMinutes(2);
 
     private final java.util.concurrent.atomic.AtomicBoolean closing = new java.util.concurrent.atomic.AtomicBoolean();

@@ -58,9 +58,9 @@ import java.util.function.LongSupplier;
  * the slot pool and the disk store what to do. Everything it knows about a record it holds once, in the
  * catalog; the actors it spawns report back and it applies their reports.
  *
- * <p>It is the slot pool's evictor of clean records (B3) and listener of pressure (B4). Nothing here polls: a
+ * <p>It is the slot pool's evictor of clean records (keeping the intake free) and listener of pressure. Nothing here polls: a
  * spill plan runs when pressure is reported, when a publication becomes resident, when a write commits or fails,
- * and when a drain starts. The max-age sweep (B18) is the only fixed-delay timer, and only when max age is set.
+ * and when a drain starts. The max-age sweep is the only fixed-delay timer, and only when max age is set.
  */
 final class Catalog extends AbstractBehavior<Catalog.Command> {
 
@@ -76,19 +76,19 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
                    ActorRef<PublishResult> replyTo, long correlation) implements Command {
     }
 
-    /** Finds the match of a chain across tiers (B14). */
+    /** Finds the match of a chain across tiers (lookup). */
     record Lookup(String namespace, long[] chain, ActorRef<LookupResult> replyTo) implements Command {
     }
 
     /**
-     * Restores the match of a chain unless recomputing is estimated faster (B15). Its trace events carry
+     * Restores the match of a chain unless recomputing is estimated faster (restore cost). Its trace events carry
      * {@code correlation}, as do its restore task's.
      */
     record Restore(String namespace, long[] chain, List<DevicePlacement> targets, Duration recompute,
                    ActorRef<RestoreResult> replyTo, long correlation) implements Command {
     }
 
-    /** Spills every dirty record, ancestors first, within {@code timeout} (B8). */
+    /** Spills every dirty record, ancestors first, within {@code timeout} (drain on shutdown). */
     record Drain(Duration timeout, ActorRef<DrainReport> replyTo) implements Command {
     }
 
@@ -155,7 +155,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     record AdoptRestored(RecordSpec spec, SlotList slots) implements Command {
     }
 
-    /** From a restore: one wave of reads from {@code tier} moved {@code bytes} in {@code nanos} (B15). */
+    /** From a restore: one wave of reads from {@code tier} moved {@code bytes} in {@code nanos} (restore cost). */
     record ReadSample(Tier tier, long bytes, long nanos) implements Command {
     }
 
@@ -197,9 +197,9 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         INSTANCE
     }
 
-    /** Read bandwidth assumed before any sample (B15): a conservative NVMe figure. */
+    /** Read bandwidth assumed before any sample (restore cost): a conservative NVMe figure. */
     static final double PRIOR_READ_BYTES_PER_SECOND = 1.0e9;
-    /** Pool read bandwidth assumed before any sample (B15): a conservative figure for a 25 Gb/s network. */
+    /** Pool read bandwidth assumed before any sample (restore cost): a conservative figure for a 25 Gb/s network. */
     static final double PRIOR_POOL_BYTES_PER_SECOND = 1.0e9;
     /**
      * How much of what it retired a node keeps in its catalog when the pool is its only durable store (about 130,000
@@ -611,7 +611,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
 
     /**
      * A write found the disk full before the tier's size was reached: the tier's size becomes what the disk held,
-     * the coldest files make room, and the record is written again (B12's retry does not apply: a full disk is not
+     * the coldest files make room, and the record is written again (write failures's retry does not apply: a full disk is not
      * a failed record). Said once at ERROR, then at most once a minute.
      */
     private void onDiskFull(RecordKey key, String reason) {
@@ -763,7 +763,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     }
 
     /**
-     * The match of a chain: the node's own records, then the pool's, up to the deepest record with a row (B14);
+     * The match of a chain: the node's own records, then the pool's, up to the deepest record with a row (lookup);
      * empty with the reason when nothing matches.
      */
     private List<Matched> match(String namespace, long[] chain, List<PoolEntry> fromPool) {

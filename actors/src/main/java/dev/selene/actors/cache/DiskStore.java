@@ -64,7 +64,7 @@ import java.util.function.Consumer;
 
 /**
  * The disk store: executes what the catalog decides on one directory. It holds the directory lock, scans the
- * directory at start (B13) and reports what it found, writes record files (B9-B12), reads them back for restores
+ * directory at start (recovery) and reports what it found, writes record files (record files to write failures), reads them back for restores
  * (checksums verified) and deletes them. It keeps no index: which files exist, how old they are and which to
  * evict is the catalog's to know.
  *

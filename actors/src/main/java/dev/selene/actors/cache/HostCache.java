@@ -59,7 +59,7 @@ import java.util.function.LongSupplier;
 
 /**
  * The guardian and facade of one cache node, a behaviour an application spawns under its own guardian (or gets
- * through {@link dev.selene.actors.api.Selene}). It validates the configuration (B7), checks the disk directory
+ * through {@link dev.selene.actors.api.Selene}). It validates the configuration (tier matrix), checks the disk directory
  * (created if needed, its lock free), maps the host slot pool on the blocking dispatcher (zeroing gigabytes must
  * not block the others) while it stashes what arrives, spawns the slot pool, the disk store and the catalog, then
  * forwards the protocol to the catalog. A directory that cannot be used thus stops the start before any memory is
@@ -95,7 +95,7 @@ public final class HostCache {
                           ActorRef<RestoreResult> replyTo) implements Command {
     }
 
-    /** The caller gave up a publication's GPU snapshot while it was still being told to retry (B17). */
+    /** The caller gave up a publication's GPU snapshot while it was still being told to retry (publication lifecycle). */
     public record ReportAbandoned(RecordKey key, RetryReason reason) implements Command {
     }
 
@@ -116,11 +116,11 @@ public final class HostCache {
     public record EvictRecord(RecordKey key, ActorRef<EvictOutcome> replyTo) implements Command {
     }
 
-    /** Runs the max-age sweep now (B18). */
+    /** Runs the max-age sweep now. */
     public record ExpireNow(ActorRef<ExpiryReport> replyTo) implements Command {
     }
 
-    /** Spills every dirty record to disk, ancestors first, within {@code timeout} (B8). */
+    /** Spills every dirty record to disk, ancestors first, within {@code timeout} (drain on shutdown). */
     public record Drain(Duration timeout, ActorRef<DrainReport> replyTo) implements Command {
     }
 

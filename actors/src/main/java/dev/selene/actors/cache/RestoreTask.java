@@ -29,7 +29,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One restore of a match the catalog chose, costed and pinned (B14-B16): copy the memory part to the device at
+ * One restore of a match the catalog chose, costed and pinned (lookup to byte-identical restores): copy the memory part to the device at
  * once, read the disk part into staging slots in waves of parallel reads (each wave timed as one transfer and
  * reported to the catalog's bandwidth estimator), copy it to the device, then hand the staged records to the
  * catalog (they stay resident, clean) and report the use.

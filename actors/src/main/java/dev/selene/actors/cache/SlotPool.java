@@ -18,13 +18,13 @@ import java.util.ArrayDeque;
 import java.util.List;
 
 /**
- * Owns the host slot pool: who holds which slots, and how many are free, clean or kept as intake (B1-B3).
+ * Owns the host slot pool: who holds which slots, and how many are free, clean or kept as intake (one slot pool to keeping the intake free).
  *
  * <p>Requests wait in arrival order, one queue per purpose (publications first), and are granted by message as
  * slots free up; a request that may not wait is told {@code Short} at once. Before a grant would eat into the
  * intake the evictor (the catalog) is asked to drop the coldest clean records, and later grants wait for its
  * answer so they are served in order. Whenever free plus clean slots fall below two intakes, or a request waits,
- * the pressure listener (the catalog) is told how many slots are missing (B4). A waiting requester that gives up
+ * the pressure listener (the catalog) is told how many slots are missing (pressure spill). A waiting requester that gives up
  * sends {@link Cancel}; the pool never reads a clock.
  */
 final class SlotPool extends AbstractBehavior<SlotPool.Command> {
@@ -127,7 +127,7 @@ final class SlotPool extends AbstractBehavior<SlotPool.Command> {
     record Short(int missingSlots) implements AllocateReply {
     }
 
-    /** The request can never be granted (B5). */
+    /** The request can never be granted (oversize). */
     record Oversize(int slots, int maxSlots) implements AllocateReply {
     }
 

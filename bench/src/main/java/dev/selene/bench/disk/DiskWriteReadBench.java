@@ -20,7 +20,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 
 /**
- * Spill writes and restore reads of record files (B9) against raw O_DIRECT I/O of the same bytes, in one run
+ * Spill writes and restore reads of record files against raw O_DIRECT I/O of the same bytes, in one run
  * (goal: ≥ 0.9× raw both ways).
  *
  * <p>For each layout, {@code N} records with a row sit in adjacent host slots of one {@code HostMemory} mapping.

@@ -35,7 +35,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.stream.Stream;
 
 /**
- * Start-up recovery time (B13) for many small record files: {@link RecoveryScan#run} over 100,000 files of
+ * Start-up recovery time for many small record files: {@link RecoveryScan#run} over 100,000 files of
  * {@link Layout#small()} at {@code HEADERS} depth, and at {@code FULL} depth over a 10,000-file subset.
  *
  * <p>Creating 100,000 files through {@link DirectRecordIo} costs two fsyncs each (file and directory), so the bench

@@ -19,7 +19,7 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Allocating and releasing one record's slots in one call each (B1), on a pool of about 10k slots: 8 slots is a
+ * Allocating and releasing one record's slots in one call each, on a pool of about 10k slots: 8 slots is a
  * page-only DeepSeek-TP4 record, 31 one with its row.
  *
  * <ul>
@@ -27,7 +27,7 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code churn}: a pool kept about 80% full by a ring of resident records; every operation releases the
  *       oldest record and allocates a new one, so the free stack is scattered as in a running tier.</li>
  *   <li>{@code baselineArrayFill}: the raw work underneath, a fresh {@code int[slots]} filled from a stack,
- *       for the ratio that §9 asks for.</li>
+ *       for the ratio that workloads and benchmarks asks for.</li>
  * </ul>
  * Single-threaded by design: the accounting is confined to one actor.
  */

@@ -847,7 +847,7 @@ public final class RecordCatalog {
         }
         // Only files of records that are no longer in memory go for room: deleting the file of a resident record
         // would make it dirty again, to be written back, and free no memory. Resident clean records leave memory
-        // first when room is needed there (B3), and their files are candidates from then on.
+        // first when room is needed there (keeping the intake free), and their files are candidates from then on.
         for (DiskIndex.Entry coldest : disk.entries()) {
             if (disk.bytes() + reservedBytes + fileBytes <= diskCapacityBytes) {
                 break;

@@ -14,7 +14,7 @@ import java.util.function.Predicate;
 
 /**
  * Finds the records whose chain is incomplete: some ancestor is missing, so the record can never be restored and a
- * recovering tier deletes it (B13).
+ * recovering tier deletes it (recovery).
  */
 public final class ChainCompleteness {
 

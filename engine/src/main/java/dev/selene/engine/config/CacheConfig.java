@@ -12,15 +12,15 @@ import java.util.List;
  *
  * @param layout            model layout
  * @param warmBytes         warm-tier size; 0 means intake only
- * @param concurrency       active requests the engine runs at once (sizes the intake, B2)
+ * @param concurrency       active requests the engine runs at once (sizes the intake, intake sizing)
  * @param windowSlots       slots of one transfer window (sizes the intake floor); 0 means one whole record
  * @param hostBudgetBytes   the most host memory the slot pool may take
  * @param device            "auto", "simulated" or "cuda"
  * @param diskDir           disk tier directory, or null for no disk tier
  * @param diskBytes         disk tier size
  * @param poolManagers      pool manager addresses ({@code host:port}); empty = no pool tier
- * @param maxAge            max age of unused records, or null for off (B18)
- * @param drainOnShutdown   spill every parked record at shutdown (B8)
+ * @param maxAge            max age of unused records, or null for off
+ * @param drainOnShutdown   spill every parked record at shutdown
  * @param policy            the order in which memory drops records: {@code lru} (the default) or {@code reuse}
  */
 public record CacheConfig(Layout layout, long warmBytes, int concurrency, int windowSlots, long hostBudgetBytes,
@@ -86,7 +86,7 @@ public record CacheConfig(Layout layout, long warmBytes, int concurrency, int wi
         return warmBytes > 0 || diskDir != null || poolEnabled();
     }
 
-    /** Whether records have nowhere durable to go, so the coldest are simply evicted (B6). */
+    /** Whether records have nowhere durable to go, so the coldest are simply evicted (memory-only eviction). */
     public boolean memoryOnly() {
         return diskDir == null && !poolEnabled();
     }

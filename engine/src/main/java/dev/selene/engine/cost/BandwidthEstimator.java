@@ -3,7 +3,7 @@ package dev.selene.engine.cost;
 import java.util.Objects;
 
 /**
- * How fast one tier moves a restore's bytes, learnt from timed transfers (B15): an estimate of the time one byte
+ * How fast one tier moves a restore's bytes, learnt from timed transfers: an estimate of the time one byte
  * takes, pulled toward each new sample and, between samples, back toward a prior.
  *
  * <p>Confined to the actor that owns it (the tier that times its restores); not thread-safe. Times are
@@ -22,7 +22,7 @@ public final class BandwidthEstimator {
     /*
      * Design
      *
-     * Domain. The average runs over time per byte, not bytes per second: the decision it feeds (B15) compares
+     * Domain. The average runs over time per byte, not bytes per second: the decision it feeds (restore cost) compares
      * times, and the mean of times is the expected time of the next restore. Averaging rates instead would let
      * one fast sample hide a slow disk (the mean of rates overstates the harmonic mean that times imply).
      *

@@ -2,7 +2,7 @@ package dev.selene.engine.cost;
 
 /**
  * What a restore saves: recomputing a prefix costs prefill time on the GPU, restoring it costs the copy of its
- * bytes from the tier it is in. The same comparison decides whether a node restores at all (B15); here it also
+ * bytes from the tier it is in. The same comparison decides whether a node restores at all; here it also
  * totals what a replay's hits saved.
  *
  * @param prefillTokensPerSecond how fast the engine recomputes a prompt (an assumption about the model and GPU)

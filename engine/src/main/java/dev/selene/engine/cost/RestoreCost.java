@@ -1,7 +1,7 @@
 package dev.selene.engine.cost;
 
 /**
- * The restore decision (B15): restore a prefix from a tier only if that is expected to take no longer than
+ * The restore decision: restore a prefix from a tier only if that is expected to take no longer than
  * recomputing it on the GPU.
  */
 public final class RestoreCost {

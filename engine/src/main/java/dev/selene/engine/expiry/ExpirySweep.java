@@ -15,12 +15,12 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The pure core of the max-age sweep (B18): given the records of one tier, which ones a sweep removes, in the
+ * The pure core of the max-age sweep: given the records of one tier, which ones a sweep removes, in the
  * order they must go. A tier (memory, disk, pool) owns the records and does the removal; this class only
  * decides.
  *
  * <pre>
- * Rules (max age, B18):
+ * Rules (max age, max age):
  *   - A record is stale when it has not been used for longer than the max age: now - lastUse > maxAge.
  *   - Records are visited oldest last use first; the walk ends at the first fresh record (a use refreshes the
  *     last use of every ancestor, so once one record is fresh every later one is too, and in particular the

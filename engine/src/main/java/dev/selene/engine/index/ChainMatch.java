@@ -3,7 +3,7 @@ package dev.selene.engine.index;
 import java.util.function.IntPredicate;
 
 /**
- * The match rule (B14): the deepest record of a chain whose whole chain is present, in any tier, and which has
+ * The match rule (lookup): the deepest record of a chain whose whole chain is present, in any tier, and which has
  * a row. Page-only records supply pages to their descendants but never end a match.
  */
 public final class ChainMatch {

@@ -19,10 +19,10 @@ import java.util.Map;
  * <h2>Design</h2>
  * <pre>
  * Every entry is in at most one of two sets:
- *   droppable - unpinned and clean, or, when nothing durable exists (memory-only, B6), a parked leaf: dropping
- *               it loses nothing a lookup could still reach. Its slot total is the pool's clean count (B3).
+ *   droppable - unpinned and clean, or, when nothing durable exists (memory-only, memory-only eviction), a parked leaf: dropping
+ *               it loses nothing a lookup could still reach. Its slot total is the pool's clean count (keeping the intake free).
  *               The eviction policy orders it; the default, LRU, keeps an intrusive recency list.
- *   parked    - memory-only records that a spill or retirement must copy out before they may be dropped (B4),
+ *   parked    - memory-only records that a spill or retirement must copy out before they may be dropped (pressure spill),
  *               in an intrusive recency list (cold end first).
  * Pinned clean records (a restore is copying out of them) and memory-only parents of resident children are
  * in neither list; a pinned parked record stays in the parked list, since a spill only reads it. Leaves go first in memory-only mode, so chains are evicted from the tail and a resident record's
@@ -31,7 +31,7 @@ import java.util.Map;
  * parent wait in a small map).
  *
  * Using a record moves it to the hot end and refreshes the last use of its resident ancestors without moving
- * them (B18), so a long shared prefix is not pushed ahead of the records that actually get used. An entry that
+ * them (max age), so a long shared prefix is not pushed ahead of the records that actually get used. An entry that
  * (re)joins a list because its state changed lands at the end its use tick belongs to: hot if it was used after
  * the current hot end, otherwise cold. That keeps every operation O(1) at the price of an approximate order for
  * those entries.
@@ -111,7 +111,7 @@ public final class RecordIndex {
 
     /**
      * An empty index that drops the least recently used first. With {@code parkedLeavesDroppable} (no disk, no
-     * pool: B6) a memory-only leaf counts as droppable; otherwise only clean records do.
+     * pool: memory-only eviction) a memory-only leaf counts as droppable; otherwise only clean records do.
      */
     public RecordIndex(boolean parkedLeavesDroppable) {
         this(parkedLeavesDroppable, new LruPolicy());

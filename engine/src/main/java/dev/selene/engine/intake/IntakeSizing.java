@@ -3,7 +3,7 @@ package dev.selene.engine.intake;
 import dev.selene.engine.layout.Layout;
 
 /**
- * How many host slots the intake gets (B2): room for two rows per active request at the configured
+ * How many host slots the intake gets: room for two rows per active request at the configured
  * concurrency plus two transfer windows, never less than two windows, shrunk to fit the host budget.
  *
  * @param desiredSlots intake the formula asks for

@@ -14,9 +14,9 @@ package dev.selene.engine.slots;
  *
  * Two kinds of allocation exist (see Purpose). A publication may use every slot: the intake exists to receive
  * publications. Staging (disk reads, pool transfers) must leave half the intake free, so a restore can never
- * starve the GPU's publications, while a pool made only of intake (disk-only) can still stage restores. [1] B3: an allocation that would eat into the intake first asks for the coldest clean
+ * starve the GPU's publications, while a pool made only of intake (disk-only) can still stage restores. [1] keeping the intake free: an allocation that would eat into the intake first asks for the coldest clean
  * records to be evicted, which is why clean slots are counted as records change state rather than found by a
- * scan. [2] B5: whether a record can ever fit, and how short an allocation is, come from the static pair
+ * scan. [2] oversize: whether a record can ever fit, and how short an allocation is, come from the static pair
  * fits/shortBy, which the facade (Oversize), the pool (Short) and the tests all call.
  * </pre>
  */
@@ -88,14 +88,14 @@ public final class SlotAccounting {
 
     /**
      * Slots of clean records to evict before allocating {@code slots}, so that the allocation leaves the intake
-     * free if at all possible (B3): 0 when it already does or nothing clean is left.
+     * free if at all possible (keeping the intake free): 0 when it already does or nothing clean is left.
      */
     public int evictionWanted(int slots) {
         return Math.clamp((long) slots + intake - free, 0, clean);
     }
 
     /**
-     * Slots by which free plus clean falls short of two intakes: the pressure that spilling must relieve (B4).
+     * Slots by which free plus clean falls short of two intakes: the pressure that spilling must relieve.
      */
     public int pressureDeficit() {
         return Math.max(0, 2 * intake - (free + clean));

@@ -10,7 +10,7 @@ import dev.selene.node.config.NodeSettings;
  * @param cache              the node
  * @param settings           its validated settings
  * @param history            status-page samples and recent events
- * @param drain              spills parked records (B8) for {@code POST /drain}
+ * @param drain              spills parked records for {@code POST /drain}
  * @param readiness          the answer of {@code GET /ready}
  * @param startedEpochMillis when the node started
  */

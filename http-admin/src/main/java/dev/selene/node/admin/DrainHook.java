@@ -5,7 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * Spills every parked record to a durable tier (B8): {@code POST /drain} and a node's shutdown with
+ * Spills every parked record to a durable tier (drain on shutdown): {@code POST /drain} and a node's shutdown with
  * {@code drain-on-shutdown} call it. A node without a disk or pool tier has nothing to drain.
  */
 @FunctionalInterface

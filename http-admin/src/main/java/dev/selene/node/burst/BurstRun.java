@@ -56,7 +56,7 @@ import java.util.function.ToLongFunction;
 /**
  * Replays the production burst: conversations publish their turns' records from GPU snapshots that
  * live only {@code snapshotMillis}, many at once; then a probe restores every conversation to the device and
- * verifies every byte against the keyed content (B16).
+ * verifies every byte against the keyed content (byte-identical restores).
  *
  * <p>The snapshots are written to device memory before the clock starts (that is the GPU's prefill, not the
  * cache's work), so the timed burst measures publication alone, against a plain copy of the same bytes with

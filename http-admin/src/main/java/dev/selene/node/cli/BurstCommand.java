@@ -69,7 +69,7 @@ final class BurstCommand implements Callable<Integer> {
             + "new one on the same disk and probe again.")
     boolean restart;
 
-    @Option(names = "--drain", description = "Drain parked records to disk when the node stops (B8).")
+    @Option(names = "--drain", description = "Drain parked records to disk when the node stops.")
     boolean drain;
 
     @Mixin

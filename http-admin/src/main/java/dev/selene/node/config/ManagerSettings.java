@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * A pool manager node's settings ({@code selene manager}, B20). Its record layout is the hosts' own,
+ * A pool manager node's settings ({@code selene manager}, pool manager). Its record layout is the hosts' own,
  * {@code selene.layout}; its admin server binds {@code selene.admin.bind} on {@link #adminPort()}.
  *
  * @param bind       cluster address to bind (other pool members must reach it)

@@ -4,7 +4,7 @@ import dev.selene.actors.api.SeleneCache;
 import dev.selene.node.admin.DrainHook;
 
 /**
- * The drain (B8) a node offers: with no durable tier nothing is parked anywhere it could go; with a disk tier
+ * The drain a node offers: with no durable tier nothing is parked anywhere it could go; with a disk tier
  * the node's spill scheduler writes every parked record, ancestors first; with a pool it retires them to the
  * managers.
  */

@@ -30,7 +30,7 @@ import java.util.concurrent.CompletionStage;
  * A running node: the cache (which records its own metrics), its admin HTTP server serving them, and the status
  * sampler, stopped in order by Pekko's coordinated shutdown (on {@link #stop()} or {@link #close()}, which
  * {@code selene serve} calls on SIGTERM, or through the JVM's shutdown hook on any other exit): not ready → unbind
- * the admin server → drain when {@code drain-on-shutdown} is set (B8) → stop the actors.
+ * the admin server → drain when {@code drain-on-shutdown} is set → stop the actors.
  */
 public final class SeleneNode implements AutoCloseable {
 
@@ -130,7 +130,7 @@ public final class SeleneNode implements AutoCloseable {
 
     private CompletionStage<Done> drainAtShutdown() {
         if (!settings.cache().drainOnShutdown()) {
-            LOG.info("stopping without drain: records held only in memory are dropped (B8)");
+            LOG.info("stopping without drain: records held only in memory are dropped");
             return CompletableFuture.completedFuture(Done.getInstance());
         }
         return drain.drain(DRAIN_TIMEOUT).handle((r, e) -> {

@@ -31,7 +31,7 @@ import static dev.selene.engine.codec.RecordFileFormat.HEADER_BYTES;
  * transfers of one record in flight, and many records written at once from different threads.
  *
  * <pre>
- * Commit protocol (B9)
+ * Commit protocol (record files)
  *   1  create "&lt;name&gt;.rec.tmp" (O_DIRECT, truncating a leftover)
  *   2  fallocate it to its final length, so every later write is an overwrite; EOPNOTSUPP falls back to
  *      ftruncate (sparse); any other failure removes the temporary and throws

@@ -14,7 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * An exclusive hold on the disk tier's directory, so that two nodes never share one (B13): an OS lock on
+ * An exclusive hold on the disk tier's directory, so that two nodes never share one (recovery): an OS lock on
  * {@value #LOCK_FILE_NAME}, which names the holder's pid, plus a registry of the directories held in this process.
  *
  * <p>The OS lock is a POSIX record lock ({@link FileChannel#tryLock()}); the kernel drops it when the process

@@ -26,7 +26,7 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The disk tier's start-up pass over its directory (B13): deletes leftover temporaries, validates every record
+ * The disk tier's start-up pass over its directory (recovery): deletes leftover temporaries, validates every record
  * file, moves those that fail into {@value RecordFileNames#QUARANTINE_DIRECTORY}/ counted by failure kind, and
  * returns the valid records with their last use (file mtime).
  *

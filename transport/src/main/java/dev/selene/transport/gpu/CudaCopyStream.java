@@ -26,7 +26,7 @@ import java.util.concurrent.atomic.LongAdder;
  * </pre>
  *
  * <p>Neither thread is a dispatcher thread: enqueueing hundreds of JCuda calls (per-piece mode) and waiting for an
- * event both block, and §3 keeps blocking work off the default dispatcher. Batching takes whatever has queued while
+ * event both block, and the layout of the code keeps blocking work off the default dispatcher. Batching takes whatever has queued while
  * the previous batch was being enqueued, so one kernel launch and one event serve many plans under load and one
  * plan when idle.
  *

@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The {@link DeviceCopier} of a real NVIDIA GPU, through JCuda's driver API.
  *
- * <p>What it does (B1):
+ * <p>What it does (one slot pool):
  * <ul>
  *   <li>Uses the device's primary context and makes it current on every thread that calls CUDA: callers of this
  *       class and its own copy threads.</li>

@@ -3,7 +3,11 @@ package dev.selene.transport.pool;
 import io.netty.channel.epoll.Epoll;
 import org.junit.jupiter.api.BeforeAll;
 
+import org.junit.jupiter.api.Test;
+
 import java.time.Duration;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -23,5 +27,14 @@ class NettyEpollDataPlaneTest extends DataPlaneContract {
     @Override
     DataPlane sending(Duration silence) {
         return NettyDataPlane.client(NettyDataPlane.Backend.EPOLL, silence, 1);
+    }
+
+    @Test
+    void bothEnds_carryTheirBytesOnTheTransportAskedFor() {
+        try (DataPlane server = serving(SILENCE, new TestStore(dev.selene.engine.layout.Layout.small()));
+             DataPlane client = sending(SILENCE)) {
+            assertEquals("epoll", server.stats().transport());
+            assertEquals("epoll", client.stats().transport());
+        }
     }
 }

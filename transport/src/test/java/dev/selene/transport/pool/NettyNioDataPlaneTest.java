@@ -1,6 +1,10 @@
 package dev.selene.transport.pool;
 
+import org.junit.jupiter.api.Test;
+
 import java.time.Duration;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** The data plane contract on Netty's Java NIO transport (everywhere). */
 class NettyNioDataPlaneTest extends DataPlaneContract {
@@ -13,5 +17,14 @@ class NettyNioDataPlaneTest extends DataPlaneContract {
     @Override
     DataPlane sending(Duration silence) {
         return NettyDataPlane.client(NettyDataPlane.Backend.NIO, silence, 1);
+    }
+
+    @Test
+    void bothEnds_carryTheirBytesOnTheTransportAskedFor() {
+        try (DataPlane server = serving(SILENCE, new TestStore(dev.selene.engine.layout.Layout.small()));
+             DataPlane client = sending(SILENCE)) {
+            assertEquals("nio", server.stats().transport());
+            assertEquals("nio", client.stats().transport());
+        }
     }
 }
