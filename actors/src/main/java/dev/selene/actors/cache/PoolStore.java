@@ -161,6 +161,11 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private final java.util.function.Consumer<String> onMisfit;
     private boolean everUp;
     private boolean up;
+    /** Retirements and fetches on the data plane now, and since when each kind has had one in flight without a break. */
+    private int uploadsInFlight;
+    private long uploadBusySince;
+    private int fetchesInFlight;
+    private long fetchBusySince;
 
     /**
      * The pool store of a host whose cluster has {@code shards} directory shards; {@code onReachable} runs once,
@@ -219,10 +224,20 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private Behavior<Store.Command> onCommand(Store.Command command) {
         switch (command) {
             case Write w -> onWrite(w);
-            case WriteEnded e -> onWriteEnded(e);
+            case WriteEnded e -> {
+                if (--uploadsInFlight == 0) {
+                    metrics.poolBusy(CacheMetrics.Direction.WRITE, System.nanoTime() - uploadBusySince);
+                }
+                onWriteEnded(e);
+            }
             case Read r -> onRead(r);
             case Located l -> onLocated(l);
-            case FetchEnded e -> finishRead(e.firstSlot(), e.reply());
+            case FetchEnded e -> {
+                if (--fetchesInFlight == 0) {
+                    metrics.poolBusy(CacheMetrics.Direction.READ, System.nanoTime() - fetchBusySince);
+                }
+                finishRead(e.firstSlot(), e.reply());
+            }
             case Delete d -> onDelete(d);
             case Settle s -> onSettle(s);
             case SettleRead s -> onSettleRead(s);
@@ -334,6 +349,9 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         traces.append(key, origin, "Retire: sending to " + targets.size() + " manager(s)");
         OutgoingImage image = new OutgoingImage(layout, w.spec().hasRow(), frame.headerBlock(), frame.footerBlock(),
                 shares(w.slots()));
+        if (uploadsInFlight++ == 0) {
+            uploadBusySince = System.nanoTime();
+        }
         getContext().pipeToSelf(PoolUpload.start(data, w.spec(), image, targets, UPLOAD_DEADLINE),
                 (outcome, failure) -> new WriteEnded(key, outcome != null ? outcome : new PoolUpload.Outcome(
                         new WriteFailed(key, false, "the retirement failed: " + failure.getMessage()), List.of())));
@@ -445,6 +463,9 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                 .sorted(java.util.Comparator.comparing(this::isSuspect))
                 .map(s -> DataAddress.parse(stores.get(s).dataAddress())).toList();
         int firstSlot = r.slots().slot(0);
+        if (fetchesInFlight++ == 0) {
+            fetchBusySince = System.nanoTime();
+        }
         getContext().pipeToSelf(PoolFetch.start(data, r.key(), layout, shares(r.slots()), addresses,
                 FETCH_HOLDER_DEADLINE), (reply, failure) -> new FetchEnded(firstSlot, reply != null ? reply
                 : new ReadFailed(r.key(), false, "the fetch failed: " + failure.getMessage())));

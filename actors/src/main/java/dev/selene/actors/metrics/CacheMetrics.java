@@ -668,6 +668,14 @@ public final class CacheMetrics implements AutoCloseable {
         add(poolReadBytes, bytes);
     }
 
+    /**
+     * The pool had retirements ({@code WRITE}) or fetches ({@code READ}) on its data plane in flight for
+     * {@code nanos} without a break: the time its throughput is measured over, as the disk tier's is.
+     */
+    public void poolBusy(Direction direction, long nanos) {
+        counters.add("pool." + direction.label() + ".busy_nanos", Math.max(0, nanos));
+    }
+
     /** A record could not be fetched from the pool. */
     public void poolReadFailed() {
         counters.increment("pool.read.failures");

@@ -110,6 +110,8 @@ public final class BurstReport {
     long poolRetired;
     long poolWriteBytes;
     long poolReadBytes;
+    long poolWriteBusyNanos;
+    long poolReadBusyNanos;
     long poolDrainSkipped;
     double retireSeconds;
     double rawPoolWriteGbps;
@@ -184,15 +186,30 @@ public final class BurstReport {
         poolRetired = c.get("pool.retired");
         poolWriteBytes = c.get("pool.write.bytes");
         poolReadBytes = c.get("pool.read.bytes");
+        poolWriteBusyNanos = c.get("pool.write.busy_nanos");
+        poolReadBusyNanos = c.get("pool.read.busy_nanos");
     }
 
-    /** Bytes retired to the pool over the retire phase (the burst and the drain after it), in GB/s. */
+    /**
+     * Bytes retired to the pool over the time the host had a retirement on the data plane (as the disk tier's write
+     * rate is taken over the time it had a write in flight), in GB/s.
+     */
     double poolWriteGbps() {
+        return poolWriteBusyNanos > 0 ? poolWriteBytes / (double) poolWriteBusyNanos : 0;
+    }
+
+    /** Bytes fetched from the pool over the time the host had a fetch on the data plane, in GB/s. */
+    double poolReadGbps() {
+        return poolReadBusyNanos > 0 ? poolReadBytes / (double) poolReadBusyNanos : 0;
+    }
+
+    /** Bytes retired to the pool over the whole retire phase (the burst and the drain after it), in GB/s. */
+    double poolRetirePhaseGbps() {
         return retireSeconds > 0 ? poolWriteBytes / retireSeconds / 1e9 : 0;
     }
 
-    /** Bytes read from the pool by the probe over the time a restore reading from it was in flight, in GB/s. */
-    double poolReadGbps() {
+    /** Bytes read from the pool over the time a probe restore reading from it was in flight, in GB/s. */
+    double poolRestorePhaseGbps() {
         return probe.poolBusyNanos > 0 ? poolReadBytes / (double) probe.poolBusyNanos : 0;
     }
 
@@ -281,11 +298,15 @@ public final class BurstReport {
             m.put("pool_drain_skipped", poolDrainSkipped);
             m.put("pool_write_bytes", poolWriteBytes);
             m.put("pool_retire_seconds", round(retireSeconds));
+            m.put("pool_write_busy_seconds", round(poolWriteBusyNanos / 1e9));
+            m.put("pool_retire_phase_gbps", round(poolRetirePhaseGbps()));
             m.put("pool_write_gbps", round(poolWriteGbps()));
             m.put("raw_write_gbps", round(rawPoolWriteGbps));
             m.put("pool_write_ratio", round(ratio(poolWriteGbps(), rawPoolWriteGbps)));
             m.put("pool_read_bytes", poolReadBytes);
-            m.put("pool_read_busy_seconds", round(probe.poolBusyNanos / 1e9));
+            m.put("pool_read_busy_seconds", round(poolReadBusyNanos / 1e9));
+            m.put("pool_restore_seconds", round(probe.poolBusyNanos / 1e9));
+            m.put("pool_restore_phase_gbps", round(poolRestorePhaseGbps()));
             m.put("pool_read_gbps", round(poolReadGbps()));
             m.put("raw_read_gbps", round(rawPoolReadGbps));
             m.put("pool_read_ratio", round(ratio(poolReadGbps(), rawPoolReadGbps)));
@@ -464,11 +485,14 @@ public final class BurstReport {
             row(b, "pool managers / records retired", poolManagers + " / " + poolRetired
                     + (poolDrainSkipped > 0 ? "  (" + poolDrainSkipped + " not retired by the drain)" : ""));
             row(b, "pool write GB/s (raw data plane)", String.format(Locale.ROOT,
-                    "%.2f (%.2f, retire at %.2fx)  %.2f GiB in %.2f s", poolWriteGbps(), rawPoolWriteGbps,
-                    ratio(poolWriteGbps(), rawPoolWriteGbps), poolWriteBytes / (double) (1L << 30), retireSeconds));
+                    "%.2f (%.2f, retire at %.2fx)  %.2f GiB in %.2f s busy; %.2f GB/s over the %.2f s retire phase",
+                    poolWriteGbps(), rawPoolWriteGbps, ratio(poolWriteGbps(), rawPoolWriteGbps),
+                    poolWriteBytes / (double) (1L << 30), poolWriteBusyNanos / 1e9, poolRetirePhaseGbps(),
+                    retireSeconds));
             row(b, "pool read GB/s (raw data plane)", String.format(Locale.ROOT,
-                    "%.2f (%.2f, restore at %.2fx)  %.2f GiB in %.2f s", poolReadGbps(), rawPoolReadGbps,
-                    ratio(poolReadGbps(), rawPoolReadGbps), poolReadBytes / (double) (1L << 30),
+                    "%.2f (%.2f, fetch at %.2fx)  %.2f GiB in %.2f s busy; %.2f GB/s over %.2f s of restores",
+                    poolReadGbps(), rawPoolReadGbps, ratio(poolReadGbps(), rawPoolReadGbps),
+                    poolReadBytes / (double) (1L << 30), poolReadBusyNanos / 1e9, poolRestorePhaseGbps(),
                     probe.poolBusyNanos / 1e9));
             row(b, "pool CPU-s per GB, both ends (raw)", String.format(Locale.ROOT, "%.2f (%.2f, %.2fx)",
                     poolCpuSecondsPerGb(), rawPoolCpuSecondsPerGb(),

@@ -74,6 +74,7 @@ public final class BurstRun {
     public static final String NAMESPACE = "burst";
 
     private LongSupplier peerCpuNanos = () -> 0;
+    private ThreadCpuBreakdown breakdown = new ThreadCpuBreakdown(List::of);
     private final BurstSettings settings;
     private final PrintStream progressOut;
     private final Function<DeviceCopier, SeleneCache> nodeFactory;
@@ -104,8 +105,9 @@ public final class BurstRun {
      * Counts the CPU time of the processes at the other end of the pool (the managers) into the pool's CPU figures;
      * returns this run.
      */
-    public BurstRun withPeerCpu(LongSupplier peerCpuNanos) {
+    public BurstRun withPeerCpu(LongSupplier peerCpuNanos, java.util.function.Supplier<List<Long>> peerPids) {
         this.peerCpuNanos = peerCpuNanos;
+        this.breakdown = new ThreadCpuBreakdown(peerPids);
         return this;
     }
 
@@ -323,7 +325,9 @@ public final class BurstRun {
             baselineStep.set("raw pool transfers: first half");
             rawPool = PoolRaw.await(cache.system(), settings.poolManagers(), (int) layout.slotBytes());
             long cpu = bothEndsCpuNanos();
+            breakdown.begin();
             rawPool.measure(imageBytes / 2);
+            breakdown.end("raw, first half", imageBytes / 1e9);
             report.rawPoolCpuNanos += bothEndsCpuNanos() - cpu;
         }
         if (baseline != null) {
@@ -333,6 +337,7 @@ public final class BurstRun {
         SimulatedDevice sim = simulated(copier);
         long busyBefore = sim != null ? sim.busyNanosToHost() : 0;
         long poolCpu = bothEndsCpuNanos();
+        breakdown.begin();
         burst(cache, conversations, report);
         if (sim != null) {
             report.copyEngineBusySeconds = (sim.busyNanosToHost() - busyBefore) / 1e9;
@@ -340,11 +345,14 @@ public final class BurstRun {
         if (rawPool != null) {
             retireTheRest(cache, report);
             report.poolCpuNanos += bothEndsCpuNanos() - poolCpu;
+            breakdown.end("burst and retirement", imageBytes / 1e9);
         }
         poolCpu = bothEndsCpuNanos();
+        breakdown.begin();
         report.probe = probe(cache, copier, conversations, "probe");
         if (rawPool != null) {
             report.poolCpuNanos += bothEndsCpuNanos() - poolCpu;
+            breakdown.end("probe (restores)", imageBytes / 1e9);
         }
         report.diskCounters(cache.counters());
         Progress secondHalves = null;
@@ -368,7 +376,9 @@ public final class BurstRun {
             report.poolCounters(cache.counters(), settings.poolManagers());
             baselineStep.set("raw pool transfers: second half");
             long cpu = bothEndsCpuNanos();
+            breakdown.begin();
             rawPool.measure(imageBytes - imageBytes / 2);
+            breakdown.end("raw, second half", imageBytes / 1e9);
             report.rawPoolCpuNanos += bothEndsCpuNanos() - cpu;
             report.rawPoolWriteGbps = rawPool.writeGbps();
             report.rawPoolReadGbps = rawPool.readGbps();

@@ -225,6 +225,12 @@ class BurstCommandTest {
                 "raw_read_gbps", "pool_write_ratio", "pool_read_ratio", "pool_cpu_s_per_gb", "raw_cpu_s_per_gb"}) {
             assertTrue(j.get(measured).asDouble() > 0, measured + " measured: " + j);
         }
+        // The pool's rates are taken over the time it had transfers in flight: inside its phases, never a sum of
+        // overlapping transfers' times.
+        double writeBusy = j.get("pool_write_busy_seconds").asDouble();
+        double readBusy = j.get("pool_read_busy_seconds").asDouble();
+        assertTrue(writeBusy > 0 && writeBusy <= j.get("pool_retire_seconds").asDouble() + 0.01, j.toString());
+        assertTrue(readBusy > 0 && readBusy <= j.get("pool_restore_seconds").asDouble() + 0.01, j.toString());
         assertTrue(r.out().contains("pool write GB/s (raw data plane)"), "the human table shows the pool");
         assertEquals(0, ProcessHandle.current().children().count(), "the manager JVMs are stopped");
     }

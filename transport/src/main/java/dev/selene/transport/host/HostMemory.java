@@ -13,7 +13,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The host tier's memory: one off-heap mapping of {@code slotCount} equal slots, shared by every thread.
  *
  * <p>Layout of the mapping (one {@link Arena#ofShared() shared arena}, base aligned to
- * {@link Layout#ALIGNMENT_BYTES}):
+ * {@link Layout#ALIGNMENT_BYTES}; on Linux an anonymous mapping whose pages the kernel zeroes and faults in up front,
+ * so that no copy into a slot stops on a page fault):
  * <pre>
  *   mapping = slot[0] slot[1] ... slot[slotCount - 1]          each slot = ranks × pageBytes bytes
  *   slot    = share[rank 0] share[rank 1] ... share[ranks - 1]  each share = pageBytes bytes
@@ -57,7 +58,7 @@ public final class HostMemory implements AutoCloseable {
         long bytes = Math.multiplyExact(layout.slotBytes(), (long) slotCount);
         Arena arena = Arena.ofShared();
         try {
-            return new HostMemory(layout, slotCount, arena, arena.allocate(bytes, Layout.ALIGNMENT_BYTES));
+            return new HostMemory(layout, slotCount, arena, AnonymousMapping.map(arena, bytes, Layout.ALIGNMENT_BYTES));
         } catch (OutOfMemoryError e) {
             arena.close();
             throw new IllegalArgumentException("the host slot pool needs " + bytes + " bytes (" + slotCount + " slots of "

@@ -126,4 +126,38 @@ class HostMemoryTest {
         assertFalse(host.isOpen(), "unmapped despite the failed action");
         assertThrows(IllegalStateException.class, () -> host.beforeUnmap(() -> { }));
     }
+
+    /** Resident memory of this process, from /proc (Linux only). */
+    private static long residentBytes() throws java.io.IOException {
+        for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+            if (line.startsWith("VmRSS:")) {
+                return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+            }
+        }
+        throw new IllegalStateException("no VmRSS in /proc/self/status");
+    }
+
+    @Test
+    @org.junit.jupiter.api.condition.EnabledOnOs(org.junit.jupiter.api.condition.OS.LINUX)
+    void aLargeMapping_isResidentBeforeAnyCopy_readsAsZeros_andIsUnmappedOnClose() throws Exception {
+        Layout layout = Layout.deepseekTp4();
+        int slots = (int) ((256L << 20) / layout.slotBytes()); // 256 MiB
+        long before = residentBytes();
+        HostMemory memory = HostMemory.allocate(layout, slots);
+        try {
+            long mapped = residentBytes() - before;
+            // Faulted in up front: a transfer into the slots never waits for the kernel to supply a page.
+            assertTrue(mapped > 200L << 20, "mapping 256 MiB of slots made only " + (mapped >> 20)
+                    + " MiB resident: copies into the slots will stop on page faults");
+            for (int slot = 0; slot < slots; slot += slots / 7) {
+                MemorySegment share = memory.share(slot, layout.ranks() - 1, layout.pageBytes());
+                assertEquals(0L, share.get(ValueLayout.JAVA_LONG, share.byteSize() - 8), "slot " + slot);
+                share.set(ValueLayout.JAVA_LONG, 0, 42L);
+                assertEquals(42L, share.get(ValueLayout.JAVA_LONG, 0));
+            }
+        } finally {
+            memory.close();
+        }
+        assertThrows(IllegalStateException.class, () -> memory.share(0, 0, 8).get(ValueLayout.JAVA_LONG, 0));
+    }
 }
