@@ -34,6 +34,9 @@ import java.util.concurrent.Future;
  *       writes wrapped off-heap buffers and copies what it reads into an off-heap ring;</li>
  *   <li>{@code nio}: plain blocking {@link SocketChannel}s, one thread a connection, writing straight from the
  *       source memory and reading straight into the target memory;</li>
+ *   <li>{@code pekko-streams-tcp}: Pekko Streams TCP (the transport under Pekko's own remoting and HTTP), the
+ *       sender's chunks wrapped as {@code ByteString}s, the receiver copying each {@code ByteString} into off-heap
+ *       memory;</li>
  *   <li>{@code memcpy}: one thread copying the same bytes from memory to memory (the floor: no socket at all).</li>
  * </ul>
  *
@@ -79,7 +82,7 @@ public final class RawTransportBench {
 
     private void run() throws Exception {
         Map<String, List<double[]>> results = new LinkedHashMap<>();
-        List<String> names = List.of("netty-epoll", "netty-nio", "nio", "memcpy");
+        List<String> names = List.of("netty-epoll", "netty-nio", "nio", "pekko-streams-tcp", "memcpy");
         try {
             for (int receivers = 1; receivers <= 2; receivers++) {
                 Map<String, Transport> transports = new LinkedHashMap<>();
@@ -143,6 +146,7 @@ public final class RawTransportBench {
             case "netty-epoll" -> netty(NettyDataPlane.Backend.EPOLL, receivers);
             case "netty-nio" -> netty(NettyDataPlane.Backend.NIO, receivers);
             case "nio" -> nio(receivers);
+            case "pekko-streams-tcp" -> pekkoTcp(receivers);
             case "memcpy" -> memcpy();
             default -> throw new IllegalArgumentException(name);
         };
@@ -262,6 +266,91 @@ public final class RawTransportBench {
                 }
             }
             done += n;
+        }
+    }
+
+    /** Pekko Streams TCP: one connection per receiver and round, bytes landed into off-heap memory as they come. */
+    private Transport pekkoTcp(int receivers) throws Exception {
+        var system = org.apache.pekko.actor.typed.ActorSystem.create(
+                org.apache.pekko.actor.typed.javadsl.Behaviors.empty(), "raw-transport-bench",
+                com.typesafe.config.ConfigFactory.parseString("pekko.loglevel = WARNING\n"
+                        + "pekko.actor.provider = local\npekko.coordinated-shutdown.run-by-jvm-shutdown-hook = off")
+                        .withFallback(com.typesafe.config.ConfigFactory.defaultReference()));
+        var tcp = org.apache.pekko.stream.javadsl.Tcp.get(system);
+        List<java.util.concurrent.atomic.AtomicReference<Landing>> landings = new ArrayList<>();
+        List<InetSocketAddress> addresses = new ArrayList<>();
+        List<org.apache.pekko.stream.javadsl.Tcp.ServerBinding> bindings = new ArrayList<>();
+        for (int i = 0; i < receivers; i++) {
+            var landing = new java.util.concurrent.atomic.AtomicReference<Landing>();
+            landings.add(landing);
+            MemorySegment target = arena.allocate(RING, 4096);
+            var binding = tcp.bind("127.0.0.1", 0).to(org.apache.pekko.stream.javadsl.Sink.foreach(c ->
+                    c.handleWith(org.apache.pekko.stream.javadsl.Flow.fromSinkAndSource(
+                            org.apache.pekko.stream.javadsl.Sink.<org.apache.pekko.util.ByteString>foreach(b ->
+                                    landing.get().land(b, target)),
+                            org.apache.pekko.stream.javadsl.Source.<org.apache.pekko.util.ByteString>maybe()),
+                            system))).run(system).toCompletableFuture().get();
+            bindings.add(binding);
+            addresses.add(binding.localAddress());
+        }
+        class PekkoTcp implements Transport, Receivers {
+            @Override
+            public void send(long bytes) {
+                List<CompletableFuture<Void>> landed = new ArrayList<>();
+                for (int i = 0; i < receivers; i++) {
+                    Landing l = new Landing(bytes);
+                    landings.get(i).set(l);
+                    landed.add(l.done);
+                    long chunks = (bytes + chunk - 1) / chunk;
+                    org.apache.pekko.stream.javadsl.Source.range(0, (int) chunks - 1).map(k -> {
+                        long done = (long) k * chunk;
+                        long at = done % RING;
+                        int n = (int) Math.min(chunk, Math.min(bytes - done, RING - at));
+                        return org.apache.pekko.util.ByteString.fromByteBuffer(source.asSlice(at, n).asByteBuffer());
+                    }).via(tcp.outgoingConnection(addresses.get(i).getHostString(), addresses.get(i).getPort()))
+                            .runWith(org.apache.pekko.stream.javadsl.Sink.ignore(), system);
+                }
+                CompletableFuture.allOf(landed.toArray(CompletableFuture[]::new)).join();
+            }
+
+            @Override
+            public int receivers() {
+                return receivers;
+            }
+
+            @Override
+            public void close() {
+                bindings.forEach(b -> b.unbind());
+                system.terminate();
+            }
+        }
+        return new PekkoTcp();
+    }
+
+    /** Where a round's bytes land on one receiver, and when all of them have. */
+    private static final class Landing {
+        final CompletableFuture<Void> done = new CompletableFuture<>();
+        private final long expected;
+        private long received;
+
+        Landing(long expected) {
+            this.expected = expected;
+        }
+
+        void land(org.apache.pekko.util.ByteString b, MemorySegment target) {
+            for (ByteBuffer part : b.getByteBuffers()) {
+                int n = part.remaining();
+                long at = received % RING;
+                long first = Math.min(n, RING - at);
+                MemorySegment.copy(MemorySegment.ofBuffer(part), 0, target, at, first);
+                if (first < n) {
+                    MemorySegment.copy(MemorySegment.ofBuffer(part), first, target, 0, n - first);
+                }
+                received += n;
+            }
+            if (received >= expected) {
+                done.complete(null);
+            }
         }
     }
 
