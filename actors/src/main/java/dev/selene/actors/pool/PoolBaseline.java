@@ -38,11 +38,21 @@ public final class PoolBaseline {
     public static List<DataAddress> dataAddresses(ActorSystem<?> system, List<ActorRef<ManagerStore.Command>> stores)
             throws Exception {
         List<DataAddress> out = new ArrayList<>();
-        for (ActorRef<ManagerStore.Command> s : stores) {
-            ManagerStore.StoreStatus status = AskPattern.<ManagerStore.Command, ManagerStore.StoreStatus>ask(s,
-                    ManagerStore.GetStatus::new, ASK_TIMEOUT, system.scheduler()).toCompletableFuture()
-                    .get(ASK_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        for (ManagerStore.StoreStatus status : statuses(system, stores)) {
             out.add(DataAddress.parse(status.dataAddress()));
+        }
+        return out;
+    }
+
+    /** What each of {@code stores} says of itself (data address, layout, replica count), in the same order. */
+    public static List<ManagerStore.StoreStatus> statuses(ActorSystem<?> system,
+                                                          List<ActorRef<ManagerStore.Command>> stores)
+            throws Exception {
+        List<ManagerStore.StoreStatus> out = new ArrayList<>();
+        for (ActorRef<ManagerStore.Command> s : stores) {
+            out.add(AskPattern.<ManagerStore.Command, ManagerStore.StoreStatus>ask(s, ManagerStore.GetStatus::new,
+                    ASK_TIMEOUT, system.scheduler()).toCompletableFuture().get(ASK_TIMEOUT.toSeconds(),
+                    TimeUnit.SECONDS));
         }
         return out;
     }

@@ -19,10 +19,11 @@ import java.util.concurrent.Future;
 /**
  * The raw path under the pool's record transfers, measured from the burst's host JVM against the same manager JVMs:
  * raw transfers on the same data plane ({@link PoolBaseline}) carrying the same bytes in slot-sized chunks from
- * off-heap memory into off-heap memory, with no slots, record codec, checksums or directory in the way. A write sends its bytes to every manager at once, as a retirement streams each
- * record to each of its replicas (the pool preset keeps a replica on every manager); a read takes an equal share
- * from each manager at once, as the probe's fetches spread over the records' holders. Rates are the bytes over
- * the wall time of all the streams together.
+ * off-heap memory into off-heap memory, with no slots, record codec, checksums or directory in the way. A write sends
+ * as many copies of its bytes as the pool keeps replicas, spread evenly over the managers, all at once (as
+ * retirements stream each record to each of its replicas, placed evenly by key); a read takes an equal share from
+ * each manager at once, as the probe's fetches spread over the records' holders. Rates are the bytes (one copy)
+ * over the wall time of all the streams together.
  */
 final class PoolRaw implements AutoCloseable {
 
@@ -31,15 +32,17 @@ final class PoolRaw implements AutoCloseable {
 
     private final DataPlane plane;
     private final List<DataAddress> stores;
+    private final int replicas;
     private final int chunkBytes;
     private long writeBytes;
     private long writeNanos;
     private long readBytes;
     private long readNanos;
 
-    private PoolRaw(DataPlane plane, List<DataAddress> stores, int chunkBytes) {
+    private PoolRaw(DataPlane plane, List<DataAddress> stores, int replicas, int chunkBytes) {
         this.plane = plane;
         this.stores = stores;
+        this.replicas = Math.max(1, Math.min(replicas, stores.size()));
         this.chunkBytes = chunkBytes;
     }
 
@@ -58,7 +61,9 @@ final class PoolRaw implements AutoCloseable {
         // A data plane of its own, like the node's: the same transport and threads, apart from the node's transfers.
         DataPlane plane = NettyDataPlane.client(NettyDataPlane.Backend.best(), NettyDataPlane.DEFAULT_SILENCE, 2);
         try {
-            return new PoolRaw(plane, PoolBaseline.dataAddresses(system, stores), chunkBytes);
+            List<ManagerStore.StoreStatus> statuses = PoolBaseline.statuses(system, stores);
+            return new PoolRaw(plane, statuses.stream().map(st -> DataAddress.parse(st.dataAddress())).toList(),
+                    statuses.stream().mapToInt(ManagerStore.StoreStatus::replicas).max().orElse(1), chunkBytes);
         } catch (Exception e) {
             plane.close();
             throw e;
@@ -70,8 +75,16 @@ final class PoolRaw implements AutoCloseable {
         if (bytes <= 0) {
             return;
         }
+        List<Task> writes = new ArrayList<>();
+        long copies = bytes * replicas;
+        long each = copies / stores.size();
+        for (int i = 0; i < stores.size(); i++) {
+            DataAddress s = stores.get(i);
+            long b = i == stores.size() - 1 ? copies - each * (stores.size() - 1) : each;
+            writes.add(() -> PoolBaseline.send(plane, s, b, chunkBytes));
+        }
         long start = System.nanoTime();
-        all(stores.stream().map(s -> (Task) () -> PoolBaseline.send(plane, s, bytes, chunkBytes)).toList());
+        all(writes);
         writeNanos += System.nanoTime() - start;
         writeBytes += bytes;
         List<Task> reads = new ArrayList<>();

@@ -97,6 +97,10 @@ final class BurstCommand implements Callable<Integer> {
             + "each record is held by two of them, or by one when there is one (default: ${DEFAULT-VALUE}).")
     int managers;
 
+    @Option(names = "--replicas", description = "Managers that hold each record in the pool preset, 1..--managers "
+            + "(default: two, or one with one manager).")
+    Integer replicas;
+
     @Option(names = "--cpu-hog", description = "Start a second process that burns one core for the whole run, to "
             + "see how admission holds under CPU contention.")
     boolean cpuHog;
@@ -202,6 +206,10 @@ final class BurstCommand implements Callable<Integer> {
         String device = workload.device();
         if (managers < 1 || managers > 3) {
             throw new IllegalArgumentException("--managers " + managers + " is invalid; allowed: 1..3");
+        }
+        if (replicas != null && (replicas < 1 || replicas > managers)) {
+            throw new IllegalArgumentException("--replicas " + replicas + " is invalid; allowed: 1.." + managers
+                    + " (--managers)");
         }
         Layout l = Layout.preset(workload.layout);
         BurstSettings probe = new BurstSettings(l, conversations, workload.concurrency, workload.shape.tokens(),
@@ -326,7 +334,8 @@ final class BurstCommand implements Callable<Integer> {
             System.err.printf(Locale.ROOT, "selene burst: starting %d pool managers of %s each (logs in %s)%n",
                     managers, ByteSize.format(storeBytes), logs);
             // The managers start in their own JVMs while this one runs the warm-up; the pool node waits for them.
-            try (PoolManagers pool = PoolManagers.start(managers, l, storeBytes, Math.min(POOL_REPLICAS, managers),
+            try (PoolManagers pool = PoolManagers.start(managers, l, storeBytes,
+                    replicas != null ? replicas : Math.min(POOL_REPLICAS, managers),
                     logs)) {
                 CacheConfig hostConfig = config;
                 java.util.function.Function<dev.selene.transport.gpu.DeviceCopier, SeleneCache> host = copier -> {

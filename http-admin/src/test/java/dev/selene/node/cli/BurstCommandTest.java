@@ -236,6 +236,14 @@ class BurstCommandTest {
     }
 
     @Test
+    void moreReplicasThanManagers_isRefusedWithOneLine() {
+        Run r = run("burst", "--preset", "pool", "--managers", "2", "--replicas", "3");
+        assertEquals(2, r.exit());
+        assertTrue(r.err().contains("--replicas 3 is invalid; allowed: 1..2 (--managers)"), r.err());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+    }
+
+    @Test
     void restartWithoutADisk_isRefusedWithOneLine() {
         Run r = run("burst", "--restart");
         assertEquals(2, r.exit());
