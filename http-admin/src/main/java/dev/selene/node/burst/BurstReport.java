@@ -123,6 +123,10 @@ public final class BurstReport {
     long poolCpuNanos;
     /** CPU of both ends (the host's node and data-plane threads, every manager process) while the raw baseline ran. */
     long rawPoolCpuNanos;
+    /** CPU of the data planes' threads at both ends over the same windows as {@link #poolCpuNanos}. */
+    long poolDataCpuNanos;
+    /** The same over the raw baseline's rounds. */
+    long rawPoolDataCpuNanos;
     /** Bytes the raw baseline moved: written and read together. */
     long rawPoolBytes;
     String device = "";
@@ -220,6 +224,16 @@ public final class BurstReport {
     }
 
     /** CPU-seconds of both ends per GB the raw baseline moved. */
+    /** Data-plane threads' CPU-seconds, both ends, per GB of records the pool moved. */
+    double poolDataCpuSecondsPerGb() {
+        long bytes = poolWriteBytes + poolReadBytes;
+        return bytes > 0 ? poolDataCpuNanos / (double) bytes : 0;
+    }
+
+    double rawPoolDataCpuSecondsPerGb() {
+        return rawPoolBytes > 0 ? rawPoolDataCpuNanos / (double) rawPoolBytes : 0;
+    }
+
     double rawPoolCpuSecondsPerGb() {
         return rawPoolBytes > 0 ? rawPoolCpuNanos / (double) rawPoolBytes : 0;
     }
@@ -313,6 +327,9 @@ public final class BurstReport {
             m.put("pool_cpu_s_per_gb", round(poolCpuSecondsPerGb()));
             m.put("raw_cpu_s_per_gb", round(rawPoolCpuSecondsPerGb()));
             m.put("pool_cpu_ratio", round(ratio(poolCpuSecondsPerGb(), rawPoolCpuSecondsPerGb())));
+            m.put("pool_data_cpu_s_per_gb", round(poolDataCpuSecondsPerGb()));
+            m.put("raw_data_cpu_s_per_gb", round(rawPoolDataCpuSecondsPerGb()));
+            m.put("pool_data_cpu_ratio", round(ratio(poolDataCpuSecondsPerGb(), rawPoolDataCpuSecondsPerGb())));
         }
         m.put("device", device);
         m.put("layout", layout);
@@ -497,6 +514,9 @@ public final class BurstReport {
             row(b, "pool CPU-s per GB, both ends (raw)", String.format(Locale.ROOT, "%.2f (%.2f, %.2fx)",
                     poolCpuSecondsPerGb(), rawPoolCpuSecondsPerGb(),
                     ratio(poolCpuSecondsPerGb(), rawPoolCpuSecondsPerGb())));
+            row(b, "  of which data-plane threads (raw)", String.format(Locale.ROOT, "%.2f (%.2f, %.2fx)",
+                    poolDataCpuSecondsPerGb(), rawPoolDataCpuSecondsPerGb(),
+                    ratio(poolDataCpuSecondsPerGb(), rawPoolDataCpuSecondsPerGb())));
         }
         return b.toString();
     }

@@ -74,6 +74,7 @@ public final class BurstRun {
     public static final String NAMESPACE = "burst";
 
     private LongSupplier peerCpuNanos = () -> 0;
+    private LongSupplier peerDataCpuNanos = () -> 0;
     private ThreadCpuBreakdown breakdown = new ThreadCpuBreakdown(List::of);
     private final BurstSettings settings;
     private final PrintStream progressOut;
@@ -105,8 +106,10 @@ public final class BurstRun {
      * Counts the CPU time of the processes at the other end of the pool (the managers) into the pool's CPU figures;
      * returns this run.
      */
-    public BurstRun withPeerCpu(LongSupplier peerCpuNanos, java.util.function.Supplier<List<Long>> peerPids) {
+    public BurstRun withPeerCpu(LongSupplier peerCpuNanos, LongSupplier peerDataCpuNanos,
+                                java.util.function.Supplier<List<Long>> peerPids) {
         this.peerCpuNanos = peerCpuNanos;
+        this.peerDataCpuNanos = peerDataCpuNanos;
         this.breakdown = new ThreadCpuBreakdown(peerPids);
         return this;
     }
@@ -325,10 +328,12 @@ public final class BurstRun {
             baselineStep.set("raw pool transfers: first half");
             rawPool = PoolRaw.await(cache.system(), settings.poolManagers(), (int) layout.slotBytes());
             long cpu = bothEndsCpuNanos();
+            long dataCpu = dataPlanesCpuNanos();
             breakdown.begin();
             rawPool.measure(imageBytes / 2);
             breakdown.end("raw, first half", imageBytes / 1e9);
             report.rawPoolCpuNanos += bothEndsCpuNanos() - cpu;
+            report.rawPoolDataCpuNanos += dataPlanesCpuNanos() - dataCpu;
         }
         if (baseline != null) {
             baselineStep.set("first halves done; the second halves run after the probe");
@@ -337,6 +342,7 @@ public final class BurstRun {
         SimulatedDevice sim = simulated(copier);
         long busyBefore = sim != null ? sim.busyNanosToHost() : 0;
         long poolCpu = bothEndsCpuNanos();
+        long poolDataCpu = dataPlanesCpuNanos();
         breakdown.begin();
         burst(cache, conversations, report);
         if (sim != null) {
@@ -345,13 +351,16 @@ public final class BurstRun {
         if (rawPool != null) {
             retireTheRest(cache, report);
             report.poolCpuNanos += bothEndsCpuNanos() - poolCpu;
+            report.poolDataCpuNanos += dataPlanesCpuNanos() - poolDataCpu;
             breakdown.end("burst and retirement", imageBytes / 1e9);
         }
         poolCpu = bothEndsCpuNanos();
+        poolDataCpu = dataPlanesCpuNanos();
         breakdown.begin();
         report.probe = probe(cache, copier, conversations, "probe");
         if (rawPool != null) {
             report.poolCpuNanos += bothEndsCpuNanos() - poolCpu;
+            report.poolDataCpuNanos += dataPlanesCpuNanos() - poolDataCpu;
             breakdown.end("probe (restores)", imageBytes / 1e9);
         }
         report.diskCounters(cache.counters());
@@ -376,10 +385,12 @@ public final class BurstRun {
             report.poolCounters(cache.counters(), settings.poolManagers());
             baselineStep.set("raw pool transfers: second half");
             long cpu = bothEndsCpuNanos();
+            long dataCpu = dataPlanesCpuNanos();
             breakdown.begin();
             rawPool.measure(imageBytes - imageBytes / 2);
             breakdown.end("raw, second half", imageBytes / 1e9);
             report.rawPoolCpuNanos += bothEndsCpuNanos() - cpu;
+            report.rawPoolDataCpuNanos += dataPlanesCpuNanos() - dataCpu;
             report.rawPoolWriteGbps = rawPool.writeGbps();
             report.rawPoolReadGbps = rawPool.readGbps();
             report.rawPoolBytes = rawPool.bytesMoved();
@@ -784,6 +795,17 @@ public final class BurstRun {
     private long bothEndsCpuNanos() {
         return threadCpuNanos(NODE_THREAD_PREFIX) + peerCpuNanos.getAsLong();
     }
+
+    /**
+     * CPU of the data planes' threads at both ends (the working threads of the pool's transfers, as the copy threads
+     * are of the copies): this JVM's threads named {@value #DATA_THREAD_PREFIX} (the node's data plane and the raw
+     * baseline's), and the managers'.
+     */
+    private long dataPlanesCpuNanos() {
+        return threadCpuNanos(DATA_THREAD_PREFIX) + peerDataCpuNanos.getAsLong();
+    }
+
+    static final String DATA_THREAD_PREFIX = "selene-data";
 
     private static long percentile(long[] sorted, double p) {
         if (sorted.length == 0) {

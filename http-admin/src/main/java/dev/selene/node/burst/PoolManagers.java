@@ -142,17 +142,31 @@ public final class PoolManagers implements AutoCloseable {
         return sum;
     }
 
+    /** CPU time the manager processes' data-plane threads have used so far, summed (from /proc; 0 where absent). */
+    public long dataCpuNanos() {
+        long sum = 0;
+        for (Manager m : managers) {
+            sum += threadNanos(m.process().pid(), "selene-data");
+        }
+        return sum;
+    }
+
     /** Linux's clock ticks per second, in which /proc reports thread CPU times. */
     private static final long TICKS_PER_SECOND = 100;
 
     /** CPU time of the JIT compiler threads of process {@code pid} now alive (from /proc; 0 where it is absent). */
     private static long compilerNanos(long pid) {
+        return threadNanos(pid, "CompilerThre");
+    }
+
+    /** CPU time of the threads of process {@code pid} now alive whose name contains {@code name} (from /proc). */
+    private static long threadNanos(long pid, String name) {
         Path tasks = Path.of("/proc", Long.toString(pid), "task");
         long ticks = 0;
         try (var threads = Files.list(tasks)) {
             for (Path t : (Iterable<Path>) threads::iterator) {
                 try {
-                    if (!Files.readString(t.resolve("comm")).contains("CompilerThre")) {
+                    if (!Files.readString(t.resolve("comm")).contains(name)) {
                         continue;
                     }
                     String stat = Files.readString(t.resolve("stat"));

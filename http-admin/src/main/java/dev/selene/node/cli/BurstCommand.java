@@ -343,7 +343,7 @@ final class BurstCommand implements Callable<Integer> {
                     return SeleneCache.start(hostConfig.withPool(pool.addresses()), copier);
                 };
                 report = new BurstRun(settings, System.err, host).withWarmUpNodes(host, () -> { })
-                        .withPeerCpu(pool::cpuNanos, () -> pool.managers().stream().map(m -> m.process().pid()).toList()).run(warmUp);
+                        .withPeerCpu(pool::cpuNanos, pool::dataCpuNanos, () -> pool.managers().stream().map(m -> m.process().pid()).toList()).run(warmUp);
             }
         } else {
             CacheConfig nodeConfig = config;

@@ -231,6 +231,11 @@ class BurstCommandTest {
         double readBusy = j.get("pool_read_busy_seconds").asDouble();
         assertTrue(writeBusy > 0 && writeBusy <= j.get("pool_retire_seconds").asDouble() + 0.01, j.toString());
         assertTrue(readBusy > 0 && readBusy <= j.get("pool_restore_seconds").asDouble() + 0.01, j.toString());
+        // The data planes' threads are part of both ends' CPU, for the pool and for the raw baseline alike.
+        for (String side : new String[] {"pool", "raw"}) {
+            double data = j.get(side + "_data_cpu_s_per_gb").asDouble();
+            assertTrue(data > 0 && data <= j.get(side + "_cpu_s_per_gb").asDouble() + 0.001, side + ": " + j);
+        }
         assertTrue(r.out().contains("pool write GB/s (raw data plane)"), "the human table shows the pool");
         assertEquals(0, ProcessHandle.current().children().count(), "the manager JVMs are stopped");
     }
