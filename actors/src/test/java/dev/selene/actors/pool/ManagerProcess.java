@@ -24,7 +24,9 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code status <n>}: {@code records=} {@code uploading=} {@code serving=} {@code refused=} of its store;</li>
  *   <li>{@code list <n>}: {@code records=namespace:hash:parent,...} its store holds ({@code parent} {@code -} for
  *   a root);</li>
- *   <li>{@code entities <n>}: {@code entities=shard-i,...}, the directory entities running on it.</li>
+ *   <li>{@code entities <n>}: {@code entities=shard-i,...}, the directory entities running on it;</li>
+ *   <li>{@code invariants <n>}: {@code violation=} the first broken invariant of its store (words joined by
+ *   {@code _}), empty when every one holds.</li>
  * </ul>
  * Arguments: port, every manager's {@code host:port} (comma-separated, the same order on every manager, so the
  * first seed restarted joins the others), replicas, store slots.
@@ -58,6 +60,8 @@ final class ManagerProcess {
         ChildJvm.serve(Map.of(
                 "status", a -> status(node),
                 "list", a -> list(node),
+                "invariants", a -> "violation=" + node.checkInvariants().toCompletableFuture()
+                        .get(ASK_TIMEOUT.toSeconds(), TimeUnit.SECONDS).replace(' ', '_'),
                 "entities", a -> entities(node)));
     }
 

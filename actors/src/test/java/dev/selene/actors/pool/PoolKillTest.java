@@ -87,6 +87,7 @@ class PoolKillTest {
     @AfterEach
     void stop() {
         report("stopping");
+        List<String> violations = new ArrayList<>();
         try {
             // Hosts first (together), while the managers still answer: a member that leaves a live cluster is gone
             // at once.
@@ -98,6 +99,7 @@ class PoolKillTest {
                 }));
             }
             CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+            violations.addAll(storeInvariantViolations());
         } catch (Exception e) {
             report("the hosts did not stop within 60 s: " + e);
         } finally {
@@ -106,6 +108,26 @@ class PoolKillTest {
             device.close();
         }
         report("stopped");
+        assertEquals(List.of(), violations, "store invariants of the managers alive after the test");
+    }
+
+    /** The broken store invariants of every manager still alive, each named with its manager. */
+    private List<String> storeInvariantViolations() {
+        List<String> out = new ArrayList<>();
+        for (ChildJvm c : children) {
+            if (!c.name().contains("-manager") || !c.isAlive()) {
+                continue;
+            }
+            try {
+                String v = c.request("invariants", REQUEST).getOrDefault("violation", "no answer");
+                if (!v.isEmpty()) {
+                    out.add(c.name() + ": " + v.replace('_', ' '));
+                }
+            } catch (Exception e) {
+                out.add(c.name() + " did not answer the invariant check: " + e.getMessage());
+            }
+        }
+        return out;
     }
 
     // ---- scenarios ----
