@@ -212,13 +212,27 @@ public final class RecordCatalog {
     /** A catalog as above whose memory drops records in the order {@code policy} chooses (LRU above). */
     public RecordCatalog(Layout layout, long diskCapacityBytes, int spillCap, LongSupplier clock,
                          EvictionPolicy policy) {
+        this(layout, diskCapacityBytes > 0, diskCapacityBytes, spillCap, clock, policy);
+    }
+
+    /**
+     * A catalog with a durable tier or none ({@code durableTier}) whose capacity is {@code durableCapacityBytes}
+     * now; with a durable tier the capacity may start at 0 and be set later ({@link #setDurableCapacity}), when it
+     * is learnt from the tier (a pool's managers), and until then nothing is written.
+     */
+    public RecordCatalog(Layout layout, boolean durableTier, long durableCapacityBytes, int spillCap,
+                         LongSupplier clock, EvictionPolicy policy) {
         if (spillCap < 1) {
             throw new IllegalArgumentException("spill in-flight cap must be at least 1, was " + spillCap);
         }
+        if (durableCapacityBytes < 0 || (!durableTier && durableCapacityBytes > 0)) {
+            throw new IllegalArgumentException("durable capacity " + durableCapacityBytes + " is invalid "
+                    + (durableTier ? "for a durable tier" : "without a durable tier"));
+        }
         this.layout = layout;
         this.clock = clock;
-        this.durableTier = diskCapacityBytes > 0;
-        this.diskCapacityBytes = diskCapacityBytes;
+        this.durableTier = durableTier;
+        this.diskCapacityBytes = durableCapacityBytes;
         this.spillCap = spillCap;
         this.memory = new RecordIndex(!durableTier, policy);
     }
@@ -539,6 +553,22 @@ public final class RecordCatalog {
             diskCapacityBytes = disk.bytes() + reservedBytes; // only files that writes in flight hang from are left
         }
         return out;
+    }
+
+    /**
+     * Sets the durable tier's capacity to {@code bytes}, up or down (a pool whose managers came or went); going down
+     * removes the least recently used records as {@link #limitDiskCapacity} does. Returns what was removed.
+     */
+    public Removal setDurableCapacity(long bytes) {
+        if (!durableTier || bytes < 0) {
+            throw new IllegalArgumentException("durable capacity " + bytes + " cannot be set"
+                    + (durableTier ? "" : " without a durable tier"));
+        }
+        if (bytes >= diskCapacityBytes) {
+            diskCapacityBytes = bytes;
+            return Removal.empty();
+        }
+        return limitDiskCapacity(bytes);
     }
 
     /** The disk tier's capacity now (lowered from the configured size when the disk held less). */

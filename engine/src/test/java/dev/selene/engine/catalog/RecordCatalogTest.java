@@ -1142,6 +1142,21 @@ class RecordCatalogTest {
         assertNull(catalog.state(key(2)), "the oldest file makes room for the reserved write");
     }
 
+    @Test
+    void setDurableCapacity_startsAtNothing_thenRaisesAndLowers_forgettingTheLeastRecentlyUsed() {
+        catalog = new RecordCatalog(LAYOUT, true, 0, 4, clock::get, new dev.selene.engine.index.LruPolicy());
+        publishAll(root(1), root(2), root(3));
+        assertEquals(List.of(), startedKeys(catalog.planSpills(Long.MAX_VALUE)), "nothing is written before the "
+                + "tier's capacity is known");
+
+        assertTrue(catalog.setDurableCapacity(3 * ROW_FILE).isEmpty());
+        assertEquals(List.of(key(1), key(2), key(3)), spillAll());
+        assertEquals(List.of(key(1)), catalog.setDurableCapacity(2 * ROW_FILE).files(), "the least recently used");
+        assertEquals(State.DIRTY, catalog.state(key(1)), "resident, so dirty again");
+        assertTrue(catalog.setDurableCapacity(4 * ROW_FILE).isEmpty());
+        assertEquals(4 * ROW_FILE, catalog.diskCapacityBytes());
+    }
+
     // ---- expiry --------------------------------------------------------------------------------------------
 
     @Test
