@@ -72,7 +72,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     public record GetStatus(ActorRef<StoreStatus> replyTo) implements Command, PoolMessage {
     }
 
-    /** Runs a max-age sweep now (from this JVM: the manager's admin API and tests); the reply lists what expired. */
+    /** Runs a max-age sweep now (from this JVM: tests, or code embedding a manager); the reply lists what expired. */
     public record ExpireNow(ActorRef<Expired> replyTo) implements Command {
     }
 
