@@ -189,6 +189,10 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     private record LeaseGranted(SlotPool.Granted grant) implements Command {
     }
 
+    /** What the pool can hold, when the pool is the only durable tier: the bound of what this host remembers. */
+    private record PoolCapacityKnown(PoolStore.Capacity capacity) implements Command {
+    }
+
     private enum SweepTick implements Command {
         INSTANCE
     }
@@ -201,13 +205,6 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     static final double PRIOR_READ_BYTES_PER_SECOND = 1.0e9;
     /** Pool read bandwidth assumed before any sample (restore cost): a conservative figure for a 25 Gb/s network. */
     static final double PRIOR_POOL_BYTES_PER_SECOND = 1.0e9;
-    /**
-     * How much of what it retired a node keeps in its catalog when the pool is its only durable store (about 130,000
-     * records of the largest layout). The managers decide what the pool keeps; past this the node forgets its oldest
-     * retired records (their copies stay in the pool, and a lookup finds them through the directory), so the
-     * catalog stays bounded on a node that runs for months.
-     */
-    static final long POOL_CAPACITY_BYTES = 1L << 40;
     /** The share of the free disk (plus its records) the disk tier takes when its size is more than that. */
     static final double DISK_FILL_FRACTION = 0.95;
     /** How long a lookup waits for the pool's part of a chain; without an answer the match ends at the node's own. */
@@ -297,9 +294,17 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         this.diskTier = disk != null;
         this.pool = pool;
         this.settings = settings;
-        long capacity = disk != null ? settings.diskCapacityBytes() : pool != null ? POOL_CAPACITY_BYTES : 0;
-        this.catalog = new RecordCatalog(records.layout(), capacity, settings.spillInFlightCap(), settings.clock(),
-                Policies.create(settings.policy()));
+        // With the pool as its only durable tier, a node remembers of what it retired at most what the pool's
+        // managers can hold (they say so when they join); past that it forgets its oldest retired records (their
+        // copies stay in the pool, and a lookup finds them through the directory). Until a manager has said, nothing
+        // is retired.
+        long capacity = disk != null ? settings.diskCapacityBytes() : 0;
+        this.catalog = new RecordCatalog(records.layout(), durable != null, capacity, settings.spillInFlightCap(),
+                settings.clock(), Policies.create(settings.policy()));
+        if (disk == null && pool != null) {
+            pool.tell(new PoolStore.WatchCapacity(ctx.messageAdapter(PoolStore.Capacity.class,
+                    PoolCapacityKnown::new)));
+        }
         this.readEstimate = new BandwidthEstimator("disk", PRIOR_READ_BYTES_PER_SECOND, ESTIMATE_HALF_LIFE_NANOS);
         this.poolEstimate = new BandwidthEstimator("pool", PRIOR_POOL_BYTES_PER_SECOND, ESTIMATE_HALF_LIFE_NANOS);
         this.grants = ctx.messageAdapter(SlotPool.Granted.class, LeaseGranted::new);
@@ -375,6 +380,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             case WriteSettled w -> onSettled(w);
             case ReleaseAfterCopy r -> slotPool.tell(new SlotPool.Release(r.slots(), false));
             case LeaseGranted g -> onGranted(g.grant());
+            case PoolCapacityKnown p -> onPoolCapacity(p.capacity());
             case DrainTimeout t -> finishDrain(true);
         }
         reportClean();
@@ -912,6 +918,14 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         apply(catalog.recovered(found), "Deleted at start: the disk tier is over its size");
         recovered = true;
         settings.onReady().run();
+        plan();
+    }
+
+    private void onPoolCapacity(PoolStore.Capacity c) {
+        getContext().getLog().info("the pool holds {} of records on {} manager(s): this host remembers at most that "
+                + "much of what it retired", ByteSize.format(c.bytes()), c.managers());
+        apply(catalog.setDurableCapacity(c.bytes()), "Forgotten by this host: it remembers no more than the pool's "
+                + "managers hold (" + ByteSize.format(c.bytes()) + "); the pool keeps its copy");
         plan();
     }
 

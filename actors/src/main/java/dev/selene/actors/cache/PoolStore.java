@@ -75,6 +75,20 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     record Found(List<PoolEntry> entries) {
     }
 
+    /**
+     * Asks to be told what the pool can hold ({@link Capacity}) now, once it is known, and whenever it changes
+     * (the catalog of a host whose only durable tier is the pool bounds what it remembers by it).
+     */
+    record WatchCapacity(ActorRef<Capacity> replyTo) implements Store.Command {
+    }
+
+    /**
+     * What the pool can hold for this host: the record bytes of the usable managers' stores together, divided by
+     * the replica count (each record takes that many copies), as the managers advertise them.
+     */
+    record Capacity(long bytes, int managers) {
+    }
+
     private record Located(Read read, PoolDirectory.Found found, Throwable failure) implements Store.Command {
     }
 
@@ -159,6 +173,9 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             };
     private final Runnable onReachable;
     private final java.util.function.Consumer<String> onMisfit;
+    /** Who is told the pool's capacity; it outlives a restart of this actor (it belongs to the behaviour's factory). */
+    private final List<ActorRef<Capacity>> capacityWatchers;
+    private Capacity capacity;
     private boolean everUp;
     private boolean up;
     /** Retirements and fetches on the data plane now, and since when each kind has had one in flight without a break. */
@@ -175,6 +192,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     static Behavior<Store.Command> create(Layout layout, HostMemory host, int shards, CacheMetrics metrics,
                                           TraceBook traces, Runnable onReachable,
                                           java.util.function.Consumer<String> onMisfit) {
+        List<ActorRef<Capacity>> capacityWatchers = new java.util.concurrent.CopyOnWriteArrayList<>();
         return Behaviors.setup(ctx -> {
             ctx.getSystem().receptionist().tell(Receptionist.subscribe(ManagerStore.KEY, ctx.messageAdapter(
                     Receptionist.Listing.class, l -> new StoresListed(l.getServiceInstances(ManagerStore.KEY)))));
@@ -183,14 +201,16 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             Cluster.get(ctx.getSystem()).subscriptions().tell(Subscribe.create(ctx.messageAdapter(
                     ClusterEvent.ReachabilityEvent.class, e -> new Reachability(e.member().address().toString(),
                             e instanceof ClusterEvent.ReachableMember)), ClusterEvent.ReachabilityEvent.class));
-            return new PoolStore(ctx, layout, host, shards, metrics, traces, onReachable, onMisfit);
+            return new PoolStore(ctx, layout, host, shards, metrics, traces, onReachable, onMisfit,
+                    capacityWatchers);
         });
     }
 
     private PoolStore(ActorContext<Store.Command> ctx, Layout layout, HostMemory host, int shards,
                       CacheMetrics metrics, TraceBook traces, Runnable onReachable,
-                      java.util.function.Consumer<String> onMisfit) {
+                      java.util.function.Consumer<String> onMisfit, List<ActorRef<Capacity>> capacityWatchers) {
         super(ctx);
+        this.capacityWatchers = capacityWatchers;
         this.onMisfit = onMisfit;
         this.origin = TraceSource.of("PoolStore", ctx);
         this.onReachable = onReachable;
@@ -242,6 +262,12 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             case Settle s -> onSettle(s);
             case SettleRead s -> onSettleRead(s);
             case Find f -> onFind(f);
+            case WatchCapacity w -> {
+                capacityWatchers.add(w.replyTo());
+                if (capacity != null) {
+                    w.replyTo().tell(capacity);
+                }
+            }
             case StoresListed l -> onStoresListed(l.stores());
             case StoreAnswered a -> onStoreAnswered(a);
             case Reachability r -> {
@@ -303,6 +329,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     }
 
     private void noteUp() {
+        noteCapacity();
         boolean any = !stores.isEmpty();
         if (any && !everUp) {
             everUp = true;
@@ -312,6 +339,27 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                     : "no pool manager is up: retirements fail and the pool's records are misses until one is");
         }
         up = any;
+    }
+
+    /**
+     * Tells the watchers what the pool can hold when that changed. With no usable manager the last figure stands:
+     * a manager that is away for a moment does not make the host forget what it retired.
+     */
+    private void noteCapacity() {
+        if (stores.isEmpty()) {
+            return;
+        }
+        long bytes = 0;
+        int replicas = 1;
+        for (ManagerStore.StoreStatus s : stores.values()) {
+            bytes += s.capacityBytes();
+            replicas = Math.max(replicas, s.replicas());
+        }
+        Capacity now = new Capacity(bytes / Math.min(replicas, stores.size()), stores.size());
+        if (!now.equals(capacity)) {
+            capacity = now;
+            capacityWatchers.forEach(w -> w.tell(now));
+        }
     }
 
     // ---- retire ----

@@ -1,6 +1,8 @@
 package dev.selene.actors.pool;
 
 import dev.selene.engine.codec.RecordFileFormat;
+import dev.selene.engine.expiry.ExpirySweep;
+import dev.selene.engine.pool.PoolHoldings;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
@@ -25,10 +27,8 @@ import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -36,8 +36,9 @@ import java.util.function.LongSupplier;
 
 /**
  * A manager node's record store: record images held in off-heap slots of its own (the host's slot mapping and
- * record codec), least recently used first out when room is needed (one access counter for the whole store, so
- * namespaces compete fairly), records unused for longer than max age swept in every namespace. Record bytes travel
+ * record codec), with the host's slot accounting, recency index and max-age sweep ({@link PoolHoldings}): least
+ * recently used first out when room is needed (one recency order for the whole store, so namespaces compete
+ * fairly), and once a minute the stale leaves of every namespace expire, oldest first, at most 64 per namespace. Record bytes travel
  * on the store's own data plane, apart from the cluster: an accepted upload is a handle its sender pushes the image
  * under, landing straight in the reserved slots and validated with the record codec's checksums before it counts as
  * held; a partial upload (its sender died, or went quiet) is dropped. Serving hands out a handle the reader fetches
@@ -69,6 +70,21 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
     /** The store's figures. */
     public record GetStatus(ActorRef<StoreStatus> replyTo) implements Command, PoolMessage {
+    }
+
+    /** Runs a max-age sweep now (from this JVM: tests, or code embedding a manager); the reply lists what expired. */
+    public record ExpireNow(ActorRef<Expired> replyTo) implements Command {
+    }
+
+    /** Reply to {@link ExpireNow}: the records that expired (empty with max age off). */
+    public record Expired(List<RecordKey> keys) {
+    }
+
+    /**
+     * Checks the store's accounting (from this JVM: tests): the reply is empty when every invariant holds, else it
+     * names the first broken one.
+     */
+    public record CheckInvariants(ActorRef<String> replyTo) implements Command {
     }
 
     /** Reply to {@link Holdings}. */
@@ -124,28 +140,12 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     /** Threads of a manager's data plane. */
     static final int DATA_THREADS = 2;
 
-    /** A held record: its slots, the image's header and footer blocks, and its recency. */
-    private static final class Held {
-        final PoolEntry entry;
-        final int[] slots;
-        final byte[] header;
-        final byte[] footer;
-        long tick;
-        long lastUseNanos;
-        int pins;
-        /** Dropped while being served: the slots are freed when the last stream ends. */
-        boolean doomed;
-
-        Held(PoolEntry entry, int[] slots, byte[] header, byte[] footer) {
-            this.entry = entry;
-            this.slots = slots;
-            this.header = header;
-            this.footer = footer;
-        }
+    /** What the store keeps with a held record beside its slots: its entry and the image's header and footer. */
+    private record Image(PoolEntry entry, byte[] header, byte[] footer) {
     }
 
-    /** An upload in progress: its reserved slots and who waits for the outcome. */
-    private record Upload(PoolEntry entry, int[] slots, long id) {
+    /** An upload in progress (its slots are reserved in the holdings). */
+    private record Upload(PoolEntry entry, long id) {
     }
 
     private final Layout layout;
@@ -155,19 +155,15 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     private final DataPlane data;
     private final ClusterSharding sharding;
     private final PoolMetrics metrics;
-    private final ArrayDeque<Integer> free = new ArrayDeque<>();
-    private final Map<RecordKey, Held> held = new HashMap<>();
-    private final TreeMap<Long, RecordKey> byTick = new TreeMap<>();
+    private final PoolHoldings<Image> holdings;
     private final Map<RecordKey, Upload> uploads = new HashMap<>();
     /** Records taken and not yet reported to their directory entity, by entity. */
     private final Map<String, List<PoolEntry>> heldToReport = new HashMap<>();
     private boolean reportScheduled;
     private long lastReportNanos;
     private final Map<String, Long> expired = new TreeMap<>();
-    private long ticks;
     private long uploadIds;
     private long refusedLogged;
-    private long bytes;
     private int serving;
     private long uploadCount;
     private long uploadBytes;
@@ -180,10 +176,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     public static Behavior<Command> create(ManagerConfig config, PoolMetrics metrics) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             if (config.maxAge() != null) {
-                Duration every = config.maxAge().dividedBy(4);
-                Duration interval = every.compareTo(Duration.ofMinutes(1)) > 0 ? Duration.ofMinutes(1)
-                        : every.compareTo(Duration.ofMillis(100)) < 0 ? Duration.ofMillis(100) : every;
-                timers.startTimerWithFixedDelay(SweepTick.INSTANCE, interval);
+                timers.startTimerWithFixedDelay(SweepTick.INSTANCE, Duration.ofNanos(
+                        ExpirySweep.SWEEP_INTERVAL_NANOS));
             }
             ctx.getSystem().receptionist().tell(Receptionist.register(KEY, ctx.getSelf()));
             return new ManagerStore(ctx, config, metrics);
@@ -196,10 +190,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         this.layout = config.layout();
         int slots = (int) Math.max(1, Math.min(Integer.MAX_VALUE, config.storeBytes() / layout.slotBytes()));
         this.memory = HostMemory.allocate(layout, slots);
-        for (int i = 0; i < slots; i++) {
-            free.add(i);
-        }
         this.clock = System::nanoTime;
+        this.holdings = new PoolHoldings<>(slots, clock);
         this.lastReportNanos = clock.getAsLong() - HELD_REPORT_DELAY.toNanos();
         String host = ctx.getSystem().address().getHost().orElse("127.0.0.1");
         try {
@@ -246,16 +238,18 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             case UploadEnded u -> onUploadEnded(u);
             case Requested r -> onRequested(r);
             case ServeEnded s -> onServeEnded(s);
-            case Drop d -> d.keys().forEach(k -> drop(k, d.reason(), false));
+            case Drop d -> d.keys().forEach(this::drop);
             case Holdings h -> h.replyTo().tell(new HoldingsReply(getContext().getSelf(), holdings(h)));
             case CopyTo c -> onCopyTo(c);
             case CopyAddressed a -> onCopyAddressed(a);
             case CopyEnded c -> onCopyEnded(c);
             case GetStatus g -> g.replyTo().tell(status());
             case SweepTick t -> sweep();
+            case ExpireNow x -> x.replyTo().tell(new Expired(config.maxAge() == null ? List.of() : sweep()));
+            case CheckInvariants c -> c.replyTo().tell(invariantViolation());
             case ReportHeld r -> flushHeld();
         }
-        metrics.held(held.size(), bytes);
+        metrics.held(holdings.size(), holdings.bytes());
         return this;
     }
 
@@ -265,14 +259,13 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         RecordSpec spec = o.spec();
         RecordKey key = spec.key();
         PoolEntry e = PoolEntry.of(spec, o.imageBytes());
-        Held h = held.get(key);
-        if (h != null && h.doomed) {
+        if (holdings.isDoomed(key)) {
             refuse(o, "it is being dropped");
             return;
         }
-        if (h != null) {
-            touch(h);
-            reportHeld(h.entry);
+        if (holdings.holds(key)) {
+            holdings.use(key);
+            reportHeld(holdings.value(key).entry());
             o.admission().alreadyHeld();
             return;
         }
@@ -286,19 +279,22 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             return;
         }
         int need = RecordFileFormat.pieceCount(layout, e.hasRow());
-        if (!makeRoom(need)) {
-            refuse(o, "no room: " + need + " slots needed, " + free.size() + " free and every other record is "
-                    + "being served");
+        PoolHoldings.Room room = holdings.reserve(key, need);
+        if (room == null) {
+            refuse(o, "no room: " + need + " slots needed, " + holdings.freeSlots() + " free and every other record "
+                    + "is being served");
             return;
         }
-        int[] slots = new int[need];
-        for (int i = 0; i < need; i++) {
-            slots[i] = free.poll();
+        for (RecordKey gone : room.evicted()) {
+            evicted++;
+            metrics.evicted();
+            tellDirectory(gone.namespace(), new PoolDirectory.Released(gone, getContext().getSelf(), "evicted"));
         }
+        int[] slots = room.slots().toArray();
         long start = clock.getAsLong();
         long id = ++uploadIds;
         ActorRef<Command> self = getContext().getSelf();
-        uploads.put(key, new Upload(e, slots, id));
+        uploads.put(key, new Upload(e, id));
         // The data plane's threads write only into the slots reserved above until they report the upload ended.
         o.admission().land(layout, shares(slots), (image, failure) -> self.tell(new UploadEnded(key, id,
                 clock.getAsLong() - start, image, failure)));
@@ -321,19 +317,15 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         uploads.remove(u.key());
         Throwable failure = u.failure();
         if (failure != null) {
-            for (int s : up.slots()) {
-                free.add(s);
-            }
+            holdings.unreserve(u.key());
             refused++;
             metrics.refused();
             String reason = failure.getClass().getSimpleName() + ": " + failure.getMessage();
             getContext().getLog().info("upload of {} dropped: {}", u.key(), reason);
             return;
         }
-        Held h = new Held(up.entry(), up.slots(), u.image().headerBlock(), u.image().footerBlock());
-        held.put(u.key(), h);
-        bytes += up.entry().imageBytes();
-        touch(h);
+        holdings.hold(up.entry().spec(), up.entry().imageBytes(), new Image(up.entry(), u.image().headerBlock(),
+                u.image().footerBlock()));
         uploadCount++;
         uploadBytes += up.entry().imageBytes();
         metrics.transfer(PoolMetrics.Direction.IN, up.entry().imageBytes(), u.nanos());
@@ -343,22 +335,23 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     // ---- serving ----
 
     private void onRequested(Requested r) {
-        Held h = held.get(r.key());
-        if (h == null || h.doomed) {
-            r.delivery().notHeld("this pool manager does not hold " + r.key());
+        RecordKey key = r.key();
+        if (!holdings.holds(key)) {
+            r.delivery().notHeld("this pool manager does not hold " + key);
             return;
         }
-        touch(h);
-        h.pins++;
+        holdings.use(key);
+        holdings.pin(key);
         serving++;
-        RecordKey key = r.key();
         ActorRef<Command> self = getContext().getSelf();
-        r.delivery().send(image(h), (bytes, failure) -> self.tell(new ServeEnded(key, failure == null ? bytes : 0)));
+        r.delivery().send(image(key), (bytes, failure) -> self.tell(new ServeEnded(key, failure == null ? bytes : 0)));
     }
 
-    /** The image of a held record, read straight from its slots. */
-    private OutgoingImage image(Held h) {
-        return new OutgoingImage(layout, h.entry.hasRow(), h.header, h.footer, shares(h.slots));
+    /** The image of held {@code key}, read straight from its slots. */
+    private OutgoingImage image(RecordKey key) {
+        Image i = holdings.value(key);
+        return new OutgoingImage(layout, i.entry().hasRow(), i.header(), i.footer(),
+                shares(holdings.slotsOf(key).toArray()));
     }
 
     private PieceShares shares(int[] slots) {
@@ -368,10 +361,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
     private void onServeEnded(ServeEnded s) {
         serving--;
-        Held h = held.get(s.key());
-        if (h != null && --h.pins == 0 && h.doomed) {
-            drop(s.key(), "dropped while served", false);
-        }
+        holdings.unpin(s.key()); // a record dropped while served leaves now
         if (s.bytes() > 0) {
             serveCount++;
             serveBytes += s.bytes();
@@ -382,18 +372,16 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     // ---- replicas ----
 
     private void onCopyTo(CopyTo c) {
-        Held h = held.get(c.key());
-        if (h == null || h.doomed) {
+        if (!holdings.holds(c.key())) {
             return;
         }
-        h.pins++;
+        holdings.pin(c.key());
         getContext().ask(StoreStatus.class, c.target(), Duration.ofSeconds(10), GetStatus::new,
                 (status, failure) -> new CopyAddressed(c.key(), status, failure));
     }
 
     private void onCopyAddressed(CopyAddressed a) {
-        Held h = held.get(a.key());
-        if (h == null) {
+        if (holdings.value(a.key()) == null) {
             return; // dropped meanwhile (a pinned record is only doomed, so this does not happen)
         }
         if (a.failure() != null) {
@@ -401,7 +389,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             return;
         }
         ActorRef<Command> self = getContext().getSelf();
-        data.push(DataAddress.parse(a.target().dataAddress()), h.entry.spec(), image(h)).done()
+        data.push(DataAddress.parse(a.target().dataAddress()), holdings.value(a.key()).entry().spec(),
+                        image(a.key())).done()
                 .whenComplete((pushed, failure) -> self.tell(new CopyEnded(a.key(),
                         failure == null ? null : failure.getMessage())));
     }
@@ -410,90 +399,49 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         if (c.failure() != null) {
             getContext().getLog().info("replica of {} not copied: {}", c.key(), c.failure());
         }
-        Held h = held.get(c.key());
-        if (h != null && --h.pins == 0 && h.doomed) {
-            drop(c.key(), "dropped while copied", false);
-        }
+        holdings.unpin(c.key()); // a record dropped while copied leaves now
     }
 
-    // ---- room, recency, expiry ----
+    // ---- expiry and checks ----
 
-    private void touch(Held h) {
-        if (h.tick != 0) {
-            byTick.remove(h.tick);
-        }
-        h.tick = ++ticks;
-        h.lastUseNanos = clock.getAsLong();
-        byTick.put(h.tick, h.entry.key());
-    }
-
-    /** Frees at least {@code need} slots by dropping the least recently used records not being served. */
-    private boolean makeRoom(int need) {
-        if (need > memory.slotCount()) {
-            return false;
-        }
-        Iterator<Map.Entry<Long, RecordKey>> it = byTick.entrySet().iterator();
-        List<RecordKey> victims = new ArrayList<>();
-        int freeing = free.size();
-        while (freeing < need && it.hasNext()) {
-            Held h = held.get(it.next().getValue());
-            if (h.pins == 0) {
-                victims.add(h.entry.key());
-                freeing += h.slots.length;
-            }
-        }
-        if (freeing < need) {
-            return false;
-        }
-        for (RecordKey k : victims) {
-            evicted++;
-            metrics.evicted();
-            drop(k, "evicted", true);
-        }
-        return true;
-    }
-
-    private void sweep() {
-        long cutoff = clock.getAsLong() - config.maxAge().toNanos();
-        List<RecordKey> old = new ArrayList<>();
-        for (RecordKey k : byTick.values()) {
-            Held h = held.get(k);
-            if (h.lastUseNanos > cutoff) {
-                break; // ticks follow time: every later record is fresher
-            }
-            if (h.pins == 0) {
-                old.add(k);
-            }
-        }
-        for (RecordKey k : old) {
+    /** One max-age sweep; tells the directory what expired. */
+    private List<RecordKey> sweep() {
+        List<RecordKey> gone = holdings.expire(config.maxAge().toNanos());
+        for (RecordKey k : gone) {
             expired.merge(k.namespace(), 1L, Long::sum);
             metrics.expired(k.namespace());
-            drop(k, "expired", true);
+            tellDirectory(k.namespace(), new PoolDirectory.Released(k, getContext().getSelf(), "expired"));
         }
-        if (!old.isEmpty()) {
-            getContext().getLog().info("pool store: {} records unused for longer than {} expired", old.size(),
+        if (!gone.isEmpty()) {
+            getContext().getLog().info("pool store: {} records unused for longer than {} expired", gone.size(),
                     config.maxAge());
         }
+        return gone;
     }
 
-    /** Drops a held record; tells its directory when the store decided it (not when the directory asked). */
-    private void drop(RecordKey key, String reason, boolean tell) {
-        Held h = held.get(key);
-        if (h == null) {
-            return;
-        }
-        if (h.pins > 0) {
-            h.doomed = true; // the streams reading its slots end first
-            return;
-        }
-        held.remove(key);
-        byTick.remove(h.tick);
-        bytes -= h.entry.imageBytes();
-        for (int s : h.slots) {
-            free.add(s);
-        }
-        if (tell) {
-            tellDirectory(key.namespace(), new PoolDirectory.Released(key, getContext().getSelf(), reason));
+    /** A record the directory dropped (or a host removed) leaves; one being sent leaves when its transfer ends. */
+    private void drop(RecordKey key) {
+        holdings.drop(key);
+    }
+
+    private String invariantViolation() {
+        try {
+            holdings.checkInvariants();
+            if (uploads.size() != holdings.reservations()) {
+                throw new IllegalStateException(uploads.size() + " uploads in progress, " + holdings.reservations()
+                        + " reservations");
+            }
+            for (RecordKey k : uploads.keySet()) {
+                if (holdings.reservedFor(k) == null) {
+                    throw new IllegalStateException("the upload of " + k + " has no slots reserved");
+                }
+            }
+            if (serving < 0) {
+                throw new IllegalStateException("serving " + serving + " records");
+            }
+            return "";
+        } catch (IllegalStateException e) {
+            return e.getMessage();
         }
     }
 
@@ -534,17 +482,18 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
     private List<PoolEntry> holdings(Holdings q) {
         List<PoolEntry> out = new ArrayList<>();
-        for (Held h : held.values()) {
-            if (PoolDirectory.shardOf(h.entry.key().namespace(), q.shards()) == q.shard()) {
-                out.add(h.entry);
+        holdings.forEach((spec, image) -> {
+            if (PoolDirectory.shardOf(spec.key().namespace(), q.shards()) == q.shard()) {
+                out.add(image.entry());
             }
-        }
+        });
         return out;
     }
 
     private StoreStatus status() {
-        return new StoreStatus(getContext().getSystem().address().toString(), held.size(), bytes,
-                (long) memory.slotCount() * layout.slotBytes(), free.size(), memory.slotCount(), uploads.size(),
+        return new StoreStatus(getContext().getSystem().address().toString(), holdings.size(), holdings.bytes(),
+                (long) memory.slotCount() * layout.slotBytes(), holdings.freeSlots(), memory.slotCount(),
+                uploads.size(),
                 serving, uploadCount, uploadBytes, serveCount, serveBytes, refused, evicted, Map.copyOf(expired),
                 data.address().toString(), config.replicas(), layout.name());
     }

@@ -106,6 +106,24 @@ public final class PoolManagerNode implements AutoCloseable {
         return AskPattern.ask(store, ManagerStore.GetStatus::new, Duration.ofSeconds(5), system.scheduler());
     }
 
+    /** Runs the store's max-age sweep now; the records that expired (none with max age off). */
+    public CompletionStage<ManagerStore.Expired> expireNow() {
+        return AskPattern.ask(store, ManagerStore.ExpireNow::new, Duration.ofSeconds(5), system.scheduler());
+    }
+
+    /**
+     * Checks the store's accounting: empty when every invariant holds (slots balance, each held slot owned once, the
+     * recency index matches the held records), else a sentence naming the first that does not.
+     */
+    public CompletionStage<String> checkInvariants() {
+        return AskPattern.ask(store, ManagerStore.CheckInvariants::new, Duration.ofSeconds(5), system.scheduler());
+    }
+
+    /** Whether this node's actor system has terminated. */
+    public boolean isTerminated() {
+        return system.whenTerminated().isCompleted();
+    }
+
     /** Leaves the cluster and stops, waiting up to 30 s. */
     @Override
     public void close() {

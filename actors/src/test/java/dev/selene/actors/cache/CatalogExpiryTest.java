@@ -34,7 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Max age (B18) in the memory tier, driven by Pekko's manual time: the sweep timer fires only when the test
+ * Max age in the memory tier, driven by Pekko's manual time: the sweep timer fires only when the test
  * advances time, and the tier reads last uses from a clock the test advances together with it.
  */
 class CatalogExpiryTest {
@@ -197,6 +197,33 @@ class CatalogExpiryTest {
         assertEquals(List.of(1L, 2L, 3L), resident());
         advance(Duration.ofMinutes(4)); // t = 10 min: 6 min since the use
         assertEquals(List.of(), resident());
+    }
+
+    @Test
+    void aChildsPublication_refreshesItsAncestors_soOnlyTheUnusedChainExpires() {
+        start(MAX_AGE);
+        publishChain(1, 2);
+        publishChain(20, 21);
+        advance(Duration.ofMinutes(4));
+        publish(3, 2L, true); // a new turn of conversation 1..2: 1 and 2 are used again through it
+        advance(Duration.ofMinutes(2)); // t = 6 min: 1 and 2 were published 6 min ago, their child 2 min ago
+        assertEquals(List.of(1L, 2L, 3L), resident());
+        assertEquals(2, counters.get("expired.memory"), "only the unused chain 20..21");
+        advance(Duration.ofMinutes(4)); // t = 10 min: 6 min since the child's publication
+        assertEquals(List.of(), resident());
+    }
+
+    @Test
+    void aSweep_takesOnlyStaleLeaves_oldestFirst() {
+        start(MAX_AGE);
+        publishChain(1, 3);
+        clock.addAndGet(Duration.ofMinutes(1).toNanos());
+        publishChain(40, 41);
+        clock.addAndGet(MAX_AGE.plusSeconds(1).toNanos());
+        publishChain(30, 31); // fresh beside the stale ones
+        ExpiryReport report = expireNow();
+        assertEquals(List.of(key(3), key(2), key(1), key(41), key(40)), report.removed());
+        assertEquals(List.of(30L, 31L), resident());
     }
 
     @Test

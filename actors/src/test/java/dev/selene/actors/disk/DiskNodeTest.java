@@ -237,31 +237,35 @@ class DiskNodeTest {
     }
 
     @Test
-    void maxAge_expiresDiskRecordsUnusedForLonger_oldestFirst_withTheirDescendants() throws Exception {
+    void maxAge_afterARestart_expiresStaleChainsFromTheirTip_andAnOldRootKeepsItsFreshSubtree() throws Exception {
         SeleneCache first = node(40, true);
         List<RecordSpec> old = publishChain(first, 600, 3);
         List<RecordSpec> fresh = publishChain(first, 700, 2);
-        first.close(); // drains all five
+        List<RecordSpec> oldRoot = publishChain(first, 800, 2);
+        first.close(); // drains all seven
         nodes.remove(first);
         FileTime twoHoursAgo = FileTime.from(
                 Instant.now().minus(Duration.ofHours(2)));
-        Files.setLastModifiedTime(RecordFileNames.recordFile(dir, old.getFirst().key()), twoHoursAgo);
+        for (RecordSpec s : old) {
+            Files.setLastModifiedTime(RecordFileNames.recordFile(dir, s.key()), twoHoursAgo);
+        }
+        Files.setLastModifiedTime(RecordFileNames.recordFile(dir, oldRoot.getFirst().key()), twoHoursAgo);
         CacheConfig config = CacheConfig.memoryOnly(LAYOUT, 40 * LAYOUT.slotBytes()).withConcurrency(1)
                 .withWindowSlots(LAYOUT.slotsPerRecord(true)).withHostBudgetBytes(50 * LAYOUT.slotBytes())
                 .withDisk(dir.toString(), 64L << 20).withMaxAge(Duration.ofHours(1));
         SeleneCache cache = SeleneCache.start(config, copier);
         nodes.add(cache);
-        ExpiryReport memoryReport = await(cache.expireNow());
-        assertTrue(memoryReport.enabled());
+        ExpiryReport report = await(cache.expireNow());
+        assertTrue(report.enabled());
+        assertEquals(old.reversed().stream().map(RecordSpec::key).toList(), report.removed(),
+                "the stale chain, from its tip");
         Awaitility.await().atMost(Duration.ofSeconds(10))
                 .until(() -> cache.counters().get("expired.disk") == 3);
         for (RecordSpec s : old) {
-            assertTrue(!Files.exists(RecordFileNames.recordFile(dir, s.key())), s.key() + " expired with its root");
-        }
-        for (RecordSpec s : fresh) {
-            assertTrue(Files.exists(RecordFileNames.recordFile(dir, s.key())), s.key() + " kept");
+            assertTrue(!Files.exists(RecordFileNames.recordFile(dir, s.key())), s.key() + " expired");
         }
         assertRestoresEverything(cache, fresh);
+        assertRestoresEverything(cache, oldRoot); // its child is fresh: the old root stays with it
     }
 
     @Test

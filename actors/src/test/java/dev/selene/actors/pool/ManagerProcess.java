@@ -24,7 +24,10 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code status <n>}: {@code records=} {@code uploading=} {@code serving=} {@code refused=} of its store;</li>
  *   <li>{@code list <n>}: {@code records=namespace:hash:parent,...} its store holds ({@code parent} {@code -} for
  *   a root);</li>
- *   <li>{@code entities <n>}: {@code entities=shard-i,...}, the directory entities running on it.</li>
+ *   <li>{@code entities <n>}: {@code entities=shard-i,...}, the directory entities running on it;</li>
+ *   <li>{@code invariants <n>}: {@code violation=} the first broken invariant of its store (words joined by
+ *   {@code _}), empty when every one holds; {@code stopped=true} when the node has shut itself down (the cluster
+ *   downed it), so its store is gone.</li>
  * </ul>
  * Arguments: port, every manager's {@code host:port} (comma-separated, the same order on every manager, so the
  * first seed restarted joins the others), replicas, store slots.
@@ -58,6 +61,7 @@ final class ManagerProcess {
         ChildJvm.serve(Map.of(
                 "status", a -> status(node),
                 "list", a -> list(node),
+                "invariants", a -> invariants(node),
                 "entities", a -> entities(node)));
     }
 
@@ -66,6 +70,17 @@ final class ManagerProcess {
                 TimeUnit.SECONDS);
         return "records=" + s.records() + " uploading=" + s.uploading() + " serving=" + s.serving() + " refused="
                 + s.refused() + " uploads=" + s.uploads();
+    }
+
+    private static String invariants(PoolManagerNode node) throws Exception {
+        try {
+            return "violation=" + node.checkInvariants().toCompletableFuture()
+                    .get(ASK_TIMEOUT.toSeconds(), TimeUnit.SECONDS).replace(' ', '_');
+        } catch (java.util.concurrent.ExecutionException e) {
+            // A node the cluster downed shuts itself down: its store stopped with it.
+            node.system().getWhenTerminated().toCompletableFuture().get(ASK_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            return "stopped=true";
+        }
     }
 
     /** Every record this node's store holds, asked of the store shard by shard as a directory entity asks. */

@@ -2,23 +2,25 @@ package dev.selene.actors.pool;
 
 import dev.selene.actors.api.LookupResult;
 import dev.selene.actors.api.SeleneCache;
+import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import static dev.selene.actors.pool.PoolFixture.await;
 import static dev.selene.actors.pool.PoolFixture.chain;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * A manager's store on a real cluster node, fed by a real host: least recently used out by one access counter for
+ * A manager's store on a real cluster node, fed by a real host: least recently used out by one recency order for
  * the whole store (namespaces compete on recency alone), and max age swept in every namespace with totals per
- * namespace.
+ * namespace, stale leaves only. The fixture checks the store's invariants after each test.
  */
 class ManagerStoreTest {
 
@@ -66,18 +68,29 @@ class ManagerStoreTest {
     }
 
     @Test
-    void maxAge_isSweptInEveryNamespace_andCountedPerNamespace() throws Exception {
+    void maxAge_takesStaleLeavesOfEveryNamespace_countedPerNamespace_andKeepsAChainAChildRefreshed()
+            throws Exception {
         int port = PoolFixture.freePort();
-        PoolManagerNode manager = pool.manager(port, port, 64, 1, Duration.ofSeconds(1));
+        PoolManagerNode manager = pool.manager(port, port, 64, 1, Duration.ofSeconds(2));
         SeleneCache writer = pool.host(0, null);
         List<RecordSpec> a = retireRoot(writer, "tenant-a", 10);
         retireRoot(writer, "tenant-b", 11);
         retireRoot(writer, "tenant-b", 12);
+        List<RecordSpec> chain = new ArrayList<>(pool.publishChain(writer, "tenant-a", 20, 2));
+        assertEquals(0, await(writer.drain(Duration.ofSeconds(20))).skipped());
+        Thread.sleep(2_500); // every record above is now older than max age
 
-        Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
-                .until(() -> await(manager.status()).records() == 0);
-        assertEquals(Map.of("tenant-a", 1L, "tenant-b", 2L), await(manager.status()).expiredByNamespace());
+        chain.addAll(pool.publishChain(writer, "tenant-a", 22, 1, 21L)); // its upload refreshes 20 and 21
+        List<RecordSpec> fresh = retireRoot(writer, "tenant-b", 13);
+        List<RecordKey> expired = await(manager.expireNow()).keys();
+
         SeleneCache reader = pool.host(0, null);
+        pool.restoreAndVerify(reader, chain);
+        assertEquals(1, matched(reader, fresh));
         assertEquals(0, matched(reader, a));
+        assertEquals(Set.of(a.getFirst().key(), new RecordKey("tenant-b", 11), new RecordKey("tenant-b", 12)),
+                Set.copyOf(expired), "the stale leaves, and nothing fresh");
+        assertEquals(3, expired.size());
+        assertEquals(Map.of("tenant-a", 1L, "tenant-b", 2L), await(manager.status()).expiredByNamespace());
     }
 }

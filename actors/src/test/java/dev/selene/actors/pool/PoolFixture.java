@@ -132,9 +132,14 @@ final class PoolFixture implements AutoCloseable {
 
     /** Publishes a chain of {@code n} records of {@code namespace}. */
     List<RecordSpec> publishChain(SeleneCache cache, String namespace, long first, int n) throws Exception {
+        return publishChain(cache, namespace, first, n, null);
+    }
+
+    /** Publishes a chain of {@code n} records of {@code namespace} under {@code parent} (null: from a root). */
+    List<RecordSpec> publishChain(SeleneCache cache, String namespace, long first, int n, Long parent)
+            throws Exception {
         Publisher publisher = new Publisher(cache);
         List<RecordSpec> specs = new ArrayList<>();
-        Long parent = null;
         for (int i = 0; i < n; i++) {
             RecordSpec s = spec(namespace, first + i, parent);
             PublishOutcome o = await(publisher.publish(s, snapshot(s),
@@ -165,13 +170,33 @@ final class PoolFixture implements AutoCloseable {
     }
 
     /**
-     * Stops the hosts, then the managers newest first, so the oldest (which runs the shard coordinator) leaves
-     * last and nothing has to move twice.
+     * Stops the hosts, checks every running manager's store invariants, then stops the managers newest first, so
+     * the oldest (which runs the shard coordinator) leaves last and nothing has to move twice. A broken invariant
+     * fails the test once everything has stopped.
      */
     @Override
     public void close() {
         hosts.parallelStream().forEach(SeleneCache::close);
+        List<String> violations = new ArrayList<>();
+        for (PoolManagerNode m : managers) {
+            if (!m.isTerminated()) {
+                try {
+                    String v = await(m.checkInvariants());
+                    if (!v.isEmpty()) {
+                        violations.add(m.address() + ": " + v);
+                    }
+                } catch (Exception e) {
+                    try {
+                        // A manager the cluster downed shuts itself down: its store stopped with it.
+                        m.system().getWhenTerminated().toCompletableFuture().get(10, TimeUnit.SECONDS);
+                    } catch (Exception notStopping) {
+                        violations.add(m.address() + " did not answer the invariant check: " + e);
+                    }
+                }
+            }
+        }
         managers.reversed().forEach(PoolManagerNode::close);
         copier.close();
+        assertEquals(List.of(), violations, "store invariants after the test");
     }
 }

@@ -87,6 +87,7 @@ class PoolKillTest {
     @AfterEach
     void stop() {
         report("stopping");
+        List<String> violations = new ArrayList<>();
         try {
             // Hosts first (together), while the managers still answer: a member that leaves a live cluster is gone
             // at once.
@@ -98,6 +99,7 @@ class PoolKillTest {
                 }));
             }
             CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+            violations.addAll(storeInvariantViolations());
         } catch (Exception e) {
             report("the hosts did not stop within 60 s: " + e);
         } finally {
@@ -106,6 +108,31 @@ class PoolKillTest {
             device.close();
         }
         report("stopped");
+        assertEquals(List.of(), violations, "store invariants of the managers alive after the test");
+    }
+
+    /** The broken store invariants of every manager still alive, each named with its manager. */
+    private List<String> storeInvariantViolations() {
+        List<String> out = new ArrayList<>();
+        for (ChildJvm c : children) {
+            if (!c.name().contains("-manager") || !c.isAlive()) {
+                continue;
+            }
+            try {
+                Map<String, String> answer = c.request("invariants", REQUEST);
+                if (answer.containsKey("stopped")) {
+                    report(c.name() + " shut itself down (downed by the cluster): no store to check");
+                    continue;
+                }
+                String v = answer.getOrDefault("violation", "no answer: " + answer);
+                if (!v.isEmpty()) {
+                    out.add(c.name() + ": " + v.replace('_', ' '));
+                }
+            } catch (Exception e) {
+                out.add(c.name() + " did not answer the invariant check: " + e.getMessage());
+            }
+        }
+        return out;
     }
 
     // ---- scenarios ----

@@ -5,6 +5,7 @@ import dev.selene.actors.api.LookupResult;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.Tier;
+import dev.selene.engine.codec.RecordFileFormat;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.transport.gpu.DevicePlacement;
 import dev.selene.transport.gpu.KeyedContent;
@@ -60,6 +61,24 @@ class PoolNodeTest {
         assertTrue(refused.detail().contains("from the pool"), refused.detail());
         RestoreResult r = pool.restoreAndVerify(b, specs);
         assertEquals(6, r.fromPool());
+    }
+
+    @Test
+    void aPoolOnlyHost_remembersOfWhatItRetiredNoMoreThanTheManagersHold() throws Exception {
+        int recordSlots = PoolFixture.LAYOUT.slotsPerRecord(true);
+        pool.manager(8 * recordSlots, 1); // room for fewer than 8 records (each image has a header and a footer)
+        SeleneCache a = pool.host(0, null);
+        List<RecordSpec> last = List.of();
+        for (int i = 0; i < 12; i++) {
+            last = pool.publishChain(a, NS, 100 + i, 1, null);
+            assertEquals(0, await(a.drain(Duration.ofSeconds(20))).skipped(), "record " + i + " retired");
+        }
+
+        long poolBytes = 8L * recordSlots * PoolFixture.LAYOUT.slotBytes();
+        long fits = poolBytes / RecordFileFormat.fileLength(PoolFixture.LAYOUT, true);
+        assertEquals(fits, await(a.records(NS, Tier.POOL, 0, 1_000)).total(),
+                "the host remembers what the pool can hold, not all 12 it retired");
+        assertEquals(1, await(a.lookup(NS, chain(last))).records().size(), "the latest is remembered");
     }
 
     @Test

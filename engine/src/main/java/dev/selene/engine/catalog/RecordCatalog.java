@@ -212,13 +212,27 @@ public final class RecordCatalog {
     /** A catalog as above whose memory drops records in the order {@code policy} chooses (LRU above). */
     public RecordCatalog(Layout layout, long diskCapacityBytes, int spillCap, LongSupplier clock,
                          EvictionPolicy policy) {
+        this(layout, diskCapacityBytes > 0, diskCapacityBytes, spillCap, clock, policy);
+    }
+
+    /**
+     * A catalog with a durable tier or none ({@code durableTier}) whose capacity is {@code durableCapacityBytes}
+     * now; with a durable tier the capacity may start at 0 and be set later ({@link #setDurableCapacity}), when it
+     * is learnt from the tier (a pool's managers), and until then nothing is written.
+     */
+    public RecordCatalog(Layout layout, boolean durableTier, long durableCapacityBytes, int spillCap,
+                         LongSupplier clock, EvictionPolicy policy) {
         if (spillCap < 1) {
             throw new IllegalArgumentException("spill in-flight cap must be at least 1, was " + spillCap);
         }
+        if (durableCapacityBytes < 0 || (!durableTier && durableCapacityBytes > 0)) {
+            throw new IllegalArgumentException("durable capacity " + durableCapacityBytes + " is invalid "
+                    + (durableTier ? "for a durable tier" : "without a durable tier"));
+        }
         this.layout = layout;
         this.clock = clock;
-        this.durableTier = diskCapacityBytes > 0;
-        this.diskCapacityBytes = diskCapacityBytes;
+        this.durableTier = durableTier;
+        this.diskCapacityBytes = durableCapacityBytes;
         this.spillCap = spillCap;
         this.memory = new RecordIndex(!durableTier, policy);
     }
@@ -234,10 +248,12 @@ public final class RecordCatalog {
         long now = clock.getAsLong();
         if (memory.contains(key)) {
             memory.touch(key, now);
+            refreshAncestors(spec.parent(), now);
             return Admission.PRESENT;
         }
         if (disk.contains(key)) {
             disk.touch(key, now);
+            refreshAncestors(spec.parent(), now);
             return Admission.PRESENT;
         }
         inFlight.put(key, spec);
@@ -249,12 +265,17 @@ public final class RecordCatalog {
         inFlight.remove(key);
     }
 
-    /** The admitted publication of {@code spec} is copied into {@code slots}: the record is resident and dirty. */
+    /**
+     * The admitted publication of {@code spec} is copied into {@code slots}: the record is resident and dirty, and
+     * its ancestors' last use is refreshed (without moving them in any recency order).
+     */
     public void resident(RecordSpec spec, SlotList slots) {
         if (inFlight.remove(spec.key()) == null) {
             throw new IllegalStateException(spec.key() + " was not in flight");
         }
-        memory.insert(spec, slots, disk.contains(spec.key()), clock.getAsLong());
+        long now = clock.getAsLong();
+        memory.insert(spec, slots, disk.contains(spec.key()), now);
+        refreshAncestors(spec.parent(), now);
     }
 
     /**
@@ -323,6 +344,11 @@ public final class RecordCatalog {
         memory.touch(deepest, now, EvictionPolicy.Use.RESUMED);
         for (RecordKey k : fromDisk) {
             disk.touch(k, now);
+        }
+        RecordIndex.Entry m = memory.get(deepest);
+        DiskIndex.Entry d = disk.peek(deepest);
+        if (m != null || d != null) {
+            refreshAncestors((m != null ? m.spec() : d.spec()).parent(), now);
         }
     }
 
@@ -529,6 +555,22 @@ public final class RecordCatalog {
         return out;
     }
 
+    /**
+     * Sets the durable tier's capacity to {@code bytes}, up or down (a pool whose managers came or went); going down
+     * removes the least recently used records as {@link #limitDiskCapacity} does. Returns what was removed.
+     */
+    public Removal setDurableCapacity(long bytes) {
+        if (!durableTier || bytes < 0) {
+            throw new IllegalArgumentException("durable capacity " + bytes + " cannot be set"
+                    + (durableTier ? "" : " without a durable tier"));
+        }
+        if (bytes >= diskCapacityBytes) {
+            diskCapacityBytes = bytes;
+            return Removal.empty();
+        }
+        return limitDiskCapacity(bytes);
+    }
+
     /** The disk tier's capacity now (lowered from the configured size when the disk held less). */
     public long diskCapacityBytes() {
         return diskCapacityBytes;
@@ -625,6 +667,11 @@ public final class RecordCatalog {
                 progress = true;
             }
         }
+        // A file's age is its own: a child used after its parent's file was last touched must not leave the
+        // parent looking older than the child.
+        for (DiskIndex.Entry d : disk.entries()) {
+            refreshAncestorsUpTo(d.spec().parent(), d.lastUseNanos());
+        }
         for (Recovered orphan : pending) {
             if (!out.files().contains(orphan.spec().key())) {
                 out.files().add(orphan.spec().key()); // its parent's file is gone: never kept without it
@@ -637,12 +684,15 @@ public final class RecordCatalog {
     }
 
     /**
-     * One max-age sweep: records unused for longer than {@code maxAgeNanos} leave every tier, oldest first, each
-     * with its descendants, at most {@link ExpirySweep#MAX_RECORDS_PER_SWEEP} per sweep; busy subtrees (pinned,
-     * being written) are skipped.
+     * One max-age sweep: leaves (records with no child in memory, on disk or in flight) unused for longer than
+     * {@code maxAgeNanos} leave every tier, oldest first, up to the first fresh leaf and at most
+     * {@link ExpirySweep#MAX_RECORDS_PER_SWEEP} per sweep; a parent whose last child goes is a leaf from then on.
+     * Busy leaves (pinned, being written) wait for the next sweep.
      */
     public Removal expire(long maxAgeNanos) {
-        List<RecordKey> keys = ExpirySweep.plan(sweepCandidates(), clock.getAsLong(), maxAgeNanos,
+        List<RecordKey> inFlightParents = new ArrayList<>(inFlight.size());
+        inFlight.values().forEach(spec -> inFlightParents.add(spec.parent()));
+        List<RecordKey> keys = ExpirySweep.plan(sweepCandidates(), inFlightParents, clock.getAsLong(), maxAgeNanos,
                 ExpirySweep.MAX_RECORDS_PER_SWEEP);
         Removal out = Removal.empty();
         keys.forEach(k -> removeEverywhere(k, out));
@@ -890,6 +940,39 @@ public final class RecordCatalog {
             if (memory.contains(d.key())) {
                 memory.markParked(d.key());
             }
+        }
+    }
+
+    /**
+     * Refreshes the last use of {@code up} and every ancestor above it, in memory and on disk, to {@code nowNanos}
+     * without moving any of them in a recency order, up to the first ancestor held in neither.
+     */
+    private void refreshAncestors(RecordKey up, long nowNanos) {
+        for (int guard = memory.size() + disk.size(); up != null && guard >= 0; guard--) {
+            RecordIndex.Entry m = memory.get(up);
+            DiskIndex.Entry d = disk.peek(up);
+            if (m == null && d == null) {
+                return;
+            }
+            memory.refresh(up, nowNanos);
+            disk.refresh(up, nowNanos);
+            up = (m != null ? m.spec() : d.spec()).parent();
+        }
+    }
+
+    /**
+     * As {@link #refreshAncestors}, stopping at the first ancestor already used at {@code nowNanos} or later (the
+     * ones above it were refreshed with it, or will be): for recovery, where every record is walked.
+     */
+    private void refreshAncestorsUpTo(RecordKey up, long nowNanos) {
+        while (up != null) {
+            DiskIndex.Entry d = disk.peek(up);
+            if (d == null || d.lastUseNanos() >= nowNanos) {
+                return;
+            }
+            disk.refresh(up, nowNanos);
+            memory.refresh(up, nowNanos);
+            up = d.spec().parent();
         }
     }
 

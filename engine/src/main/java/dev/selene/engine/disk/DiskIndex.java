@@ -58,6 +58,17 @@ public final class DiskIndex {
         }
     }
 
+    /**
+     * Refreshes the last use of {@code key} to {@code nowNanos} (never back) without making it more recent in the
+     * order room is freed in: a descendant of it was used or published.
+     */
+    public void refresh(RecordKey key, long nowNanos) {
+        Entry e = entries.get(key);
+        if (e != null && nowNanos > e.lastUseNanos()) {
+            entries.put(key, new Entry(e.spec(), e.fileBytes(), nowNanos)); // insertion order: the place is kept
+        }
+    }
+
     /** Removes {@code key} and every descendant; returns the removed entries, the record first. */
     public List<Entry> removeWithDescendants(RecordKey key) {
         List<Entry> removed = new ArrayList<>();

@@ -8,29 +8,31 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The pure core of the max-age sweep: given the records of one tier, which ones a sweep removes, in the
- * order they must go. A tier (memory, disk, pool) owns the records and does the removal; this class only
- * decides.
+ * order they must go. A tier (memory and disk on a host, a manager's store in the pool) owns the records and does
+ * the removal; this class only decides.
  *
  * <pre>
- * Rules (max age, max age):
+ * Rules (max age):
  *   - A record is stale when it has not been used for longer than the max age: now - lastUse > maxAge.
- *   - Records are visited oldest last use first; the walk ends at the first fresh record (a use refreshes the
- *     last use of every ancestor, so once one record is fresh every later one is too, and in particular the
- *     first fresh leaf ends it).
- *   - Removing a record removes its descendants: they would be unreachable, since a match needs the whole
- *     chain. They go deepest first, so a sweep cut short by its budget never leaves a child without its parent.
- *   - A subtree holding a busy record (pinned by a restore, being copied) is left for the next sweep.
+ *   - Only leaves go: a record with a child among the tier's records is not a leaf, so it stays while any
+ *     descendant stays. A match needs the whole chain, so removing an ancestor would strand its descendants.
+ *   - Leaves are taken oldest last use first, and the walk stops at the first fresh leaf. A parent whose
+ *     last child went in this sweep is a leaf from then on and joins the walk at its own last use.
+ *   - A use or publication refreshes the last use of every ancestor (the tier's job), so an ancestor is never
+ *     older than its freshest descendant and a stale chain leaves from its tips inward.
+ *   - A busy leaf (pinned by a restore, being copied) is passed over; it and its ancestors wait for the next
+ *     sweep.
  *   - At most {@code maxRecords} records (64 by default) per sweep; the rest waits for the next one.
- * The sweep looks at every record once to find the stale ones (thousands on a serving host: microseconds, once
- * a minute at most) and sorts only those.
+ * The sweep looks at every record once to count children (thousands on a serving host: microseconds, once
+ * a minute at most) and keeps only the stale leaves in a heap.
  * </pre>
  */
 public final class ExpirySweep {
@@ -56,42 +58,74 @@ public final class ExpirySweep {
     }
 
     /**
-     * The keys a sweep at {@code nowNanos} removes, in removal order (descendants before their ancestors), at most
-     * {@code maxRecords}; empty when nothing is stale.
+     * The keys a sweep at {@code nowNanos} removes, in removal order (every record after its children), at most
+     * {@code maxRecords}; empty when no leaf is stale.
      */
     public static List<RecordKey> plan(Collection<Candidate> records, long nowNanos, long maxAgeNanos,
                                        int maxRecords) {
+        return plan(records, Set.of(), nowNanos, maxAgeNanos, maxRecords);
+    }
+
+    /**
+     * As {@link #plan(Collection, long, long, int)}, where the records of {@code alsoParents} (children the tier
+     * does not list, such as publications in flight) keep their parents from being leaves.
+     */
+    public static List<RecordKey> plan(Collection<Candidate> records, Collection<RecordKey> alsoParents,
+                                       long nowNanos, long maxAgeNanos, int maxRecords) {
         if (maxAgeNanos <= 0) {
             throw new IllegalArgumentException("max age must be positive, was " + maxAgeNanos + " ns");
         }
-        List<Candidate> stale = new ArrayList<>();
-        for (Candidate c : records) {
-            if (nowNanos - c.lastUseNanos() > maxAgeNanos) {
-                stale.add(c);
-            }
-        }
-        if (stale.isEmpty() || maxRecords <= 0) {
+        if (maxRecords <= 0 || records.isEmpty()) {
             return List.of();
         }
-        stale.sort(Comparator.comparingLong(Candidate::lastUseNanos));
-        Subtrees tree = new Subtrees(records);
-        LinkedHashSet<RecordKey> planned = new LinkedHashSet<>();
-        for (Candidate c : stale) {
-            if (planned.contains(c.key())) {
+        Map<RecordKey, Candidate> byKey = new HashMap<>(records.size() * 2);
+        for (Candidate c : records) {
+            byKey.put(c.key(), c);
+        }
+        Map<RecordKey, Integer> children = new HashMap<>();
+        for (Candidate c : records) {
+            if (c.parent() != null && byKey.containsKey(c.parent())) {
+                children.merge(c.parent(), 1, Integer::sum);
+            }
+        }
+        for (RecordKey parent : alsoParents) {
+            if (parent != null && byKey.containsKey(parent)) {
+                children.merge(parent, 1, Integer::sum);
+            }
+        }
+        PriorityQueue<Candidate> leaves = new PriorityQueue<>(OLDEST_FIRST);
+        for (Candidate c : records) {
+            if (!children.containsKey(c.key()) && stale(c, nowNanos, maxAgeNanos)) {
+                leaves.add(c);
+            }
+        }
+        List<RecordKey> planned = new ArrayList<>(Math.min(maxRecords, leaves.size()));
+        while (!leaves.isEmpty() && planned.size() < maxRecords) {
+            Candidate leaf = leaves.poll();
+            if (leaf.busy()) {
                 continue;
             }
-            List<RecordKey> subtree = tree.deepestFirst(c.key());
-            if (tree.anyBusy(subtree)) {
-                continue;
-            }
-            for (RecordKey k : subtree) {
-                if (planned.size() == maxRecords) {
-                    return List.copyOf(planned);
+            planned.add(leaf.key());
+            Candidate parent = leaf.parent() == null ? null : byKey.get(leaf.parent());
+            if (parent != null && children.merge(parent.key(), -1, Integer::sum) == 0) {
+                children.remove(parent.key());
+                if (stale(parent, nowNanos, maxAgeNanos)) {
+                    leaves.add(parent);
                 }
-                planned.add(k);
             }
         }
         return List.copyOf(planned);
+    }
+
+    /**
+     * Leaves by last use, oldest first; ties by key, so a plan does not depend on the order records were listed in.
+     */
+    private static final Comparator<Candidate> OLDEST_FIRST = Comparator.comparingLong(Candidate::lastUseNanos)
+            .thenComparing(Candidate::key, Comparator.comparing(RecordKey::namespace)
+                    .thenComparing(RecordKey::hash, Long::compareUnsigned));
+
+    private static boolean stale(Candidate c, long nowNanos, long maxAgeNanos) {
+        return nowNanos - c.lastUseNanos() > maxAgeNanos;
     }
 
     /** The parent → children relation of a set of records, for removing a record with its descendants. */

@@ -228,6 +228,18 @@ public final class RecordIndex {
         }
     }
 
+    /**
+     * Refreshes the last use of resident {@code key} to {@code nowNanos} (never back) without moving it in any list
+     * or telling the policy: a descendant of it was published, or used in another tier. Nothing when it is not
+     * resident.
+     */
+    public void refresh(RecordKey key, long nowNanos) {
+        Entry e = entries.get(key);
+        if (e != null && nowNanos > e.lastUseNanos) {
+            e.lastUseNanos = nowNanos;
+        }
+    }
+
     /** Pins a record so it cannot be dropped while it is being copied out; pins nest. */
     public void pin(RecordKey key) {
         Entry e = require(key);

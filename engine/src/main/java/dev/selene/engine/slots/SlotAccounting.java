@@ -169,6 +169,11 @@ public final class SlotAccounting {
         return total - free;
     }
 
+    /** Whether slot {@code slot} is allocated (false for a free slot or one out of range). */
+    public boolean isInUse(int slot) {
+        return slot >= 0 && slot < total && inUse[slot];
+    }
+
     /** Checks the counts against the slot bits; an {@link IllegalStateException} names the first imbalance. */
     public void checkInvariants() {
         int used = 0;

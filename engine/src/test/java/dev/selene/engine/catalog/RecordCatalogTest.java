@@ -1055,7 +1055,7 @@ class RecordCatalogTest {
     // ---- recovery ------------------------------------------------------------------------------------------
 
     @Test
-    void recovered_addsDurableOnlyRecordsWithTheirAges() {
+    void recovered_addsDurableOnlyRecordsWithTheirAges_noAncestorOlderThanItsDescendants() {
         withDiskOf(4);
         RecordSpec a = root(1);
         RecordSpec b = child(2, a);
@@ -1067,7 +1067,7 @@ class RecordCatalogTest {
         assertEquals(State.DURABLE_ONLY, info.state());
         assertEquals(Where.DISK, info.where());
         assertEquals(50, info.idleNanos());
-        assertEquals(70, catalog.info(a.key()).idleNanos());
+        assertEquals(50, catalog.info(a.key()).idleNanos(), "a's file is older, but its child b was used since");
         assertEquals(2, catalog.match(NS, chain(1, 2)).depth());
         assertEquals(2L * ROW_FILE, catalog.stats().diskBytes());
     }
@@ -1140,6 +1140,21 @@ class RecordCatalogTest {
 
         catalog.checkInvariants();
         assertNull(catalog.state(key(2)), "the oldest file makes room for the reserved write");
+    }
+
+    @Test
+    void setDurableCapacity_startsAtNothing_thenRaisesAndLowers_forgettingTheLeastRecentlyUsed() {
+        catalog = new RecordCatalog(LAYOUT, true, 0, 4, clock::get, new dev.selene.engine.index.LruPolicy());
+        publishAll(root(1), root(2), root(3));
+        assertEquals(List.of(), startedKeys(catalog.planSpills(Long.MAX_VALUE)), "nothing is written before the "
+                + "tier's capacity is known");
+
+        assertTrue(catalog.setDurableCapacity(3 * ROW_FILE).isEmpty());
+        assertEquals(List.of(key(1), key(2), key(3)), spillAll());
+        assertEquals(List.of(key(1)), catalog.setDurableCapacity(2 * ROW_FILE).files(), "the least recently used");
+        assertEquals(State.DIRTY, catalog.state(key(1)), "resident, so dirty again");
+        assertTrue(catalog.setDurableCapacity(4 * ROW_FILE).isEmpty());
+        assertEquals(4 * ROW_FILE, catalog.diskCapacityBytes());
     }
 
     // ---- expiry --------------------------------------------------------------------------------------------
@@ -1223,6 +1238,92 @@ class RecordCatalogTest {
         assertTrue(catalog.expire(MAX_AGE_NANOS).isEmpty());
         assertEquals(State.CLEAN, catalog.state(a.key()), "its child is being written");
         assertEquals(State.BEING_WRITTEN, catalog.state(b.key()));
+    }
+
+    @Test
+    void expire_afterARestart_anOldRootKeepsItsFreshSubtree_andStaleLeavesGo() {
+        withDiskOf(8);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        RecordSpec c = child(3, b);
+        // a's and b's files are old, c (used just before the restart) is fresh; 4 and 5 are stale unrelated roots.
+        catalog.recovered(List.of(new Recovered(a, ROW_FILE, 500), new Recovered(b, ROW_FILE, 400),
+                new Recovered(c, ROW_FILE, 10), new Recovered(root(4), ROW_FILE, 300),
+                new Recovered(root(5), ROW_FILE, 200)));
+
+        Removal r = catalog.expire(MAX_AGE_NANOS);
+
+        assertEquals(List.of(key(4), key(5)), r.removed(), "the stale leaves, oldest first");
+        assertEquals(3, catalog.match(NS, chain(1, 2, 3)).depth(), "the fresh chain whole");
+        advance(MAX_AGE_NANOS);
+        assertEquals(List.of(c.key(), b.key(), a.key()), catalog.expire(MAX_AGE_NANOS).removed(),
+                "once c is stale, the chain leaves from its tip");
+    }
+
+    @Test
+    void expire_takesTheOldest64Leaves_andLeavesAChainWithAFreshTipWhole() {
+        memoryOnly();
+        RecordSpec p = root(1000);
+        publish(p); // the oldest record of all
+        int stale = ExpirySweep.MAX_RECORDS_PER_SWEEP + 6;
+        for (int i = 1; i <= stale; i++) {
+            publish(root(i));
+            advance(1);
+        }
+        advance(MAX_AGE_NANOS);
+        publish(child(1001, p)); // p's child, published now: p is fresh again
+        publish(root(2000));
+
+        Removal first = catalog.expire(MAX_AGE_NANOS);
+
+        List<RecordKey> oldest64 = IntStream.rangeClosed(1, 64).mapToObj(RecordCatalogTest::key).toList();
+        assertEquals(oldest64, first.removed());
+        assertEquals(List.of(key(65), key(66), key(67), key(68), key(69), key(70)),
+                catalog.expire(MAX_AGE_NANOS).removed());
+        assertTrue(catalog.expire(MAX_AGE_NANOS).isEmpty());
+        assertEquals(2, catalog.match(NS, chain(1000, 1001)).depth());
+        assertEquals(State.DIRTY, catalog.state(key(2000)));
+    }
+
+    @Test
+    void resident_aChildsPublication_refreshesItsAncestorsWithoutMakingThemMoreRecent() {
+        withDiskOf(8);
+        RecordSpec a = root(1);
+        RecordSpec x = root(9);
+        publishAll(a, x);
+        spillAll(); // both clean: a is the coldest droppable record, x the next
+        advance(80);
+        publish(child(2, a)); // refreshes a's last use, not its place in memory's recency order
+        advance(40); // a's own publication is 120 old, its child's 40
+
+        assertEquals(40, catalog.info(a.key()).idleNanos());
+        assertEquals(List.of(x.key()), catalog.expire(MAX_AGE_NANOS).removed(), "only x, unrefreshed, is stale");
+        assertEquals(List.of(a.key()), catalog.evictClean(1).removed(), "a is still the coldest in memory");
+        assertEquals(State.DURABLE_ONLY, catalog.state(a.key()));
+    }
+
+    @Test
+    void used_refreshesADiskOnlyAncestor_withoutMakingItMoreRecentOnDisk() {
+        withDiskOf(4);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        RecordSpec z = root(5);
+        // On disk, least recently used first: a, 3, z.
+        catalog.recovered(List.of(new Recovered(a, ROW_FILE, 0), new Recovered(root(3), ROW_FILE, 0),
+                new Recovered(z, ROW_FILE, 0)));
+        publish(b); // resident only; its parent a is on disk only
+        advance(80);
+
+        catalog.used(z.key(), List.of(z.key())); // z read from disk: the most recent file
+        catalog.used(b.key(), List.of()); // b restored from memory: a's last use is refreshed, its place kept
+        advance(40);
+
+        assertEquals(40, catalog.info(a.key()).idleNanos());
+        assertEquals(List.of(key(3)), catalog.expire(MAX_AGE_NANOS).removed());
+        assertEquals(State.DURABLE_ONLY, catalog.state(a.key()));
+        catalog.limitDiskCapacity(ROW_FILE);
+        assertNull(catalog.state(a.key()), "a, still the least recently used file, made the room");
+        assertEquals(State.DURABLE_ONLY, catalog.state(z.key()));
     }
 
     @Test

@@ -46,15 +46,31 @@ class ExpirySweepTest {
     }
 
     @Test
-    void plan_removingARecord_removesItsDescendantsDeepestFirst() {
-        // 1 <- 2 <- 3 and 1 <- 4; the child 3 is fresh but goes with its stale ancestor.
-        List<Candidate> recs = List.of(rec(1, null, 10), rec(2, 1L, 20), rec(3, 2L, 990), rec(4, 1L, 30));
-        List<Long> plan = hashes(ExpirySweep.plan(recs, 1000, MAX_AGE, 64));
-        assertEquals(4, plan.size());
-        assertTrue(plan.indexOf(3L) < plan.indexOf(2L));
-        assertTrue(plan.indexOf(2L) < plan.indexOf(1L));
-        assertTrue(plan.indexOf(4L) < plan.indexOf(1L));
-        assertEquals(1L, plan.getLast());
+    void plan_aStaleRecordWithAFreshChild_isNotALeaf_andStays() {
+        // 1 <- 2 <- 3 and 1 <- 4: 3 is fresh, so 2 and 1 are not leaves; only the stale leaf 4 and the stale root 5 go.
+        List<Candidate> recs = List.of(rec(1, null, 10), rec(2, 1L, 20), rec(3, 2L, 990), rec(4, 1L, 30),
+                rec(5, null, 40));
+        assertEquals(List.of(4L, 5L), hashes(ExpirySweep.plan(recs, 1000, MAX_AGE, 64)));
+    }
+
+    @Test
+    void plan_aStaleChain_leavesFromItsTipInward_inOneSweep() {
+        // 1 <- 2 <- 3 and 1 <- 4, all stale: each parent goes once its last child has.
+        List<Candidate> recs = List.of(rec(1, null, 40), rec(2, 1L, 30), rec(3, 2L, 10), rec(4, 1L, 20));
+        assertEquals(List.of(3L, 4L, 2L, 1L), hashes(ExpirySweep.plan(recs, 1000, MAX_AGE, 64)));
+    }
+
+    @Test
+    void plan_endsAtTheFirstFreshLeaf_soAStaleAncestorAboveItStays() {
+        // After a restart an ancestor may look older than its child: 1 is the oldest record but its leaf 2 is fresh.
+        List<Candidate> recs = List.of(rec(1, null, 5), rec(2, 1L, 950), rec(3, null, 10), rec(4, null, 960));
+        assertEquals(List.of(3L), hashes(ExpirySweep.plan(recs, 1000, MAX_AGE, 64)));
+    }
+
+    @Test
+    void plan_aChildInFlight_keepsItsParentFromBeingALeaf() {
+        List<Candidate> recs = List.of(rec(1, null, 10), rec(2, null, 20));
+        assertEquals(List.of(2L), hashes(ExpirySweep.plan(recs, List.of(key(1)), 1000, MAX_AGE, 64)));
     }
 
     @Test
@@ -65,17 +81,30 @@ class ExpirySweepTest {
     }
 
     @Test
-    void plan_removesAtMostMaxRecords_neverAParentBeforeItsChildren() {
+    void plan_removesAtMostMaxRecords_oldestLeavesFirst_neverAParentBeforeItsChildren() {
+        // A stale chain 0 <- 1 <- ... <- 99 (each parent used after its child, as a use refreshes ancestors), 80
+        // stale roots 1000.. older than all of it, and fresh roots beside them.
         List<Candidate> recs = new ArrayList<>();
-        recs.add(rec(0, null, 0));
-        for (long i = 1; i < 100; i++) {
-            recs.add(rec(i, i - 1, i));
+        for (long i = 0; i < 100; i++) {
+            recs.add(rec(i, i == 0 ? null : i - 1, 5000 - i));
         }
-        List<Long> plan = hashes(ExpirySweep.plan(recs, 10_000, MAX_AGE, ExpirySweep.MAX_RECORDS_PER_SWEEP));
-        assertEquals(64, plan.size());
-        // The deepest 64 of the chain 0..99: 99 down to 36.
-        assertEquals(99L, plan.getFirst());
-        assertEquals(36L, plan.getLast());
+        for (long r = 0; r < 80; r++) {
+            recs.add(rec(1000 + r, null, r));
+        }
+        for (long f = 0; f < 10; f++) {
+            recs.add(rec(2000 + f, null, 9990));
+        }
+        List<Long> first = hashes(ExpirySweep.plan(recs, 10_000, MAX_AGE, ExpirySweep.MAX_RECORDS_PER_SWEEP));
+        assertEquals(64, first.size());
+        assertEquals(1000L, first.getFirst());
+        assertEquals(1063L, first.getLast(), "the 64 oldest roots, oldest first");
+
+        recs.removeIf(c -> first.contains(c.key().hash()));
+        List<Long> second = hashes(ExpirySweep.plan(recs, 10_000, MAX_AGE, ExpirySweep.MAX_RECORDS_PER_SWEEP));
+        assertEquals(64, second.size());
+        assertEquals(List.of(1064L, 1079L, 99L, 52L), List.of(second.get(0), second.get(15), second.get(16),
+                second.getLast()), "the rest of the roots, then the chain from its tip");
+        assertTrue(second.stream().noneMatch(k -> k >= 2000), "fresh roots stay");
     }
 
     @Test

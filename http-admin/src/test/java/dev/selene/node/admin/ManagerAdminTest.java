@@ -21,11 +21,13 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -71,10 +73,21 @@ class ManagerAdminTest {
     }
 
     @AfterAll
-    void stop() {
-        second.close();
-        first.close();
-        http.close();
+    void stop() throws Exception {
+        List<String> violations = new ArrayList<>();
+        try {
+            for (ManagerNode m : List.of(first, second)) {
+                String v = m.node().checkInvariants().toCompletableFuture().get(10, TimeUnit.SECONDS);
+                if (!v.isEmpty()) {
+                    violations.add(m.clusterAddress() + ": " + v);
+                }
+            }
+        } finally {
+            second.close();
+            first.close();
+            http.close();
+        }
+        assertEquals(List.of(), violations, "store invariants after the tests");
     }
 
     private HttpResponse<String> get(ManagerNode m, String path) {
