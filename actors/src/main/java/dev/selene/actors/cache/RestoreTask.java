@@ -86,9 +86,12 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     /** Far beyond the patience: the pool answers every staging request, with a grant or Cancelled. */
     static final Duration STAGING_ASK_TIMEOUT = STAGING_PATIENCE.plusMinutes(5);
 
-    /** Why a restore ended with nothing: the first disk record could be neither staged nor read. */
-    static final String NOTHING_RESTORED = "the match's first disk record could not be read (a failed read, or no "
-            + "staging slots within the patience)";
+    /**
+     * Why a restore ended with nothing: the first record to read (from disk or the pool) could be neither staged nor
+     * read.
+     */
+    static final String NOTHING_RESTORED = "the match's first record on disk or in the pool could not be read (a "
+            + "failed read, or no staging slots within the patience)";
 
     /** Numbers staging requests, so that a task cancels only its own. */
     private static final AtomicLong STAGING_REQUESTS =
