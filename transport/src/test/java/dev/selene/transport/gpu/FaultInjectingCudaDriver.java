@@ -128,16 +128,6 @@ public final class FaultInjectingCudaDriver implements CudaDriver {
     }
 
     @Override
-    public void copyToDeviceSync(long device, long host, long bytes) {
-        real.copyToDeviceSync(device, host, bytes);
-    }
-
-    @Override
-    public void copyToHostSync(long host, long device, long bytes) {
-        real.copyToHostSync(host, device, bytes);
-    }
-
-    @Override
     public Stream createStream() {
         call(Call.CREATE_STREAM, "");
         return real.createStream();
