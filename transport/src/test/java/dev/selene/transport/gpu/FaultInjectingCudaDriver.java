@@ -53,6 +53,14 @@ public final class FaultInjectingCudaDriver implements CudaDriver {
         return this;
     }
 
+    /**
+     * The next operation a stream runs fails on the device with {@code cudaError} (e.g.
+     * {@code CUDA_ERROR_ILLEGAL_ADDRESS}), and the context stays failed: every later call fails, as on a GPU.
+     */
+    public void failNextDeviceOperation(String cudaError) {
+        real.failNextOperation(cudaError + " (injected)");
+    }
+
     /** How many times {@code call} was made, failed ones included. */
     public int calls(Call call) {
         return counts.get(call).get();
