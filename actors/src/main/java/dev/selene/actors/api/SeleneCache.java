@@ -177,6 +177,11 @@ public final class SeleneCache implements AutoCloseable {
      * their answers first.
      */
     public CompletionStage<PublishResult> publish(RecordSpec spec, DevicePlacement snapshot, Duration patience) {
+        String unusable = deviceUnusable();
+        if (unusable != null) {
+            return CompletableFuture.completedFuture(new PublishResult.Failed(AbandonReason.COPY_FAILED.label(),
+                    unusable));
+        }
         Duration timeout = ASK_TIMEOUT.plus(patience);
         HostCache.DirectPublish d = direct;
         CompletionStage<PublishResult> sent = d == null ? null : d.publish(spec, snapshot, patience, timeout,
@@ -189,11 +194,29 @@ public final class SeleneCache implements AutoCloseable {
         return ask(r -> new HostCache.Lookup(namespace, chain.clone(), r), ASK_TIMEOUT);
     }
 
-    /** Restores the match of {@code chain} into {@code targets} (one per chain record) unless recomputing is faster. */
+    /**
+     * Restores the match of {@code chain} into {@code targets} (one per chain record) unless recomputing is faster.
+     * Answers {@code FAILED} at once, saying why, when the device copier has become unusable (its CUDA context
+     * failed): the caller recomputes.
+     */
     public CompletionStage<RestoreResult> restore(String namespace, long[] chain, List<DevicePlacement> targets,
                                                   Duration recompute) {
+        String unusable = deviceUnusable();
+        if (unusable != null) {
+            return CompletableFuture.completedFuture(RestoreResult.of(RestoreResult.Outcome.FAILED, unusable));
+        }
         return ask(r -> new HostCache.Restore(namespace, chain.clone(), List.copyOf(targets), recompute, r),
                 ASK_TIMEOUT);
+    }
+
+    /**
+     * Why the node no longer moves bytes to or from the device (its copier became unusable: a failed CUDA context
+     * fails every later call), or null while it does. Publications and restores are then refused at once with this
+     * reason, before any slot is taken; lookups, drains and the admin API go on.
+     */
+    private String deviceUnusable() {
+        DeviceCopier copier = parts.copier();
+        return copier.isAvailable() ? null : "the device copier is unusable: " + copier.unavailabilityCause();
     }
 
     /** Counts a publication the caller gave up while it was told {@code Retry(reason)}. */

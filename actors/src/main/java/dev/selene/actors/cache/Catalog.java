@@ -611,6 +611,9 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
         records.traces().append(key, origin, 0, "Spill given up (" + reason + ")", TraceOutcome.SPILL_GIVEN_UP);
         RecordCatalog.Removal dropped = catalog.writeFailed(key);
         records.metrics().droppedUnwritable(dropped.removed().size());
+        if (drainReplyTo != null) {
+            drainSkipped += dropped.removed().size(); // dropped, so no longer dirty: counted here or never
+        }
         apply(dropped, "Dropped: its file (or an ancestor's) can never be written");
         plan();
     }

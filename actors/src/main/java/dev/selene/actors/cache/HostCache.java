@@ -308,11 +308,11 @@ public final class HostCache {
     public static final int DEFAULT_TRACE_RECORDS = 65_536;
 
     /**
-     * Records written to disk at most at once. Chosen from measurement on the 2-core VM's virtual disk (disk-only
-     * bursts, alternated): 8 in flight spilled about 18% faster than 4 (1.20 vs 1.01 GB/s, six runs each) and 12
-     * about 15% faster than 8 (1.46 vs 1.27 GB/s, four runs each), where raw O_DIRECT writers gained nothing from the
-     * same steps: the extra writes hide each record's commit (fsync, rename, directory fsync) behind the others'
-     * transfers. It stays below the blocking dispatcher's 16 threads, so that restores' reads always find threads.
+     * Records written to disk at most at once. Chosen from disk-only bursts at 4, 8 and 12 (the figures are in
+     * docs/benchmarks.md, "Figures behind constants in the code"): more writes in flight spilled faster where raw
+     * O_DIRECT writers gained nothing, because the extra writes hide each record's commit (fsync, rename, directory
+     * fsync) behind the others' transfers. It stays below the blocking dispatcher's 16 threads, so that restores'
+     * reads always find threads.
      */
     public static final int SPILL_IN_FLIGHT_CAP = 12;
 

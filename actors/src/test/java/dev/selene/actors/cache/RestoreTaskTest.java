@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -65,11 +66,15 @@ class RestoreTaskTest {
         metrics.close();
     }
 
+    /** The node's clock, set by the tests that time a wave. */
+    private final AtomicLong clock = new AtomicLong(1_000);
+
     private void start() {
         device.register(host);
         TraceBook traces = new TraceBook(64);
         slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, 16, metrics, traces));
-        records = new RecordContext(LAYOUT, host, device, slotPool, metrics, traces);
+        records = new RecordContext(LAYOUT, host, device, slotPool, metrics, traces, FaultInjection.NONE,
+                RecordContext.DEFAULT_WRITE_CHECK, clock::get, new DeviceTransfers());
     }
 
     private static RecordSpec spec(long k, Long parent) {
@@ -110,6 +115,32 @@ class RestoreTaskTest {
         RestoreResult r = caller.receiveMessage();
         assertEquals(RestoreResult.Outcome.RESTORED, r.outcome());
         assertEquals(2, r.fromDisk());
+    }
+
+    @Test
+    void theReadsOfOneWave_areTimedAsOneTransfer_theBytesOfAllReadsOverFirstStartToLastCompletion() {
+        start();
+        List<RestoreTask.Part> parts = List.of(RestoreTask.Part.stored(spec(1, null), disk.ref(), Tier.DISK, true),
+                RestoreTask.Part.stored(spec(2, 1L), disk.ref(), Tier.DISK, true),
+                RestoreTask.Part.stored(spec(3, 2L), disk.ref(), Tier.DISK, true));
+        kit.spawn(RestoreTask.create(records, catalog.ref(), parts, targets(3), caller.ref(), 1));
+        List<Store.Read> reads = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            reads.add((Store.Read) disk.receiveMessage()); // all three in flight at once: the wave started at 1 000
+        }
+        long[] completesAt = {3_000, 4_000, 9_000};
+        long[] bytes = {8_192, 4_096, 12_288};
+        for (int i = 0; i < 3; i++) {
+            clock.set(completesAt[i]);
+            reads.get(i).replyTo().tell(new Store.ReadDone(reads.get(i).key(), bytes[i]));
+        }
+        Catalog.ReadSample sample = assertInstanceOf(Catalog.ReadSample.class, catalog.receiveMessage());
+        assertEquals(new Catalog.ReadSample(Tier.DISK, 8_192 + 4_096 + 12_288, 9_000 - 1_000), sample,
+                "one sample for the wave: every read's bytes, from the first start to the last completion");
+        for (int i = 0; i < 3; i++) {
+            assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage(), "no second sample");
+        }
+        assertEquals(RestoreResult.Outcome.RESTORED, caller.receiveMessage().outcome());
     }
 
     @Test

@@ -251,21 +251,39 @@ class SupervisionTest {
     }
 
     @Test
-    void slotPoolFailing_stopsTheNode() throws Exception {
+    void slotPoolFailing_stopsTheNode_becauseTheSlotPoolStopped() throws Exception {
         FailOnce fault = new FailOnce("SlotPool", "Allocate");
         SeleneCache cache = node(fault);
-        fault.arm();
-        RecordSpec s = spec(0, 0);
-        cache.publish(s, snapshot(s));
-        cache.system().getWhenTerminated().toCompletableFuture().get(20, TimeUnit.SECONDS);
+        try (CapturedErrors errors = new CapturedErrors()) {
+            fault.arm();
+            RecordSpec s = spec(0, 0);
+            cache.publish(s, snapshot(s));
+            cache.system().getWhenTerminated().toCompletableFuture().get(20, TimeUnit.SECONDS);
+            assertStoppedBy("slot-pool", fault, errors);
+        }
     }
 
     @Test
-    void catalogFailing_stopsTheNode() throws Exception {
+    void catalogFailing_stopsTheNode_becauseTheCatalogStopped() throws Exception {
         FailOnce fault = new FailOnce("Catalog", "Lookup");
         SeleneCache cache = node(fault);
-        fault.arm();
-        cache.lookup(NS, new long[] {1});
-        cache.system().getWhenTerminated().toCompletableFuture().get(20, TimeUnit.SECONDS);
+        try (CapturedErrors errors = new CapturedErrors()) {
+            fault.arm();
+            cache.lookup(NS, new long[] {1});
+            cache.system().getWhenTerminated().toCompletableFuture().get(20, TimeUnit.SECONDS);
+            assertStoppedBy("catalog", fault, errors);
+        }
+    }
+
+    /**
+     * The node stopped because the injected fault fired in {@code child} and the node saw that child stop: not for
+     * some other failure on the way.
+     */
+    private static void assertStoppedBy(String child, FailOnce fault, CapturedErrors errors) {
+        assertEquals(1, fault.fired(), "the injected fault fired");
+        List<String> stops = errors.lines().stream().filter(l -> l.endsWith("stopped after a failure; stopping the node"))
+                .toList();
+        assertEquals(List.of(child + " stopped after a failure; stopping the node"), stops,
+                "the node stopped because " + child + " did; every error: " + errors.lines());
     }
 }

@@ -176,6 +176,32 @@ class DiskFaultsTest {
     }
 
     @Test
+    void drain_anAncestorWhoseWriteIsRefusedTwice_skipsItsChain_countsItSkipped_andWritesTheOtherChains()
+            throws Exception {
+        FailingKeysRecordIo[] io = new FailingKeysRecordIo[1];
+        SeleneCache cache = SeleneCache.start(config(40), copier, executor -> {
+            io[0] = new FailingKeysRecordIo(dev.selene.actors.cache.HostCache.DEFAULT_RECORD_IO.apply(executor));
+            return io[0];
+        });
+        nodes.add(cache);
+        List<RecordSpec> refused = chain(40, 3);
+        List<RecordSpec> fine = chain(50, 2);
+        io[0].failWrites(refused.getFirst().key(), 2);
+        for (RecordSpec s : refused) {
+            publish(cache, s);
+        }
+        for (RecordSpec s : fine) {
+            publish(cache, s);
+        }
+        var report = await(cache.drain(Duration.ofSeconds(20)));
+        assertEquals(new dev.selene.actors.api.DrainReport(2, 3, false), report,
+                "the other chain is written; the refused root and the two records under it are skipped");
+        refused.forEach(s -> assertFalse(onDisk(s), s.key() + " never visible"));
+        fine.forEach(s -> assertTrue(onDisk(s), s.key() + " written"));
+        assertEquals(2, restore(cache, fine).records());
+    }
+
+    @Test
     void aFullDisk_lowersTheTierSize_evictsTheColdestFile_andTheRecordIsWrittenOnceThereIsRoom() throws Exception {
         // Intake only (10 slots, two records): publishing the third drops the coldest clean record from memory.
         SeleneCache cache = faultyNode(0);

@@ -14,6 +14,7 @@ import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
 import dev.selene.actors.api.Tier;
 import dev.selene.actors.cache.HostCache;
+import dev.selene.engine.codec.RecordFileFormat;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -282,6 +283,37 @@ class DiskNodeTest {
         assertTrue(!report.timedOut(), "ends on its own, not by the timeout");
         assertTrue(!Files.exists(RecordFileNames.recordFile(dir, orphan.key())), "never visible without its parent");
         fine.forEach(s -> assertTrue(Files.exists(RecordFileNames.recordFile(dir, s.key()))));
+    }
+
+    @Test
+    void drain_anAncestorWithNoRoomOnTheDisk_isSkipped_andTheRestOfThePlanIsStillWritten() throws Exception {
+        long rowFile = RecordFileFormat.fileLength(LAYOUT, true);
+        long bareFile = RecordFileFormat.fileLength(LAYOUT, false);
+        // Room for two files with a row and one without: once the first chain's two files are on it (their records
+        // stay in memory, so their files cannot be deleted for room), only a record without a row fits.
+        CacheConfig config = CacheConfig.memoryOnly(LAYOUT, 40 * LAYOUT.slotBytes()).withConcurrency(1)
+                .withWindowSlots(LAYOUT.slotsPerRecord(true)).withHostBudgetBytes(50 * LAYOUT.slotBytes())
+                .withDisk(dir.toString(), 2 * rowFile + bareFile);
+        SeleneCache cache = SeleneCache.start(config, copier);
+        nodes.add(cache);
+        List<RecordSpec> resident = publishChain(cache, 1500, 2);
+        assertEquals(new DrainReport(2, 0, false), await(cache.drain(Duration.ofSeconds(20))));
+
+        Publisher publisher = new Publisher(cache);
+        RecordSpec noRoom = spec(1600, null, true); // the coldest dirty record: planned first, and it cannot fit
+        RecordSpec underIt = spec(1601, 1600L, false);
+        RecordSpec fits = spec(1700, null, false);
+        for (RecordSpec s : List.of(noRoom, underIt, fits)) {
+            assertInstanceOf(PublishResult.Stored.class, await(publisher.publish(s, snapshot(s),
+                    SnapshotLease.until(System.nanoTime() + TimeUnit.SECONDS.toNanos(10)))).result());
+        }
+        DrainReport report = await(cache.drain(Duration.ofSeconds(20)));
+        assertEquals(new DrainReport(1, 2, false), report, "the record that fits is written; the chain whose root "
+                + "finds no room is skipped, and the drain ends on its own");
+        assertTrue(Files.exists(RecordFileNames.recordFile(dir, fits.key())), "written though planned after it");
+        assertTrue(!Files.exists(RecordFileNames.recordFile(dir, noRoom.key())));
+        assertTrue(!Files.exists(RecordFileNames.recordFile(dir, underIt.key())), "never visible without its parent");
+        resident.forEach(s -> assertTrue(Files.exists(RecordFileNames.recordFile(dir, s.key())), s.key() + " kept"));
     }
 
     @Test

@@ -13,11 +13,10 @@ import java.util.Locale;
  * source's first half into the target's and then its second half, in 64 KiB
  * pieces (the burst's share size for the DeepSeek layout). It shows, with no Selene code involved, what the burst's
  * raw copy baseline ran into while it wrote a mapping of its own (it writes the node's slots now: regions of memory
- * differ in speed on that VM): on the 2-core development VM the first half of two back-to-back copies ran 15-45%
- * slower than the second in every run, per CPU-second of the copying thread as much as per wall-clock second (a
- * variant that first copied as much into a third region did the same); and filling memory left idle 15 s ran from
- * as fast as to 3.5x slower than filling memory just mapped. {@code warm-ms} tests whether copying just before
- * changes that (the benchmarks document says what it gave).
+ * differ in speed on that VM): the first half of two back-to-back copies ran slower than the second, and memory
+ * left idle filled slower than memory just mapped. {@code warm-ms} tests whether copying just before changes that.
+ * What it measured is in {@code docs/benchmarks.md} ("The raw copy's first half, and the bursts with record actors
+ * kept idle").
  *
  * <p>Usage: {@code IdleMemoryProbe [gib] [idle-ms] [pause-ms] [warm-ms]} (defaults 3, 15000, 100, 0).
  */

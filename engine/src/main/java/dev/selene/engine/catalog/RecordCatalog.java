@@ -457,7 +457,10 @@ public final class RecordCatalog {
             }
             long fileBytes = RecordFileFormat.fileLength(layout, next.spec().hasRow());
             if (!makeDiskRoom(next.spec(), fileBytes, removal)) {
-                break; // not even an empty disk holds it: a later plan may find room as writes commit
+                // No room for this one (the disk holds only files of records in memory, or writes in flight have
+                // reserved the rest): it stays dirty for a later plan, and the candidates after it, which may be
+                // smaller or find room, are still planned.
+                continue;
             }
             wantWrite.remove(next.key());
             writing.put(next.key(), new Write(fileBytes, next.slots().count()));

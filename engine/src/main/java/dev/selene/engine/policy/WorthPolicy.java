@@ -53,9 +53,9 @@ public final class WorthPolicy implements EvictionPolicy {
      * depth between the two. Its weight, DEPTH_EXPONENT, was measured on the traces the comparison marks as tuned on
      * (the largest mean gain over LRU with no loss above half a point; docs/replay.md): counting the whole depth
      * (Marconi's prefill FLOPs) or the marginal depth at exponent 1 keeps deep rows of finished conversations too
-     * long and loses to LRU on agent loops by up to 4.8 points; at 0.1 it still prefers a long turn to a short one
-     * among rows alike otherwise. Slots matter between rows and pages: a page-only record being published holds a
-     * fifth of a row's slots.
+     * long and loses to LRU on agent loops (docs/replay.md has the figures); at 0.1 it still prefers a long turn to
+     * a short one among rows alike otherwise. Slots matter between rows and pages: a page-only record being
+     * published holds a fifth of a row's slots.
      *
      * Probability. Learnt per class, as the reuse policy does [3]: the share of rows of a class that were resumed
      * from. The classes are Marconi's taxonomy of where states are reused, in terms a host tier observes: a

@@ -560,6 +560,26 @@ class RecordCatalogTest {
     }
 
     @Test
+    void planSpills_aCandidateWithNoRoomOnTheDisk_staysDirty_andTheCandidatesAfterItAreStillPlanned() {
+        RecordSpec r1 = root(1);
+        RecordSpec r2 = child(2, r1);
+        withDisk(2 * ROW_FILE + fileOf(pageOnly(9, null)), 4);
+        publishAll(r1, r2);
+        spillAll(); // both files stay: their records are in memory, so they are not deleted for room
+        RecordSpec big = root(3);
+        RecordSpec underBig = pageOnly(4, big);
+        RecordSpec small = pageOnly(5, null);
+        publishAll(big, underBig, small); // coldest dirty first: big, underBig, small
+
+        SpillPlan plan = catalog.planSpills(Long.MAX_VALUE);
+
+        assertEquals(List.of(small.key()), startedKeys(plan), "the row record finds no room; the small one fits");
+        assertTrue(plan.removal().isEmpty(), "no file of a resident record is deleted for room");
+        assertEquals(State.DIRTY, catalog.state(big.key()));
+        assertEquals(State.DIRTY, catalog.state(underBig.key()));
+    }
+
+    @Test
     void planSpills_whileAncestorIsWritten_startsNoDescendant() {
         withDisk(8 * ROW_FILE, 4);
         RecordSpec a = root(1);

@@ -157,9 +157,9 @@ public final class BurstRun {
      */
     static final int RAW_COPY_WARMUP_CALLS = 30_000;
     /**
-     * How long at least the raw copy baseline copies, untimed, right before its first pass: on the development VM
-     * the first second or so of a sustained copy ran up to 2x slower than what followed; in two runs of a plain copy
-     * preceded by 1.5 s of copying both halves ran alike (not in a later run on a much noisier host).
+     * How long at least the raw copy baseline copies, untimed, right before its first pass: the first second or so
+     * of a sustained copy ran slower than what followed, and a plain copy preceded by this much copying ran alike in
+     * both halves (the figures are in docs/benchmarks.md, "Figures behind constants in the code").
      */
     static final long RAW_COPY_WARMUP_NANOS = TimeUnit.MILLISECONDS.toNanos(1_500);
     /** The scratch memory that warm-up copies into (cycled), large enough not to stay in the caches. */

@@ -23,8 +23,9 @@ import java.util.function.ToLongFunction;
  *
  * <p>In the burst it writes <em>the node's own slots</em> ({@link #into}), the records laid out in order from slot 0,
  * which is where a fresh node's slot pool puts them: on the virtual machines this is measured on, two mappings made
- * seconds apart can differ up to 4x in how fast they take writes (the guest's pages lie on host memory of different
- * speed), so a baseline written into memory of its own compared the memories, not the paths. It runs as two halves
+ * seconds apart can differ several times over in how fast they take writes (the guest's pages lie on host memory of
+ * different speed; the figures are in docs/benchmarks.md), so a baseline written into memory of its own compared the
+ * memories, not the paths. It runs as two halves
  * around the timed burst, the first half of the records before it (into slots that are still free) and the second
  * half once the node is done with its slots (after the probe and a drain), so that neither side alone gets the
  * machine's better or worse moment; together the halves move every byte the burst publishes, and every slot the
@@ -110,10 +111,10 @@ final class RawPublishCopy {
     /**
      * Runs the share-by-share copy path, untimed, at least {@code calls} times and for at least {@code nanos}, copying
      * {@code snapshots} round-robin into a scratch mapping of {@code scratchBytes} (not one of the passes, not
-     * counted). Two reasons, both measured: the path's first few thousand device copies run interpreted, tens of
-     * microseconds each; and on the virtual machines this project is measured on, the first second or so of any
-     * sustained copy runs slower (up to 2x) than what follows, with or without Selene, unless the machine was copying
-     * just before. The node's own copy path is warmed by the burst's warm-up and its burst follows this baseline's
+     * counted). Two reasons, both measured (docs/benchmarks.md, "Figures behind constants in the code"): the path's
+     * first few thousand device copies run interpreted; and on the virtual machines this project is measured on, the
+     * first second or so of any sustained copy runs slower than what follows, with or without Selene, unless the
+     * machine was copying just before. The node's own copy path is warmed by the burst's warm-up and its burst follows this baseline's
      * first half; this brings the first half to the same state.
      */
     void warmUp(DeviceCopier copier, List<DevicePlacement> snapshots, List<Boolean> hasRow, int calls, long nanos,

@@ -5,9 +5,9 @@ import java.util.Locale;
 /**
  * How the JCuda copier moves a plan's pieces between device memory and the registered host mapping.
  *
- * <p>Measured on an H200 (see {@code docs/gpu.md}): one copy-engine call per piece is slow for small pieces
- * (5 GB/s at 16 KiB), while a kernel that copies every piece of a batch reaches the link's speed at any piece
- * size. {@link #KERNEL_DIRECT} is the default.
+ * <p>One copy-engine call per piece is slow for small pieces, while a kernel that copies every piece of a batch
+ * reaches the link's speed at any piece size (the figures are in {@code docs/benchmarks.md}, "Figures behind
+ * constants in the code"). {@link #KERNEL_DIRECT} is the default.
  */
 public enum CopyMode {
     /** One {@code cuMemcpy*Async} per piece on the direction's stream: the baseline. */

@@ -75,6 +75,8 @@ final class CudaCopyStream {
     private final List<TableBuffer> allTables = new ArrayList<>();
     private final Thread submitter;
     private final Thread completer;
+    /** Told the CUDA error when the device reports a failure (the context is then failed for good). */
+    private final java.util.function.Consumer<String> deviceFailed;
     private final LongAdder bytesCopied = new LongAdder();
     private final LongAdder batches = new LongAdder();
     /** Staging buffer of KERNEL_STAGED; confined to the submitter thread (and close, after it stopped). */
@@ -82,8 +84,10 @@ final class CudaCopyStream {
     private long stagingBytes;
     private volatile boolean closed;
 
-    CudaCopyStream(CudaDriver driver, Direction direction, CopyMode mode, Settings settings) {
+    CudaCopyStream(CudaDriver driver, Direction direction, CopyMode mode, Settings settings,
+                   java.util.function.Consumer<String> deviceFailed) {
         this.driver = driver;
+        this.deviceFailed = deviceFailed;
         this.direction = direction;
         this.mode = mode;
         this.settings = settings;
@@ -208,6 +212,9 @@ final class CudaCopyStream {
             release(table);
             throw e;
         } catch (RuntimeException | Error e) {
+            if (isContextFatal(e.getMessage())) {
+                deviceFailed.accept(e.getMessage()); // an earlier kernel failed the context; this call reports it
+            }
             quietly(stream::synchronize);
             release(table);
             IllegalStateException failure = new IllegalStateException(
@@ -338,6 +345,7 @@ final class CudaCopyStream {
             } catch (RuntimeException | Error e) {
                 failure = new IllegalStateException("cuda " + direction.label + " copy failed on the device: "
                         + e.getMessage(), e);
+                deviceFailed.accept(e.getMessage());
             }
             quietly(batch.event::close);
             release(batch.table);
@@ -348,6 +356,22 @@ final class CudaCopyStream {
                 copy.finish(failure);
             }
         }
+    }
+
+    /**
+     * The CUDA errors that leave the context unusable (every later call returns them): what a failed kernel or
+     * copy leaves behind. Any call may be the first to report one; an invalid argument, by contrast, fails only its
+     * own call.
+     */
+    static final java.util.List<String> CONTEXT_FATAL_ERRORS = java.util.List.of("CUDA_ERROR_ILLEGAL_ADDRESS",
+            "CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_ILLEGAL_INSTRUCTION", "CUDA_ERROR_MISALIGNED_ADDRESS",
+            "CUDA_ERROR_INVALID_ADDRESS_SPACE", "CUDA_ERROR_INVALID_PC", "CUDA_ERROR_HARDWARE_STACK_ERROR",
+            "CUDA_ERROR_ECC_UNCORRECTABLE", "CUDA_ERROR_LAUNCH_TIMEOUT", "CUDA_ERROR_ASSERT",
+            "CUDA_ERROR_CONTEXT_IS_DESTROYED");
+
+    /** Whether {@code message} names an error in {@link #CONTEXT_FATAL_ERRORS}. */
+    static boolean isContextFatal(String message) {
+        return message != null && CONTEXT_FATAL_ERRORS.stream().anyMatch(message::contains);
     }
 
     private void release(TableBuffer table) {

@@ -9,6 +9,9 @@ package dev.selene.transport.gpu;
  *
  * <p>Host addresses passed to asynchronous copies must lie in memory registered with {@link #registerHost};
  * kernel tables hold device-visible addresses only (device memory, or the device pointer of a registration).
+ * There is no synchronous copy: {@code cuMemcpyHtoD} runs on the legacy stream, which the copier's non-blocking
+ * streams do not wait for, and from pageable memory it returns before the bytes have landed. Every copy goes on a
+ * stream of the copier's, from registered memory, and is waited for through that stream.
  */
 interface CudaDriver extends AutoCloseable {
 
@@ -45,12 +48,6 @@ interface CudaDriver extends AutoCloseable {
 
     /** Undoes {@link #registerHost} for the registration that starts at {@code address}. */
     void unregisterHost(long address);
-
-    /** Copies host → device and returns when done. */
-    void copyToDeviceSync(long device, long host, long bytes);
-
-    /** Copies device → host and returns when done. */
-    void copyToHostSync(long host, long device, long bytes);
 
     /** A new stream; work on it runs in order. */
     Stream createStream();

@@ -31,12 +31,28 @@ public final class CudaProbe {
     }
 
     private static String probe() {
+        return probe(CudaProbe::initAndCount, BoundedCudaCall.INIT_LIMIT);
+    }
+
+    /** Loads the driver, initialises it and counts devices. */
+    private static int initAndCount() {
+        JCudaDriver.setExceptionsEnabled(true);
+        JCudaDriver.cuInit(0);
+        int[] count = new int[1];
+        JCudaDriver.cuDeviceGetCount(count);
+        return count[0];
+    }
+
+    /**
+     * The probe over {@code initAndCount} (the seam where a test stalls it): why CUDA cannot be used, or null. A
+     * call that does not return within {@code limit} (a hung driver) makes CUDA unavailable, saying so.
+     */
+    static String probe(java.util.concurrent.Callable<Integer> initAndCount, java.time.Duration limit) {
         try {
-            JCudaDriver.setExceptionsEnabled(true);
-            JCudaDriver.cuInit(0);
-            int[] count = new int[1];
-            JCudaDriver.cuDeviceGetCount(count);
-            return count[0] > 0 ? null : "no CUDA device visible (cuDeviceGetCount returned 0)";
+            int count = BoundedCudaCall.call("CUDA driver initialisation (cuInit)", limit, initAndCount);
+            return count > 0 ? null : "no CUDA device visible (cuDeviceGetCount returned 0)";
+        } catch (BoundedCudaCall.TimedOut e) {
+            return e.getMessage();
         } catch (UnsatisfiedLinkError e) {
             String message = String.valueOf(e.getMessage());
             return message.contains("libcuda")

@@ -61,7 +61,10 @@ final class JCudaBinding implements CudaDriver {
      */
     static JCudaBinding open(int ordinal, boolean loadKernels) {
         JCudaDriver.setExceptionsEnabled(true);
-        checked("cuInit", () -> JCudaDriver.cuInit(0));
+        BoundedCudaCall.call("cuInit", BoundedCudaCall.INIT_LIMIT, () -> {
+            checked("cuInit", () -> JCudaDriver.cuInit(0));
+            return null;
+        });
         int[] count = new int[1];
         checked("cuDeviceGetCount", () -> JCudaDriver.cuDeviceGetCount(count));
         if (ordinal < 0 || ordinal >= count[0]) {
@@ -80,8 +83,18 @@ final class JCudaBinding implements CudaDriver {
             CUmodule module = null;
             if (loadKernels) {
                 module = new CUmodule();
+                CUmodule loading = module;
                 try {
-                    JCudaDriver.cuModuleLoadData(module, GatherKernels.ptxImage());
+                    // On a thread of its own (the context made current there), within a time limit: the driver
+                    // JIT-compiles the PTX for the GPU it finds, and a hung driver must not hang the node's start.
+                    BoundedCudaCall.call("loading the copy kernels (cuModuleLoadData)",
+                            BoundedCudaCall.MODULE_LOAD_LIMIT, () -> {
+                                JCudaDriver.cuCtxSetCurrent(context);
+                                JCudaDriver.cuModuleLoadData(loading, GatherKernels.ptxImage());
+                                return null;
+                            });
+                } catch (BoundedCudaCall.TimedOut e) {
+                    throw new IllegalStateException(e.getMessage() + "; this is " + description, e);
                 } catch (RuntimeException e) {
                     throw new IllegalStateException("loading the copy kernels (cuModuleLoadData of "
                             + GatherKernels.RESOURCE + ") failed: " + e.getMessage() + "; they need a GPU of compute "
@@ -184,18 +197,6 @@ final class JCudaBinding implements CudaDriver {
         current();
         checked("cuMemHostUnregister at 0x" + Long.toHexString(address),
                 () -> JCudaDriver.cuMemHostUnregister(CudaPointers.host(address)));
-    }
-
-    @Override
-    public void copyToDeviceSync(long device, long host, long bytes) {
-        current();
-        JCudaDriver.cuMemcpyHtoD(CudaPointers.device(device), CudaPointers.host(host), bytes);
-    }
-
-    @Override
-    public void copyToHostSync(long host, long device, long bytes) {
-        current();
-        JCudaDriver.cuMemcpyDtoH(CudaPointers.host(host), CudaPointers.device(device), bytes);
     }
 
     @Override

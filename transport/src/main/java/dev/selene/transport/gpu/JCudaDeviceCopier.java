@@ -30,6 +30,15 @@ import java.util.concurrent.TimeUnit;
  *       and a completion thread that waits for the batch's event and completes the futures. The caller never
  *       blocks, and neither does an actor that pipes the future to itself.</li>
  *   <li>Device allocations named by a queued or running copy stay allocated: {@link #freeDevice} waits for them.</li>
+ *   <li>{@link #writeDevice} and {@link #readDevice} copy through a registered bounce buffer on a stream of their
+ *       own and return only once that stream has run the copy: the bytes are on the device (or the host) before
+ *       the call returns, so a plan submitted next, on a copy stream, sees them. (A synchronous {@code cuMemcpyHtoD}
+ *       from pageable memory returns once the bytes are staged, on the legacy stream, which the copy streams, being
+ *       non-blocking, do not wait for.)</li>
+ *   <li>A failure the device reports (an event that fails: an illegal address, a launch failure) leaves the CUDA
+ *       context failed, and every later CUDA call would fail with it. The copier then says so
+ *       ({@link #isAvailable()} is false, {@link #unavailabilityCause()} names the error) and refuses every later
+ *       copy, allocation and access at once with that reason, without calling CUDA.</li>
  * </ul>
  *
  * <p>Everything above the CUDA calls runs on the CPU in tests against an emulated {@link CudaDriver}; the calls
@@ -42,6 +51,8 @@ public final class JCudaDeviceCopier implements DeviceCopier {
     private static final long IN_FLIGHT_WAIT_NANOS = TimeUnit.SECONDS.toNanos(30);
     /** How long a copier that failed to start waits for its first stream's idle threads to end. */
     private static final long START_FAILURE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /** Size of the registered bounce buffer of {@link #writeDevice} and {@link #readDevice}. */
+    static final long BOUNCE_BYTES = 4L << 20;
 
     private final CudaDriver driver;
     private final CopyMode mode;
@@ -51,6 +62,13 @@ public final class JCudaDeviceCopier implements DeviceCopier {
     private final CudaCopyStream toDevice;
     /** Allocations whose copies did not drain in time when freed; released with the context at close. */
     private final List<DeviceAllocations.Allocation> abandoned = new ArrayList<>();
+    /** Guards the stream and bounce buffer of {@link #writeDevice} and {@link #readDevice}: one caller at a time. */
+    private final Object direct = new Object();
+    private CudaDriver.Stream directStream;
+    private Arena bounceArena;
+    private MemorySegment bounce;
+    /** Why the CUDA context is unusable (the device reported a failure); null while it works. */
+    private volatile String contextFailure;
     private volatile boolean closed;
 
     private JCudaDeviceCopier(CudaDriver driver, CopyMode mode, CudaCopyStream.Settings settings) {
@@ -58,9 +76,10 @@ public final class JCudaDeviceCopier implements DeviceCopier {
         this.mode = mode;
         CudaCopyStream d2h = null;
         try {
-            d2h = new CudaCopyStream(driver, CudaCopyStream.Direction.TO_HOST, mode, settings);
+            d2h = new CudaCopyStream(driver, CudaCopyStream.Direction.TO_HOST, mode, settings, this::contextFailed);
             this.toHost = d2h;
-            this.toDevice = new CudaCopyStream(driver, CudaCopyStream.Direction.TO_DEVICE, mode, settings);
+            this.toDevice = new CudaCopyStream(driver, CudaCopyStream.Direction.TO_DEVICE, mode, settings,
+                    this::contextFailed);
         } catch (RuntimeException e) {
             if (d2h != null) {
                 d2h.close(START_FAILURE_WAIT_NANOS);
@@ -99,14 +118,34 @@ public final class JCudaDeviceCopier implements DeviceCopier {
         return "cuda";
     }
 
+    /** False once the CUDA context has failed: every later CUDA call would fail, so the copier takes no more work. */
     @Override
     public boolean isAvailable() {
-        return true;
+        return contextFailure == null;
     }
 
+    /** Why the copier takes no more work (the CUDA error that failed the context, on one line); null while it does. */
     @Override
     public String unavailabilityCause() {
-        return null;
+        return contextFailure;
+    }
+
+    /** The device reported {@code error}: the context is failed for good; said once, at ERROR. */
+    private void contextFailed(String error) {
+        synchronized (direct) {
+            if (contextFailure != null) {
+                return;
+            }
+            contextFailure = "the CUDA context of " + driver.describe() + " failed (" + oneLine(error) + "): every "
+                    + "later CUDA call fails until the process restarts, so this copier takes no more work";
+        }
+        log.error("cuda: {}", contextFailure);
+    }
+
+    private static String oneLine(String message) {
+        String m = String.valueOf(message).strip();
+        int newline = m.indexOf('\n');
+        return newline < 0 ? m : m.substring(0, newline).strip();
     }
 
     /** How this copier moves pieces. */
@@ -154,7 +193,7 @@ public final class JCudaDeviceCopier implements DeviceCopier {
     @Override
     public synchronized void register(HostMemory host) {
         Objects.requireNonNull(host, "host");
-        ensureOpen();
+        ensureUsable();
         if (hosts.contains(host)) {
             return;
         }
@@ -176,7 +215,7 @@ public final class JCudaDeviceCopier implements DeviceCopier {
         if (bytes < 1) {
             throw new IllegalArgumentException("device allocation of " + bytes + " bytes is invalid; allowed: ≥ 1");
         }
-        ensureOpen();
+        ensureUsable();
         long raw = driver.allocate(DeviceAllocations.rawBytesFor(bytes));
         return allocations.add(raw, bytes).start;
     }
@@ -200,25 +239,22 @@ public final class JCudaDeviceCopier implements DeviceCopier {
             }
             throw new IllegalStateException("interrupted while " + allocation + " waited for its copies", e);
         }
+        if (contextFailure != null) {
+            // The context is failed: cuMemFree fails too. The books are released; the memory goes with the process.
+            quietly("free " + allocation, () -> driver.free(allocation.raw));
+            return;
+        }
         driver.free(allocation.raw);
     }
 
     @Override
     public void writeDevice(long address, MemorySegment src) {
+        ensureUsable();
         long bytes = src.byteSize();
         DeviceAllocations.Allocation allocation = allocations.pin("writeDevice:", address, bytes);
         try {
-            if (bytes == 0) {
-                return;
-            }
-            if (src.isNative()) {
-                driver.copyToDeviceSync(address, src.address(), bytes);
-            } else {
-                try (Arena arena = Arena.ofConfined()) {
-                    MemorySegment buffer = arena.allocate(Math.max(1, bytes), 4096);
-                    MemorySegment.copy(src, 0, buffer, 0, bytes);
-                    driver.copyToDeviceSync(address, buffer.address(), bytes);
-                }
+            if (bytes > 0) {
+                throughBounce(address, src, true);
             }
         } finally {
             allocation.unpin();
@@ -227,23 +263,80 @@ public final class JCudaDeviceCopier implements DeviceCopier {
 
     @Override
     public void readDevice(long address, MemorySegment dst) {
+        ensureUsable();
         long bytes = dst.byteSize();
         DeviceAllocations.Allocation allocation = allocations.pin("readDevice:", address, bytes);
         try {
-            if (bytes == 0) {
-                return;
-            }
-            if (dst.isNative()) {
-                driver.copyToHostSync(dst.address(), address, bytes);
-            } else {
-                try (Arena arena = Arena.ofConfined()) {
-                    MemorySegment buffer = arena.allocate(Math.max(1, bytes), 4096);
-                    driver.copyToHostSync(buffer.address(), address, bytes);
-                    MemorySegment.copy(buffer, 0, dst, 0, bytes);
-                }
+            if (bytes > 0) {
+                throughBounce(address, dst, false);
             }
         } finally {
             allocation.unpin();
+        }
+    }
+
+    /**
+     * Copies {@code host} to ({@code toDevice}) or from device memory at {@code device}, through the registered bounce
+     * buffer, on the direct stream, waiting for that stream after each chunk: when it returns, the bytes have landed.
+     */
+    private void throughBounce(long device, MemorySegment host, boolean toDevice) {
+        synchronized (direct) {
+            ensureUsable();
+            try {
+                if (directStream == null) {
+                    directStream = driver.createStream();
+                }
+                if (bounce == null) {
+                    Arena arena = Arena.ofShared();
+                    try {
+                        MemorySegment segment = arena.allocate(BOUNCE_BYTES, 4096);
+                        driver.registerHost(segment.address(), BOUNCE_BYTES);
+                        bounceArena = arena;
+                        bounce = segment;
+                    } catch (RuntimeException e) {
+                        arena.close();
+                        throw e;
+                    }
+                }
+                long bytes = host.byteSize();
+                for (long offset = 0; offset < bytes; offset += BOUNCE_BYTES) {
+                    long chunk = Math.min(BOUNCE_BYTES, bytes - offset);
+                    if (toDevice) {
+                        MemorySegment.copy(host, offset, bounce, 0, chunk);
+                        directStream.copyToDevice(device + offset, bounce.address(), chunk);
+                        awaitDirect();
+                    } else {
+                        directStream.copyToHost(bounce.address(), device + offset, chunk);
+                        awaitDirect();
+                        MemorySegment.copy(bounce, 0, host, offset, chunk);
+                    }
+                }
+            } catch (DeviceFailure e) {
+                contextFailed(e.getMessage());
+                throw new IllegalStateException(contextFailure, e);
+            } catch (RuntimeException e) {
+                if (CudaCopyStream.isContextFatal(e.getMessage())) {
+                    contextFailed(e.getMessage());
+                    throw new IllegalStateException(contextFailure, e);
+                }
+                throw e;
+            }
+        }
+    }
+
+    /** Waits for the direct stream; a failure there is the device's, and fails the context. */
+    private void awaitDirect() {
+        try {
+            directStream.synchronize();
+        } catch (RuntimeException e) {
+            throw new DeviceFailure(e.getMessage(), e);
+        }
+    }
+
+    /** A failure the device reported while the direct stream ran. */
+    private static final class DeviceFailure extends RuntimeException {
+        DeviceFailure(String message, Throwable cause) {
+            super(message, cause);
         }
     }
 
@@ -262,6 +355,10 @@ public final class JCudaDeviceCopier implements DeviceCopier {
         if (closed) {
             return CompletableFuture.failedFuture(
                     new IllegalStateException("cuda device copier is closed; " + plan + " not copied"));
+        }
+        String failure = contextFailure;
+        if (failure != null) {
+            return CompletableFuture.failedFuture(new IllegalStateException(failure));
         }
         DeviceAllocations.Allocation[] pinned;
         try {
@@ -305,6 +402,19 @@ public final class JCudaDeviceCopier implements DeviceCopier {
         for (HostRegistrations.Registration registration : hosts.removeAll()) {
             unregister(registration);
         }
+        synchronized (direct) {
+            if (directStream != null) {
+                quietly("destroy the direct stream", directStream::close);
+                directStream = null;
+            }
+            if (bounce != null) {
+                long address = bounce.address();
+                quietly("unregister the bounce buffer", () -> driver.unregisterHost(address));
+                bounceArena.close();
+                bounce = null;
+                bounceArena = null;
+            }
+        }
         driver.close();
     }
 
@@ -334,6 +444,15 @@ public final class JCudaDeviceCopier implements DeviceCopier {
     private void ensureOpen() {
         if (closed) {
             throw new IllegalStateException("cuda device copier is closed");
+        }
+    }
+
+    /** Open, and its context has not failed; otherwise an {@link IllegalStateException} saying which. */
+    private void ensureUsable() {
+        ensureOpen();
+        String failure = contextFailure;
+        if (failure != null) {
+            throw new IllegalStateException(failure);
         }
     }
 

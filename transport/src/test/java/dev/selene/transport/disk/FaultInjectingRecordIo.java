@@ -5,10 +5,13 @@ import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -20,7 +23,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * A {@link RecordIo} test double that is the real {@link DirectRecordIo} over file system calls into which a test
  * injects faults: EIO or ENOSPC on a write, a failed or unsupported preallocation, a failed fsync, a stalled write,
  * and a crash between the last write and the rename. Faults are one-shot unless said otherwise; with none armed it
- * behaves exactly like the real thing (and passes the same contract).
+ * behaves exactly like the real thing (and passes the same contract). It can also observe, without changing
+ * anything: the temporary file's length and allocated bytes as its first write begins.
  */
 public final class FaultInjectingRecordIo implements RecordIo {
 
@@ -101,6 +105,20 @@ public final class FaultInjectingRecordIo implements RecordIo {
         faults.crashBeforeRename.set(true);
     }
 
+    /** What a file was on disk as its first write began: its length and the bytes the file system allocated. */
+    public record FirstWrite(long length, long allocatedBytes) {
+    }
+
+    /** From now on, notes each file's length and allocation as its first write begins (see {@link #firstWrite}). */
+    public void observeFirstWrites() {
+        faults.observeFirstWrites.set(true);
+    }
+
+    /** What the file at {@code file} was as its first write began; null if none was observed. */
+    public FirstWrite firstWrite(Path file) {
+        return faults.firstWrites.get(file.toAbsolutePath().normalize());
+    }
+
     /** Write calls made so far (body runs and footers). */
     public int writeCalls() {
         return faults.writeCalls.get();
@@ -143,6 +161,8 @@ public final class FaultInjectingRecordIo implements RecordIo {
         final AtomicReference<Stall> stall = new AtomicReference<>();
         final AtomicBoolean crashBeforeRename = new AtomicBoolean();
         final AtomicInteger writeCalls = new AtomicInteger();
+        final AtomicBoolean observeFirstWrites = new AtomicBoolean();
+        final Map<Path, FirstWrite> firstWrites = new ConcurrentHashMap<>();
 
         @Override
         public OpenFile create(Path file) throws IOException {
@@ -172,6 +192,10 @@ public final class FaultInjectingRecordIo implements RecordIo {
         @Override
         public long write(OpenFile file, List<MemorySegment> buffers, long offset) throws IOException {
             writeCalls.incrementAndGet();
+            if (observeFirstWrites.get()) {
+                // computeIfAbsent holds the file's other writers until the observation is made.
+                firstWrites.computeIfAbsent(file.path().toAbsolutePath().normalize(), Faults::observe);
+            }
             Stall s = stall.getAndSet(null);
             if (s != null) {
                 s.started.countDown();
@@ -228,6 +252,25 @@ public final class FaultInjectingRecordIo implements RecordIo {
         @Override
         public long size(Path file) throws IOException {
             return real.size(file);
+        }
+
+        /** The file's length, and its allocated blocks as stat(1) reports them (st_blocks times their unit). */
+        private static FirstWrite observe(Path file) {
+            try {
+                Process stat = new ProcessBuilder("stat", "--format=%s %b %B", file.toString())
+                        .redirectErrorStream(true).start();
+                String out = new String(stat.getInputStream().readAllBytes()).trim();
+                if (stat.waitFor() != 0) {
+                    throw new IllegalStateException("stat " + file + " failed: " + out);
+                }
+                String[] f = out.split(" ");
+                return new FirstWrite(Long.parseLong(f[0]), Long.parseLong(f[1]) * Long.parseLong(f[2]));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
         }
 
         private static void fail(AtomicInteger armed, String operation, Path file) throws NativeIoException {

@@ -19,8 +19,10 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** The contract through the fault-injecting double with no fault armed, then each fault of §10 in turn. */
 class FaultInjectingRecordIoTest extends RecordIoContract {
@@ -78,9 +80,42 @@ class FaultInjectingRecordIoTest extends RecordIoContract {
     }
 
     @Test
-    void preallocationUnsupported_fallsBackAndStillCommits() throws IOException {
-        io.failPreallocation(NativeIo.EOPNOTSUPP);
+    void theTemporary_isAllocatedToItsFinalLength_beforeItsFirstWrite_observed() throws IOException {
+        assumeTrue(fallocateWorksIn(dir), "the file system of " + dir + " has no fallocate (the writer falls back)");
+        io.observeFirstWrites();
         RecordIo.WriteResult written = writeSmall(CHILD_SPEC, 4);
+        FaultInjectingRecordIo.FirstWrite first = io.firstWrite(RecordFileNames.temporaryFile(written.file()));
+        assertNotNull(first, "the temporary's first write was observed");
+        assertEquals(written.bytes(), first.length(), "the temporary has its final length before anything is written");
+        assertTrue(first.allocatedBytes() >= written.bytes(), "the file system allocated every byte before the first "
+                + "write (fallocate, not a sparse length): " + first);
+    }
+
+    private static boolean fallocateWorksIn(Path dir) throws IOException {
+        Path probe = dir.resolve("fallocate-probe");
+        int fd = NativeIo.openDirectForWrite(probe);
+        try {
+            NativeIo.fallocate(fd, 4096, probe);
+            return true;
+        } catch (NativeIoException e) {
+            if (e.errno() == NativeIo.EOPNOTSUPP) {
+                return false;
+            }
+            throw e;
+        } finally {
+            NativeIo.close(fd, probe);
+            Files.delete(probe);
+        }
+    }
+
+    @Test
+    void preallocationUnsupported_fallsBackToTheFinalLength_andStillCommits() throws IOException {
+        io.failPreallocation(NativeIo.EOPNOTSUPP);
+        io.observeFirstWrites();
+        RecordIo.WriteResult written = writeSmall(CHILD_SPEC, 4);
+        FaultInjectingRecordIo.FirstWrite first = io.firstWrite(RecordFileNames.temporaryFile(written.file()));
+        assertEquals(written.bytes(), first.length(), "without fallocate the temporary still has its final length "
+                + "(sparse) before anything is written");
         try (RecordMemory target = RecordMemory.allocate(Layout.small(), true)) {
             io.read(written.file(), Layout.small(), target);
             target.assertHolds(4);

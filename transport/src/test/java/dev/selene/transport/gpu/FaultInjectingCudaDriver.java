@@ -53,6 +53,14 @@ public final class FaultInjectingCudaDriver implements CudaDriver {
         return this;
     }
 
+    /**
+     * The next operation a stream runs fails on the device with {@code cudaError} (e.g.
+     * {@code CUDA_ERROR_ILLEGAL_ADDRESS}), and the context stays failed: every later call fails, as on a GPU.
+     */
+    public void failNextDeviceOperation(String cudaError) {
+        real.failNextOperation(cudaError + " (injected)");
+    }
+
     /** How many times {@code call} was made, failed ones included. */
     public int calls(Call call) {
         return counts.get(call).get();
@@ -125,16 +133,6 @@ public final class FaultInjectingCudaDriver implements CudaDriver {
         }
         call(Call.UNREGISTER_HOST, " at 0x" + Long.toHexString(address));
         real.unregisterHost(address);
-    }
-
-    @Override
-    public void copyToDeviceSync(long device, long host, long bytes) {
-        real.copyToDeviceSync(device, host, bytes);
-    }
-
-    @Override
-    public void copyToHostSync(long host, long device, long bytes) {
-        real.copyToHostSync(host, device, bytes);
     }
 
     @Override

@@ -279,6 +279,59 @@ class JCudaEmulatedCopierTest {
         }
     }
 
+    @ParameterizedTest
+    @EnumSource(CopyMode.class)
+    void writeDevice_fromPageableMemory_isOnTheDeviceBeforeItReturns_soTheNextPlanCopiesItsBytes(CopyMode mode)
+            throws Exception {
+        EmulatedDriver driver = new EmulatedDriver();
+        JCudaDeviceCopier copier = open(driver, mode, SMALL);
+        Layout layout = Layout.small();
+        HostMemory host = host(layout, 4);
+        copier.register(host);
+        long device = copier.allocateDevice(layout.pageBytes());
+        for (int round = 1; round <= 3; round++) {
+            byte[] pattern = new byte[layout.pageBytes()];
+            java.util.Arrays.fill(pattern, (byte) (round * 37));
+            copier.writeDevice(device, MemorySegment.ofArray(pattern)); // heap memory: pageable
+            copier.copyToHost(new CopyPlan(new long[] {device}, new long[] {host.address(0, 0)},
+                    new int[] {layout.pageBytes()})).get(30, TimeUnit.SECONDS);
+            byte[] landed = host.share(0, 0, layout.pageBytes()).toArray(ValueLayout.JAVA_BYTE);
+            assertTrue(java.util.Arrays.equals(pattern, landed), "round " + round + ": the plan copied what "
+                    + "writeDevice wrote, not what the device held before it");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(CopyMode.class)
+    void afterADeviceSideFailure_theCopierSaysItIsUnusable_andRefusesEveryLaterCallWithThatReason(CopyMode mode)
+            throws Exception {
+        EmulatedDriver driver = new EmulatedDriver();
+        JCudaDeviceCopier copier = open(driver, mode, SMALL);
+        Layout layout = Layout.small();
+        HostMemory host = host(layout, 4);
+        copier.register(host);
+        long device = copier.allocateDevice(layout.pageBytes());
+        CopyPlan plan = new CopyPlan(new long[] {device}, new long[] {host.address(0, 0)},
+                new int[] {layout.pageBytes()});
+        assertTrue(copier.isAvailable());
+        driver.failNextOperation("CUDA_ERROR_ILLEGAL_ADDRESS (injected)");
+        assertThrows(ExecutionException.class, () -> copier.copyToHost(plan).get(30, TimeUnit.SECONDS));
+
+        assertFalse(copier.isAvailable(), "a failed context fails every later call: the copier says so");
+        String cause = copier.unavailabilityCause();
+        assertTrue(cause != null && cause.contains("CUDA_ERROR_ILLEGAL_ADDRESS") && !cause.contains("\n"), cause);
+        for (CompletableFuture<Void> later : List.of(copier.copyToDevice(plan), copier.copyToHost(plan))) {
+            ExecutionException e = assertThrows(ExecutionException.class, () -> later.get(30, TimeUnit.SECONDS));
+            assertEquals(cause, e.getCause().getMessage(), "refused at once, with the reason");
+        }
+        IllegalStateException write = assertThrows(IllegalStateException.class,
+                () -> copier.writeDevice(device, MemorySegment.ofArray(new byte[16])));
+        assertEquals(cause, write.getMessage());
+        assertEquals(cause, assertThrows(IllegalStateException.class, () -> copier.allocateDevice(4096)).getMessage());
+        copier.freeDevice(device);
+        assertEquals(0, copier.allocatedBytes(), "its allocations are still released");
+    }
+
     @Test
     void copyMode_parsesLabels_andRejectsUnknownNamesWithTheAllowedOnes() {
         assertEquals(CopyMode.KERNEL_STAGED, CopyMode.parse("kernel-staged"));
@@ -351,11 +404,18 @@ class JCudaEmulatedCopierTest {
         static final long VIEW_OFFSET = 1L << 56;
 
         final AtomicInteger launches = new AtomicInteger();
+        /**
+         * Asynchronous copies on the copier's two copy streams (the first two streams made; the stream of
+         * writeDevice and readDevice is made later, on first use, and its copies are not counted).
+         */
         final AtomicLong asyncCopies = new AtomicLong();
+        private final AtomicInteger streamsMade = new AtomicInteger();
         final AtomicLong tableCopies = new AtomicLong();
         final AtomicBoolean closed = new AtomicBoolean();
         volatile long operationDelayNanos;
         private volatile String injectedFailure;
+        /** The context's sticky error: once a stream fails, every later call fails with it, as in a CUDA context. */
+        private volatile RuntimeException contextError;
         private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
         private final TreeMap<Long, Arena> arenas = new TreeMap<>();
         private final TreeMap<Long, MemorySegment> device = new TreeMap<>();
@@ -465,28 +525,6 @@ class JCudaEmulatedCopierTest {
         }
 
         @Override
-        public void copyToDeviceSync(long dst, long src, long bytes) {
-            ensureOpen();
-            lock.readLock().lock();
-            try {
-                MemorySegment.copy(pageable(src, bytes), 0, deviceRange(dst, bytes), 0, bytes);
-            } finally {
-                lock.readLock().unlock();
-            }
-        }
-
-        @Override
-        public void copyToHostSync(long dst, long src, long bytes) {
-            ensureOpen();
-            lock.readLock().lock();
-            try {
-                MemorySegment.copy(deviceRange(src, bytes), 0, pageable(dst, bytes), 0, bytes);
-            } finally {
-                lock.readLock().unlock();
-            }
-        }
-
-        @Override
         public Stream createStream() {
             ensureOpen();
             return new EmulatedStream();
@@ -500,6 +538,10 @@ class JCudaEmulatedCopierTest {
         private void ensureOpen() {
             if (closed.get()) {
                 throw new IllegalStateException("CUDA_ERROR_DEINITIALIZED: emulated driver closed");
+            }
+            RuntimeException sticky = contextError;
+            if (sticky != null) {
+                throw new IllegalStateException(sticky.getMessage() + " (sticky: the context failed earlier)");
             }
         }
 
@@ -536,11 +578,6 @@ class JCudaEmulatedCopierTest {
             return range;
         }
 
-        /** Ordinary host memory for the synchronous copies (pageable is allowed there). */
-        private static MemorySegment pageable(long address, long bytes) {
-            return MemorySegment.ofAddress(address).reinterpret(bytes);
-        }
-
         private static MemorySegment within(TreeMap<Long, MemorySegment> map, long address, long bytes) {
             Map.Entry<Long, MemorySegment> entry = map.floorEntry(address);
             if (entry == null || bytes < 0) {
@@ -558,6 +595,7 @@ class JCudaEmulatedCopierTest {
                 return t;
             });
             private volatile RuntimeException error;
+            private final boolean counted = streamsMade.getAndIncrement() < 2;
             /** Destination of the latest host → device copy: a launch reading its table from there counts it. */
             private long lastCopyDestination = -1;
 
@@ -575,6 +613,7 @@ class JCudaEmulatedCopierTest {
                     if (injected != null) {
                         injectedFailure = null;
                         error = new IllegalStateException(injected);
+                        contextError = error;
                         return;
                     }
                     lock.readLock().lock();
@@ -582,6 +621,7 @@ class JCudaEmulatedCopierTest {
                         operation.run();
                     } catch (RuntimeException e) {
                         error = e;
+                        contextError = e;
                     } finally {
                         lock.readLock().unlock();
                     }
@@ -590,14 +630,18 @@ class JCudaEmulatedCopierTest {
 
             @Override
             public void copyToDevice(long dst, long host, long bytes) {
-                asyncCopies.incrementAndGet();
+                if (counted) {
+                    asyncCopies.incrementAndGet();
+                }
                 lastCopyDestination = dst;
                 enqueue(() -> MemorySegment.copy(pinnedHost(host, bytes), 0, deviceRange(dst, bytes), 0, bytes));
             }
 
             @Override
             public void copyToHost(long host, long src, long bytes) {
-                asyncCopies.incrementAndGet();
+                if (counted) {
+                    asyncCopies.incrementAndGet();
+                }
                 enqueue(() -> MemorySegment.copy(deviceRange(src, bytes), 0, pinnedHost(host, bytes), 0, bytes));
             }
 
