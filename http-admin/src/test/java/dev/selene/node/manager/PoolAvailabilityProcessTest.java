@@ -116,13 +116,14 @@ class PoolAvailabilityProcessTest {
 
     private void scenario(Fault fault, Path tmp) throws Exception {
         List<Integer> ports = SeleneProcess.freePorts(2);
-        // Everything starts at once: the second manager and the hosts join the first seed as soon as it is up.
+        // The managers start at once (the second joins the first seed once it is up); the hosts once the first is
+        // up, as a host waits only 20 s for a manager.
         SeleneProcess first = started(SeleneProcess.manager(tmp, "manager-1", ports.get(0), ports.get(0), STORE));
         SeleneProcess second = started(SeleneProcess.manager(tmp, "manager-2", ports.get(1), ports.get(0), STORE));
         List<String> pool = ports.stream().map(p -> "127.0.0.1:" + p).toList();
+        first.awaitReady(START);
         CompletableFuture<SeleneCache> restorerStart = CompletableFuture.supplyAsync(() -> host(pool), starts);
         CompletableFuture<SeleneCache> publisherStart = CompletableFuture.supplyAsync(() -> host(pool), starts);
-        first.awaitReady(START);
         second.awaitReady(START);
         SeleneCache publisher = publisherStart.get(START.toSeconds(), TimeUnit.SECONDS);
         SeleneCache restorer = restorerStart.get(START.toSeconds(), TimeUnit.SECONDS);
