@@ -119,6 +119,8 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
      * stores themselves are asked once it has not answered within the failover deadline.
      */
     static final Duration DIRECTORY_TIMEOUT = Duration.ofSeconds(5);
+    /** How long after a directory entity was late lookups of its namespaces ask the stores at once as well. */
+    static final Duration DIRECTORY_LATE_MEMORY = Duration.ofSeconds(2);
     /** The failover deadline's setting: silence from a pool manager after which the host turns elsewhere. */
     static final String FAILOVER_SETTING = "selene.pool.failover-after";
     /** The failover deadline where the actor system's settings do not have one. */
@@ -177,6 +179,8 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                     return size() > HOLDERS_REMEMBERED;
                 }
             };
+    /** Directory entities that were late to answer, until when the stores are asked at once beside them. */
+    private final Map<String, Long> directoryLate = new HashMap<>();
     /** Lookups waiting for the directory or the stores, by id. */
     private final Map<Long, Lookup> lookups = new HashMap<>();
     private long lookupIds;
@@ -532,14 +536,18 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     /** One lookup of a chain: answered by the directory, or by the stores when the directory is late. */
     private static final class Lookup {
         final String namespace;
+        final String entity;
         final List<Long> chain;
         final java.util.function.Consumer<PoolDirectory.Found> answer;
         final Map<ActorRef<ManagerStore.Command>, List<PoolEntry>> probed = new LinkedHashMap<>();
-        int awaited = -1; // stores asked and not answered yet; -1 before they are asked
+        /** The stores whose answers the lookup waits for; null before they are asked. */
+        java.util.Set<ActorRef<ManagerStore.Command>> awaited;
         boolean directoryFailed;
 
-        Lookup(String namespace, List<Long> chain, java.util.function.Consumer<PoolDirectory.Found> answer) {
+        Lookup(String namespace, String entity, List<Long> chain,
+               java.util.function.Consumer<PoolDirectory.Found> answer) {
             this.namespace = namespace;
+            this.entity = entity;
             this.chain = chain;
             this.answer = answer;
         }
@@ -549,16 +557,23 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
      * Looks {@code chain} up in its namespace's directory entity; when the entity has not answered within the
      * failover deadline (its manager died or stopped, its shard is moving or rebuilding), asks every store this host
      * uses which of the records it holds, and answers with the longest run that some store holds. The directory
-     * holds nothing the stores do not, so both answers are alike; whichever comes first is used. {@code answer}
-     * gets null when neither answered.
+     * holds nothing the stores do not, so both answers are alike; whichever comes first is used. For a while after
+     * an entity was late, the stores are asked at once, beside it. {@code answer} gets null when neither answered.
      */
     private void lookup(String namespace, List<Long> chain, java.util.function.Consumer<PoolDirectory.Found> answer) {
         long id = ++lookupIds;
-        lookups.put(id, new Lookup(namespace, chain, answer));
+        String entity = PoolDirectory.entityId(namespace, shards);
+        Lookup l = new Lookup(namespace, entity, chain, answer);
+        lookups.put(id, l);
         getContext().ask(PoolDirectory.Found.class, directory(namespace), DIRECTORY_TIMEOUT,
                 q -> new PoolDirectory.Find(namespace, chain, q),
                 (found, failure) -> new DirectoryAnswered(id, found));
-        getContext().scheduleOnce(failover, getContext().getSelf(), new DirectoryLate(id));
+        Long lateUntil = directoryLate.get(entity);
+        if (lateUntil != null && lateUntil - System.nanoTime() > 0) {
+            probeStores(id, l);
+        } else {
+            getContext().scheduleOnce(failover, getContext().getSelf(), new DirectoryLate(id));
+        }
     }
 
     private void onDirectoryAnswered(DirectoryAnswered a) {
@@ -567,29 +582,39 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             return; // the stores answered first
         }
         if (a.found() != null) {
+            directoryLate.remove(l.entity);
             answerLookup(a.id(), a.found());
             return;
         }
         l.directoryFailed = true;
-        if (l.awaited == 0) {
-            answerLookup(a.id(), l.probed.isEmpty() ? null : fromStores(l));
-        } else if (l.awaited < 0) {
+        if (l.awaited == null) {
             probeStores(a.id(), l);
+        } else if (l.awaited.isEmpty()) {
+            answerLookup(a.id(), l.probed.isEmpty() ? null : fromStores(l));
         }
     }
 
     private void onDirectoryLate(DirectoryLate late) {
         Lookup l = lookups.get(late.id());
-        if (l != null && l.awaited < 0) {
+        if (l != null && l.awaited == null) {
+            directoryLate.put(l.entity, System.nanoTime() + DIRECTORY_LATE_MEMORY.toNanos());
             probeStores(late.id(), l);
         }
     }
 
-    /** Asks the stores (those the cluster does not already know to be unreachable) what they hold of the chain. */
+    /**
+     * Asks the stores (but those the cluster marks unreachable) what they hold of the chain; the answer waits for
+     * those this host does not suspect (a store whose transfer just failed answers too if it can, but is not waited
+     * for), or for all of them when it suspects every one.
+     */
     private void probeStores(long id, Lookup l) {
         List<ActorRef<ManagerStore.Command>> asked = stores.keySet().stream()
                 .filter(s -> !unreachable.contains(s.path().address().toString())).toList();
-        l.awaited = asked.size();
+        l.awaited = new java.util.HashSet<>();
+        asked.stream().filter(s -> !isSuspect(s)).forEach(l.awaited::add);
+        if (l.awaited.isEmpty()) {
+            l.awaited.addAll(asked);
+        }
         if (asked.isEmpty()) {
             if (l.directoryFailed) {
                 answerLookup(id, null);
@@ -611,7 +636,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         if (p.held() != null) {
             l.probed.put(p.store(), p.held());
         }
-        if (--l.awaited > 0) {
+        if (!l.awaited.remove(p.store()) || !l.awaited.isEmpty()) {
             return;
         }
         if (!l.probed.isEmpty()) {
