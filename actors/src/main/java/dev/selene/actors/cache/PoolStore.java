@@ -121,10 +121,6 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     static final Duration DIRECTORY_TIMEOUT = Duration.ofSeconds(5);
     /** How long after a directory entity was late lookups of its namespaces ask the stores at once as well. */
     static final Duration DIRECTORY_LATE_MEMORY = Duration.ofSeconds(2);
-    /** The failover deadline's setting: silence from a pool manager after which the host turns elsewhere. */
-    static final String FAILOVER_SETTING = "selene.pool.failover-after";
-    /** The failover deadline where the actor system's settings do not have one. */
-    static final Duration DEFAULT_FAILOVER = Duration.ofMillis(500);
     /** Why a transfer fails at once while no manager is up. */
     static final String NO_MANAGER = "no pool manager is up";
 
@@ -225,26 +221,13 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         this.metrics = metrics;
         this.traces = traces;
         this.sharding = ClusterSharding.get(ctx.getSystem());
-        this.failover = failover(ctx.getSystem().settings().config());
+        this.failover = PoolCluster.failoverAfter(ctx.getSystem().settings().config());
         // A transfer that moves no byte for the failover deadline fails (a slow one that keeps moving does not):
         // the retirement completes on the other replicas, the read goes to the next holder.
         this.data = NettyDataPlane.client(NettyDataPlane.Backend.best(), failover, DATA_THREADS);
         // Hosts only proxy to the directory: its entities run on manager nodes, so this factory is never used here.
         sharding.init(Entity.of(PoolDirectory.TYPE, e -> Behaviors.<PoolDirectory.Command>empty())
                 .withRole(PoolCluster.MANAGER_ROLE));
-    }
-
-    /** The failover deadline in {@code config} ({@value #FAILOVER_SETTING}), or the default without one. */
-    static Duration failover(com.typesafe.config.Config config) {
-        if (!config.hasPath(FAILOVER_SETTING)) {
-            return DEFAULT_FAILOVER;
-        }
-        Duration d = config.getDuration(FAILOVER_SETTING);
-        if (d.toMillis() < 10 || d.compareTo(Duration.ofMinutes(1)) > 0) {
-            throw new IllegalArgumentException(FAILOVER_SETTING + " = '" + d.toMillis() + "ms' is invalid; allowed: "
-                    + "10ms .. 1m");
-        }
-        return d;
     }
 
     @Override

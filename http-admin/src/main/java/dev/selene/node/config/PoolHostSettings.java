@@ -1,5 +1,7 @@
 package dev.selene.node.config;
 
+import dev.selene.actors.pool.PoolCluster;
+
 import java.time.Duration;
 
 /**
@@ -13,11 +15,8 @@ import java.time.Duration;
  */
 public record PoolHostSettings(String bind, int port, Duration failoverAfter) {
 
-    /** The default failover deadline. */
-    public static final Duration DEFAULT_FAILOVER = Duration.ofMillis(500);
-
     /** Where the host listens, with the default failover deadline. */
     public PoolHostSettings(String bind, int port) {
-        this(bind, port, DEFAULT_FAILOVER);
+        this(bind, port, PoolCluster.DEFAULT_FAILOVER);
     }
 }
