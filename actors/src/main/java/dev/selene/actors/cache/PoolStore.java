@@ -466,8 +466,9 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         int firstSlot = r.slots().slot(0);
         ActorRef<Store.Command> self = getContext().getSelf();
         getContext().pipeToSelf(PoolFetch.start(data, r.key(), layout, shares(r.slots()), addresses,
-                FETCH_HOLDER_DEADLINE, a -> self.tell(new HolderFailed(a))), (reply, failure) -> new FetchEnded(firstSlot, reply != null ? reply
-                : new ReadFailed(r.key(), false, "the fetch failed: " + failure.getMessage())));
+                FETCH_HOLDER_DEADLINE, a -> self.tell(new HolderFailed(a))), (reply, failure) -> new FetchEnded(
+                firstSlot, reply != null ? reply : new ReadFailed(r.key(), false, "the fetch failed: "
+                + failure.getMessage())));
     }
 
     private void finishRead(int firstSlot, ReadReply reply) {
