@@ -1,6 +1,7 @@
 package dev.selene.actors.api;
 
 import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
 import dev.selene.actors.cache.HostCache;
 import dev.selene.actors.census.ActorCensus;
 import dev.selene.actors.metrics.CacheCounters;
@@ -120,6 +121,9 @@ public final class SeleneCache implements AutoCloseable {
 
     private static SeleneCache own(CacheConfig config, HostCache.Parts parts, boolean ownsCopier, Config pekko,
                                    String name) {
+        if (config.poolEnabled()) {
+            PoolCluster.failoverAfter(pekko.withFallback(ConfigFactory.defaultReference())); // one line if invalid
+        }
         if (config.poolEnabled() && !"cluster".equals(pekko.getString("pekko.actor.provider"))) {
             // A pool host is a member of the pool's cluster: the system joins the managers under the pool's name.
             pekko = PoolCluster.config(pekko.getString("selene.pool.bind"), pekko.getInt("selene.pool.port"),

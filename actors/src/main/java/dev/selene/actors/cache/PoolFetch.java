@@ -13,11 +13,13 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * One record read back from the pool into staging slots: fetched on the data plane from the first holder, straight
  * into the slots (every checksum verified before it counts as read), and from the next holder when one fails, does
- * not hold it, or runs out of its own deadline. The answer comes only after the last fetch has ended, so nothing
+ * not hold it, or goes silent (the data plane fails a transfer that moves no byte for the host's failover deadline;
+ * a slow transfer that keeps moving is not failed). The answer comes only after the last fetch has ended, so nothing
  * writes into the staging slots after it.
  */
 final class PoolFetch {
@@ -28,11 +30,13 @@ final class PoolFetch {
     private final PieceShares target;
     private final List<DataAddress> holders;
     private final Duration perHolder;
+    private final Consumer<DataAddress> onHolderFailed;
     private final CompletableFuture<Store.ReadReply> answer = new CompletableFuture<>();
     private boolean anyFailed;
 
     private PoolFetch(DataPlane data, RecordKey key, Layout layout, PieceShares target, List<DataAddress> holders,
-                      Duration perHolder) {
+                      Duration perHolder, Consumer<DataAddress> onHolderFailed) {
+        this.onHolderFailed = onHolderFailed;
         this.data = data;
         this.key = key;
         this.layout = layout;
@@ -42,13 +46,15 @@ final class PoolFetch {
     }
 
     /**
-     * Reads {@code key} from {@code holders} (in order) over {@code data} into {@code target}, giving each holder
-     * {@code perHolder}; the answer is {@link Store.ReadDone} or {@link Store.ReadFailed} ({@code fileLost} when no
-     * holder had it).
+     * Reads {@code key} from {@code holders} (in order) over {@code data} into {@code target}, giving each holder at
+     * most {@code perHolder} in all (a safety net: silence fails a transfer much sooner); the answer is
+     * {@link Store.ReadDone} or {@link Store.ReadFailed} ({@code fileLost} when no holder had it).
+     * {@code onHolderFailed} hears of each holder whose transfer failed (not one that said it does not hold it).
      */
     static CompletableFuture<Store.ReadReply> start(DataPlane data, RecordKey key, Layout layout, PieceShares target,
-                                                    List<DataAddress> holders, Duration perHolder) {
-        PoolFetch f = new PoolFetch(data, key, layout, target, holders, perHolder);
+                                                    List<DataAddress> holders, Duration perHolder,
+                                                    Consumer<DataAddress> onHolderFailed) {
+        PoolFetch f = new PoolFetch(data, key, layout, target, holders, perHolder, onHolderFailed);
         f.attempt(0, "no pool manager holds it");
         return f.answer;
     }
@@ -72,6 +78,9 @@ final class PoolFetch {
             Throwable cause = failure instanceof java.util.concurrent.CompletionException c ? c.getCause() : failure;
             boolean notHeld = cause instanceof TransferFailedException t && t.notHeld();
             anyFailed |= !notHeld;
+            if (!notHeld) {
+                onHolderFailed.accept(holders.get(index));
+            }
             attempt(index + 1, notHeld ? "no pool manager holds it"
                     : "the transfer from a pool manager failed: " + cause.getMessage());
         });

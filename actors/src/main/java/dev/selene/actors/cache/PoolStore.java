@@ -89,7 +89,21 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     record Capacity(long bytes, int managers) {
     }
 
-    private record Located(Read read, PoolDirectory.Found found, Throwable failure) implements Store.Command {
+    /** The directory's answer to lookup {@code id} (null: it failed or timed out). */
+    private record DirectoryAnswered(long id, PoolDirectory.Found found) implements Store.Command {
+    }
+
+    /** The directory has not answered lookup {@code id} within the failover deadline. */
+    private record DirectoryLate(long id) implements Store.Command {
+    }
+
+    /** A store's answer to lookup {@code id}'s probe (null: none in time). */
+    private record StoreProbed(long id, ActorRef<ManagerStore.Command> store, List<PoolEntry> held)
+            implements Store.Command {
+    }
+
+    /** A fetch from the store at {@code address} failed (it did not say it lacks the record: it failed). */
+    private record HolderFailed(DataAddress address) implements Store.Command {
     }
 
     private record StoresListed(Set<ActorRef<ManagerStore.Command>> stores) implements Store.Command {
@@ -98,10 +112,6 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     /** A listed store's figures: where its data plane listens, its layout, its replica count. */
     private record StoreAnswered(ActorRef<ManagerStore.Command> store, ManagerStore.StoreStatus status,
                                  Throwable failure) implements Store.Command {
-    }
-
-    private record FindAnswered(ActorRef<Found> replyTo, PoolDirectory.Found found)
-            implements Store.Command {
     }
 
     private record WriteEnded(RecordKey key, PoolUpload.Outcome outcome) implements Store.Command {
@@ -118,15 +128,23 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     /** Directory shards of the pool's cluster: the same number on hosts and managers. */
     static final int DIRECTORY_SHARDS = ManagerConfig.DEFAULT_DIRECTORY_SHARDS;
 
-    /** How long a directory request may take (a lost manager's shards move to another within seconds). */
+    /**
+     * How long a directory request may take in all (a lost manager's shards move to another within seconds); the
+     * stores themselves are asked once it has not answered within the failover deadline.
+     */
     static final Duration DIRECTORY_TIMEOUT = Duration.ofSeconds(5);
+    /** How long after a directory entity was late lookups of its namespaces ask the stores at once as well. */
+    static final Duration DIRECTORY_LATE_MEMORY = Duration.ofSeconds(2);
     /** Why a transfer fails at once while no manager is up. */
     static final String NO_MANAGER = "no pool manager is up";
 
     /** How long one retirement may take, all replicas together. */
     static final Duration UPLOAD_DEADLINE = Duration.ofSeconds(60);
-    /** How long a fetch may take on one holder before the next holder is tried. */
-    static final Duration FETCH_HOLDER_DEADLINE = Duration.ofSeconds(10);
+    /**
+     * How long a fetch may take on one holder in all before the next holder is tried: a safety net only, for a
+     * holder that trickles bytes; a silent holder is left after the failover deadline.
+     */
+    static final Duration FETCH_HOLDER_DEADLINE = Duration.ofSeconds(60);
     /** Threads of a host's data plane. */
     static final int DATA_THREADS = 2;
     /** How long a listed store may take to say where its data plane listens. */
@@ -171,6 +189,14 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                     return size() > HOLDERS_REMEMBERED;
                 }
             };
+    /** Directory entities that were late to answer, until when the stores are asked at once beside them. */
+    private final Map<String, Long> directoryLate = new HashMap<>();
+    /** Lookups waiting for the directory or the stores, by id. */
+    private final Map<Long, Lookup> lookups = new HashMap<>();
+    private long lookupIds;
+    /** Lookups the stores answered because the directory did not in time. */
+    private long lookupsFromStores;
+    private final Duration failover;
     private final Runnable onReachable;
     private final java.util.function.Consumer<String> onMisfit;
     /** Who is told the pool's capacity; it outlives a restart of this actor (it belongs to the behaviour's factory). */
@@ -220,8 +246,10 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         this.metrics = metrics;
         this.traces = traces;
         this.sharding = ClusterSharding.get(ctx.getSystem());
-        this.data = NettyDataPlane.client(NettyDataPlane.Backend.best(), NettyDataPlane.DEFAULT_SILENCE,
-                DATA_THREADS);
+        this.failover = PoolCluster.failoverAfter(ctx.getSystem().settings().config());
+        // A transfer that moves no byte for the failover deadline fails (a slow one that keeps moving does not):
+        // the retirement completes on the other replicas, the read goes to the next holder.
+        this.data = NettyDataPlane.client(NettyDataPlane.Backend.best(), failover, DATA_THREADS);
         // Hosts only proxy to the directory: its entities run on manager nodes, so this factory is never used here.
         sharding.init(Entity.of(PoolDirectory.TYPE, e -> Behaviors.<PoolDirectory.Command>empty())
                 .withRole(PoolCluster.MANAGER_ROLE));
@@ -251,7 +279,10 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                 onWriteEnded(e);
             }
             case Read r -> onRead(r);
-            case Located l -> onLocated(l);
+            case DirectoryAnswered a -> onDirectoryAnswered(a);
+            case DirectoryLate l -> onDirectoryLate(l);
+            case StoreProbed p -> onStoreProbed(p);
+            case HolderFailed f -> suspectStores(List.of(f.address()));
             case FetchEnded e -> {
                 if (--fetchesInFlight == 0) {
                     metrics.poolBusy(CacheMetrics.Direction.READ, System.nanoTime() - fetchBusySince);
@@ -276,16 +307,6 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                 } else {
                     unreachable.add(r.address());
                 }
-            }
-            case FindAnswered a -> {
-                List<PoolEntry> entries = new ArrayList<>();
-                if (a.found() != null) {
-                    a.found().records().forEach(l -> {
-                        entries.add(l.entry());
-                        holders.put(l.entry().key(), l.holders());
-                    });
-                }
-                a.replyTo().tell(new Found(entries));
             }
             default -> throw new IllegalArgumentException("not a pool store command: " + command);
         }
@@ -486,22 +507,20 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             fetch(r, known); // the lookup that found it said who holds it
             return;
         }
-        getContext().ask(PoolDirectory.Found.class, directory(r.key().namespace()), DIRECTORY_TIMEOUT,
-                q -> new PoolDirectory.Locate(r.key(), q), (found, failure) -> new Located(r, found, failure));
+        lookup(r.key().namespace(), List.of(r.key().hash()), found -> onLocated(r, found));
     }
 
-    private void onLocated(Located l) {
-        Read r = l.read();
-        if (l.failure() != null) {
-            finishRead(r.slots().slot(0), new ReadFailed(r.key(), false, "the pool directory did not answer: "
-                    + l.failure().getMessage()));
+    private void onLocated(Read r, PoolDirectory.Found found) {
+        if (found == null) {
+            finishRead(r.slots().slot(0), new ReadFailed(r.key(), false, "neither the pool directory nor a pool "
+                    + "manager answered within " + DIRECTORY_TIMEOUT.toSeconds() + " s"));
             return;
         }
-        if (l.found().records().isEmpty()) {
+        if (found.records().isEmpty()) {
             finishRead(r.slots().slot(0), new ReadFailed(r.key(), true, "the pool no longer holds it"));
             return;
         }
-        fetch(r, l.found().records().getFirst().holders());
+        fetch(r, found.records().getFirst().holders());
     }
 
     /** Fetches {@code r} from those of {@code from} this host can reach, in order. */
@@ -514,9 +533,11 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         if (fetchesInFlight++ == 0) {
             fetchBusySince = System.nanoTime();
         }
+        ActorRef<Store.Command> self = getContext().getSelf();
         getContext().pipeToSelf(PoolFetch.start(data, r.key(), layout, shares(r.slots()), addresses,
-                FETCH_HOLDER_DEADLINE), (reply, failure) -> new FetchEnded(firstSlot, reply != null ? reply
-                : new ReadFailed(r.key(), false, "the fetch failed: " + failure.getMessage())));
+                FETCH_HOLDER_DEADLINE, a -> self.tell(new HolderFailed(a))), (reply, failure) -> new FetchEnded(
+                firstSlot, reply != null ? reply : new ReadFailed(r.key(), false, "the fetch failed: "
+                + failure.getMessage())));
     }
 
     private void finishRead(int firstSlot, ReadReply reply) {
@@ -551,9 +572,163 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             return;
         }
         ActorRef<Found> replyTo = f.replyTo();
-        getContext().ask(PoolDirectory.Found.class, directory(f.namespace()), DIRECTORY_TIMEOUT,
-                q -> new PoolDirectory.Find(f.namespace(), f.chain(), q),
-                (found, failure) -> new FindAnswered(replyTo, found));
+        lookup(f.namespace(), f.chain(), found -> {
+            List<PoolEntry> entries = new ArrayList<>();
+            if (found != null) {
+                found.records().forEach(l -> {
+                    entries.add(l.entry());
+                    holders.put(l.entry().key(), l.holders());
+                });
+            }
+            replyTo.tell(new Found(entries));
+        });
+    }
+
+    // ---- lookups: the directory, or the stores themselves while it does not answer ----
+
+    /** One lookup of a chain: answered by the directory, or by the stores when the directory is late. */
+    private static final class Lookup {
+        final String namespace;
+        final String entity;
+        final List<Long> chain;
+        final java.util.function.Consumer<PoolDirectory.Found> answer;
+        final Map<ActorRef<ManagerStore.Command>, List<PoolEntry>> probed = new LinkedHashMap<>();
+        /** The stores whose answers the lookup waits for; null before they are asked. */
+        java.util.Set<ActorRef<ManagerStore.Command>> awaited;
+        boolean directoryFailed;
+
+        Lookup(String namespace, String entity, List<Long> chain,
+               java.util.function.Consumer<PoolDirectory.Found> answer) {
+            this.namespace = namespace;
+            this.entity = entity;
+            this.chain = chain;
+            this.answer = answer;
+        }
+    }
+
+    /**
+     * Looks {@code chain} up in its namespace's directory entity; when the entity has not answered within the
+     * failover deadline (its manager died or stopped, its shard is moving or rebuilding), asks every store this host
+     * uses which of the records it holds, and answers with the longest run that some store holds. The directory
+     * holds nothing the stores do not, so both answers are alike; whichever comes first is used. For a while after
+     * an entity was late, the stores are asked at once, beside it. {@code answer} gets null when neither answered.
+     */
+    private void lookup(String namespace, List<Long> chain, java.util.function.Consumer<PoolDirectory.Found> answer) {
+        long id = ++lookupIds;
+        String entity = PoolDirectory.entityId(namespace, shards);
+        Lookup l = new Lookup(namespace, entity, chain, answer);
+        lookups.put(id, l);
+        getContext().ask(PoolDirectory.Found.class, directory(namespace), DIRECTORY_TIMEOUT,
+                q -> new PoolDirectory.Find(namespace, chain, q),
+                (found, failure) -> new DirectoryAnswered(id, found));
+        Long lateUntil = directoryLate.get(entity);
+        if (lateUntil != null && lateUntil - System.nanoTime() > 0) {
+            probeStores(id, l);
+        } else {
+            getContext().scheduleOnce(failover, getContext().getSelf(), new DirectoryLate(id));
+        }
+    }
+
+    private void onDirectoryAnswered(DirectoryAnswered a) {
+        Lookup l = lookups.get(a.id());
+        if (l == null) {
+            return; // the stores answered first
+        }
+        if (a.found() != null) {
+            directoryLate.remove(l.entity);
+            answerLookup(a.id(), a.found());
+            return;
+        }
+        l.directoryFailed = true;
+        if (l.awaited == null) {
+            probeStores(a.id(), l);
+        } else if (l.awaited.isEmpty()) {
+            answerLookup(a.id(), l.probed.isEmpty() ? null : fromStores(l));
+        }
+    }
+
+    private void onDirectoryLate(DirectoryLate late) {
+        Lookup l = lookups.get(late.id());
+        if (l != null && l.awaited == null) {
+            directoryLate.put(l.entity, System.nanoTime() + DIRECTORY_LATE_MEMORY.toNanos());
+            probeStores(late.id(), l);
+        }
+    }
+
+    /**
+     * Asks the stores (but those the cluster marks unreachable) what they hold of the chain; the answer waits for
+     * those this host does not suspect (a store whose transfer just failed answers too if it can, but is not waited
+     * for), or for all of them when it suspects every one.
+     */
+    private void probeStores(long id, Lookup l) {
+        List<ActorRef<ManagerStore.Command>> asked = stores.keySet().stream()
+                .filter(s -> !unreachable.contains(s.path().address().toString())).toList();
+        l.awaited = new java.util.HashSet<>();
+        asked.stream().filter(s -> !isSuspect(s)).forEach(l.awaited::add);
+        if (l.awaited.isEmpty()) {
+            l.awaited.addAll(asked);
+        }
+        if (asked.isEmpty()) {
+            if (l.directoryFailed) {
+                answerLookup(id, null);
+            }
+            return;
+        }
+        for (ActorRef<ManagerStore.Command> s : asked) {
+            getContext().ask(ManagerStore.ProbeReply.class, s, failover,
+                    q -> new ManagerStore.Probe(l.namespace, l.chain, q),
+                    (reply, failure) -> new StoreProbed(id, s, reply == null ? null : reply.held()));
+        }
+    }
+
+    private void onStoreProbed(StoreProbed p) {
+        Lookup l = lookups.get(p.id());
+        if (l == null) {
+            return;
+        }
+        if (p.held() != null) {
+            l.probed.put(p.store(), p.held());
+        }
+        if (!l.awaited.remove(p.store()) || !l.awaited.isEmpty()) {
+            return;
+        }
+        if (!l.probed.isEmpty()) {
+            lookupsFromStores++;
+            if (lookupsFromStores == 1 || lookupsFromStores % 1000 == 0) {
+                getContext().getLog().info("the pool directory did not answer within {} ms: lookups answered by "
+                        + "the pool managers' stores themselves ({} so far)", failover.toMillis(), lookupsFromStores);
+            }
+            answerLookup(p.id(), fromStores(l));
+        } else if (l.directoryFailed) {
+            answerLookup(p.id(), null);
+        }
+        // otherwise no store answered: the directory may still
+    }
+
+    /** The longest run of the lookup's chain that some store holds, with the stores that hold each record. */
+    private static PoolDirectory.Found fromStores(Lookup l) {
+        Map<Long, PoolEntry> entries = new HashMap<>();
+        Map<Long, List<ActorRef<ManagerStore.Command>>> holding = new HashMap<>();
+        l.probed.forEach((store, held) -> held.forEach(e -> {
+            entries.putIfAbsent(e.key().hash(), e);
+            holding.computeIfAbsent(e.key().hash(), h -> new ArrayList<>()).add(store);
+        }));
+        List<PoolDirectory.Located> out = new ArrayList<>();
+        for (long hash : l.chain) {
+            PoolEntry e = entries.get(hash);
+            if (e == null) {
+                break;
+            }
+            out.add(new PoolDirectory.Located(e, List.copyOf(holding.get(hash))));
+        }
+        return new PoolDirectory.Found(out);
+    }
+
+    private void answerLookup(long id, PoolDirectory.Found found) {
+        Lookup l = lookups.remove(id);
+        if (l != null) {
+            l.answer.accept(found);
+        }
     }
 
     /**

@@ -64,6 +64,18 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     public record Holdings(int shard, int shards, ActorRef<HoldingsReply> replyTo) implements Command, PoolMessage {
     }
 
+    /**
+     * Which records of {@code chain} (key hashes of {@code namespace}) this store holds: a host asks the stores
+     * themselves when the directory does not answer in time (its shard is moving).
+     */
+    public record Probe(String namespace, List<Long> chain, ActorRef<ProbeReply> replyTo)
+            implements Command, PoolMessage {
+    }
+
+    /** Reply to {@link Probe}: the records of the chain this store holds, in chain order. */
+    public record ProbeReply(ActorRef<Command> store, List<PoolEntry> held) implements PoolMessage {
+    }
+
     /** Copies a held record to {@code target} (a replica rebuilt) on the data plane; the target tells the directory. */
     public record CopyTo(RecordKey key, ActorRef<Command> target) implements Command, PoolMessage {
     }
@@ -240,6 +252,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             case ServeEnded s -> onServeEnded(s);
             case Drop d -> d.keys().forEach(this::drop);
             case Holdings h -> h.replyTo().tell(new HoldingsReply(getContext().getSelf(), holdings(h)));
+            case Probe p -> p.replyTo().tell(new ProbeReply(getContext().getSelf(), probe(p)));
             case CopyTo c -> onCopyTo(c);
             case CopyAddressed a -> onCopyAddressed(a);
             case CopyEnded c -> onCopyEnded(c);
@@ -487,6 +500,17 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
                 out.add(image.entry());
             }
         });
+        return out;
+    }
+
+    private List<PoolEntry> probe(Probe p) {
+        List<PoolEntry> out = new ArrayList<>();
+        for (long hash : p.chain()) {
+            RecordKey key = new RecordKey(p.namespace(), hash);
+            if (holdings.holds(key) && !holdings.isDoomed(key)) {
+                out.add(holdings.value(key).entry());
+            }
+        }
         return out;
     }
 

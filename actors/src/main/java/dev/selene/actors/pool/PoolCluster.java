@@ -5,6 +5,9 @@ import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigParseOptions;
 import com.typesafe.config.ConfigValueFactory;
 
+import dev.selene.actors.api.SettingsException;
+
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -43,6 +46,33 @@ public final class PoolCluster {
                 .withFallback(cluster)
                 .withFallback(base)
                 .resolve();
+    }
+
+    /** The failover deadline's setting: silence from a pool manager after which a host turns elsewhere. */
+    public static final String FAILOVER_SETTING = "selene.pool.failover-after";
+    /** The failover deadline where the settings do not have one. */
+    public static final Duration DEFAULT_FAILOVER = Duration.ofMillis(500);
+
+    /**
+     * The failover deadline in {@code config} ({@value #FAILOVER_SETTING}), or the default without one; a value
+     * outside 10 ms .. 1 min is a {@link SettingsException} naming the setting.
+     */
+    public static Duration failoverAfter(Config config) {
+        if (!config.hasPath(FAILOVER_SETTING)) {
+            return DEFAULT_FAILOVER;
+        }
+        Duration d;
+        try {
+            d = config.getDuration(FAILOVER_SETTING);
+        } catch (com.typesafe.config.ConfigException e) {
+            throw SettingsException.invalid(FAILOVER_SETTING, config.getValue(FAILOVER_SETTING).unwrapped(),
+                    "a duration of 10ms .. 1m, e.g. 500ms");
+        }
+        if (d.toMillis() < 10 || d.compareTo(Duration.ofMinutes(1)) > 0) {
+            throw SettingsException.invalid(FAILOVER_SETTING, config.getValue(FAILOVER_SETTING).unwrapped(),
+                    "a duration of 10ms .. 1m, e.g. 500ms");
+        }
+        return d;
     }
 
     /** The seed node address of a manager at {@code host:port}; a full {@code pekko://} address is kept as it is. */

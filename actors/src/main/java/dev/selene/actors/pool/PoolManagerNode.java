@@ -12,7 +12,14 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
 import org.apache.pekko.cluster.typed.Cluster;
 
+import org.apache.pekko.cluster.sharding.ShardRegion;
+import org.apache.pekko.cluster.sharding.typed.ClusterShardingQuery;
+import org.apache.pekko.cluster.sharding.typed.GetShardRegionState;
+
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -122,6 +129,21 @@ public final class PoolManagerNode implements AutoCloseable {
     /** Whether this node's actor system has terminated. */
     public boolean isTerminated() {
         return system.whenTerminated().isCompleted();
+    }
+
+    /**
+     * The directory entities this manager runs now ({@code shard-N}: the namespaces whose directory shard is N), in
+     * order.
+     */
+    public CompletionStage<List<String>> directoryEntities() {
+        return AskPattern.<ClusterShardingQuery, ShardRegion.CurrentShardRegionState>ask(
+                ClusterSharding.get(system).shardState(), r -> new GetShardRegionState(PoolDirectory.TYPE, r),
+                Duration.ofSeconds(5), system.scheduler()).thenApply(state -> {
+                    List<String> ids = new ArrayList<>();
+                    state.getShards().forEach(s -> ids.addAll(s.getEntityIds()));
+                    ids.sort(Comparator.comparingInt(id -> Integer.parseInt(id.substring("shard-".length()))));
+                    return ids;
+                });
     }
 
     /** Leaves the cluster and stops, waiting up to 30 s. */

@@ -29,17 +29,17 @@ import java.util.concurrent.TimeUnit;
  * bytes are derived from their keys ({@link KeyedContent}), published from snapshots on a simulated device, and
  * restores checked byte by byte.
  */
-final class KeyedChains {
+public final class KeyedChains {
 
-    static final Layout LAYOUT = Layout.small();
+    public static final Layout LAYOUT = Layout.small();
     /**
      * How long a publication's snapshot lives: the node may keep it waiting for slots that long. Longer than a killed
      * manager takes to be downed on a loaded machine, so that a publication waiting for a retirement meanwhile is
      * not abandoned (the kill test requires every publication after the kill stored).
      */
-    static final Duration SNAPSHOT_LEASE = Duration.ofSeconds(60);
+    public static final Duration SNAPSHOT_LEASE = Duration.ofSeconds(60);
     /** Host slots of a pool host: the intake only (no warm tier), room for eight records. */
-    static final int HOST_SLOTS = 40;
+    public static final int HOST_SLOTS = 40;
 
     private KeyedChains() {
     }
@@ -48,7 +48,7 @@ final class KeyedChains {
      * A pool host without a warm tier: its slots are the intake, every record it keeps is retired to the pool
      * (under pressure, or by a drain).
      */
-    static CacheConfig hostConfig(List<String> managers) {
+    public static CacheConfig hostConfig(List<String> managers) {
         return CacheConfig.memoryOnly(LAYOUT, 0).withConcurrency(1)
                 .withWindowSlots(LAYOUT.slotsPerRecord(true))
                 .withHostBudgetBytes(HOST_SLOTS * LAYOUT.slotBytes())
@@ -56,7 +56,7 @@ final class KeyedChains {
     }
 
     /** Chain {@code index} of {@code length} records of {@code namespace}: hashes {@code base + index * length + i}. */
-    static List<RecordSpec> chain(String namespace, long base, int index, int length) {
+    public static List<RecordSpec> chain(String namespace, long base, int index, int length) {
         List<RecordSpec> specs = new ArrayList<>(length);
         RecordKey parent = null;
         for (int i = 0; i < length; i++) {
@@ -67,12 +67,12 @@ final class KeyedChains {
         return specs;
     }
 
-    static long[] hashes(List<RecordSpec> specs) {
+    public static long[] hashes(List<RecordSpec> specs) {
         return specs.stream().mapToLong(s -> s.key().hash()).toArray();
     }
 
     /** Publishes {@code spec} from a fresh snapshot with the retrying publisher; the snapshot is freed after. */
-    static PublishOutcome publish(SeleneCache cache, SimulatedDevice device, RecordSpec spec) throws Exception {
+    public static PublishOutcome publish(SeleneCache cache, SimulatedDevice device, RecordSpec spec) throws Exception {
         long base = device.allocateDevice(DevicePlacement.bytesNeeded(LAYOUT, spec.hasRow()));
         try {
             DevicePlacement snapshot = DevicePlacement.contiguous(LAYOUT, base, spec.hasRow());
@@ -85,7 +85,7 @@ final class KeyedChains {
     }
 
     /** Whether the host counts {@code key} as retired: a validated copy is held by every manager it was placed on. */
-    static boolean retired(SeleneCache cache, RecordKey key) throws Exception {
+    public static boolean retired(SeleneCache cache, RecordKey key) throws Exception {
         RecordDescription d = await(cache.describe(key), Duration.ofSeconds(30));
         return d.record() != null && d.record().onDisk();
     }
@@ -94,22 +94,22 @@ final class KeyedChains {
      * A restore's answer and how many of the records it reported restored hold exactly their keyed bytes; the
      * device targets are freed once it has answered.
      */
-    record Restore(RestoreResult result, int verified) {
+    public record Restore(RestoreResult result, int verified) {
 
         /** Whether every record the restore reported is byte-identical (a miss or a failure reports none). */
-        boolean noWrongBytes() {
+        public boolean noWrongBytes() {
             return result.outcome() != RestoreResult.Outcome.RESTORED || verified == result.records();
         }
 
         /** Whether the whole chain of {@code length} records was restored, byte-identically, from the pool. */
-        boolean wholeFromPool(int length) {
+        public boolean wholeFromPool(int length) {
             return result.outcome() == RestoreResult.Outcome.RESTORED && result.records() == length
                     && verified == length && result.fromPool() == length;
         }
     }
 
     /** Restores {@code specs} (a chain from its root) into fresh device targets and checks the bytes restored. */
-    static Restore restore(SeleneCache cache, SimulatedDevice device, List<RecordSpec> specs) throws Exception {
+    public static Restore restore(SeleneCache cache, SimulatedDevice device, List<RecordSpec> specs) throws Exception {
         String namespace = specs.getFirst().key().namespace();
         List<Long> bases = new ArrayList<>();
         List<DevicePlacement> targets = new ArrayList<>();
@@ -138,7 +138,7 @@ final class KeyedChains {
     }
 
     /** The last steps of each record's trace on {@code cache}, for a failure message. */
-    static String traces(SeleneCache cache, List<RecordSpec> specs) {
+    public static String traces(SeleneCache cache, List<RecordSpec> specs) {
         StringBuilder out = new StringBuilder();
         for (RecordSpec s : specs) {
             List<TraceEvent> trace = cache.traces().trace(s.key()).orElse(List.of());
@@ -151,7 +151,7 @@ final class KeyedChains {
     }
 
     /** The shares of a record's keyed bytes in heap memory, for an image framed without a host. */
-    static PieceShares keyedShares(RecordSpec spec) {
+    public static PieceShares keyedShares(RecordSpec spec) {
         int pieces = LAYOUT.slotsPerRecord(spec.hasRow());
         MemorySegment[][] shares = new MemorySegment[pieces][LAYOUT.ranks()];
         for (int piece = 0; piece < pieces; piece++) {
@@ -165,7 +165,7 @@ final class KeyedChains {
         return (piece, rank) -> shares[piece][rank];
     }
 
-    static <T> T await(CompletionStage<T> stage, Duration timeout) throws Exception {
+    public static <T> T await(CompletionStage<T> stage, Duration timeout) throws Exception {
         return stage.toCompletableFuture().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 }

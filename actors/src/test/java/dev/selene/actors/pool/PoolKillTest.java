@@ -276,8 +276,9 @@ class PoolKillTest {
             victim.freeze();
             report("stopped " + victim + " with " + retiredBeforeStop.size() + " records retired");
             try {
-                // Pushes to the stopped manager stall; the silence (10 s) fails them, or the failure detector
-                // (about 3 s) leaves it out first; either way retirements resume on the other manager.
+                // Pushes to the stopped manager stall; the host's failover deadline (500 ms of silence) fails them,
+                // or the failure detector (about 3 s) leaves it out first; either way retirements resume on the
+                // other manager.
                 awaitTrue(Duration.ofSeconds(14), "retirements resumed on the other manager while one is stopped",
                         () -> publishing.retired().size() >= retiredBeforeStop.size() + 6);
                 report("retirements resumed " + millisSince(stoppedAt) + " ms after the stop");

@@ -59,7 +59,8 @@ final class ManagerRoutes extends AllDirectives {
                 path("metrics", () -> get(() -> complete(HttpResponse.create().withEntity(
                         HttpEntities.create(ContentTypes.TEXT_PLAIN_UTF8, PrometheusMetrics.scrape()))))),
                 path("status", () -> get(() -> completeWithFuture(
-                        node.status().thenApply(s -> Json.ok(status(s))))))))));
+                        node.status().thenCombine(node.directoryEntities(),
+                                (s, entities) -> Json.ok(status(s, entities))))))))));
     }
 
     /** Why the manager does not take traffic, or null: starting or stopping, or not (yet) an Up member. */
@@ -83,7 +84,7 @@ final class ManagerRoutes extends AllDirectives {
         return complete(Json.response(StatusCodes.SERVICE_UNAVAILABLE, body));
     }
 
-    private Map<String, Object> status(ManagerStore.StoreStatus store) {
+    private Map<String, Object> status(ManagerStore.StoreStatus store, List<String> entities) {
         Map<String, Object> out = new LinkedHashMap<>();
         Map<String, Object> n = new LinkedHashMap<>();
         n.put("role", "manager");
@@ -96,6 +97,7 @@ final class ManagerRoutes extends AllDirectives {
         out.put("node", n);
         out.put("store", store);
         out.put("cluster", cluster());
+        out.put("directory", Map.of("entities", entities));
         out.put("config", config(ctx.settings()));
         return out;
     }

@@ -97,7 +97,12 @@ public final class SettingsLoader {
     }
 
     private static PoolHostSettings poolHost(SettingsReader r) {
-        return new PoolHostSettings(address(r, "pool.bind"), r.integer("pool.port", 0, 65_535));
+        Duration failover = r.duration("pool.failover-after");
+        if (failover.toMillis() < 10 || failover.compareTo(Duration.ofMinutes(1)) > 0) {
+            throw SettingsException.invalid(r.path("pool.failover-after"), r.raw("pool.failover-after"),
+                    "10ms .. 1m, e.g. 500ms");
+        }
+        return new PoolHostSettings(address(r, "pool.bind"), r.integer("pool.port", 0, 65_535), failover);
     }
 
     private static String address(SettingsReader r, String setting) {

@@ -1,6 +1,7 @@
 package dev.selene.node.manager;
 
 import dev.selene.engine.config.ByteSize;
+import dev.selene.node.cli.ClusterRemoval;
 import dev.selene.node.config.ManagerOptions;
 import dev.selene.node.config.ManagerSettings;
 import dev.selene.node.config.NodeSettings;
@@ -13,11 +14,12 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * {@code selene manager}: a pool manager with its admin HTTP server; SIGTERM or SIGINT leaves the cluster and exits
- * with 0.
+ * with 0; a manager the other members downed exits with {@link ClusterRemoval#EXIT_CODE} after one line saying so.
  */
 @Command(name = "manager", mixinStandardHelpOptions = true,
         description = "Run a pool manager (holds records that pool hosts retire) with its admin HTTP server until "
-                + "SIGTERM (or Ctrl-C), which leaves the cluster and exits 0.")
+                + "SIGTERM (or Ctrl-C), which leaves the cluster and exits 0. Exit code 4: the other members of the "
+                + "cluster downed it (restart it to rejoin); 2: a setting is invalid; 1: the manager failed.")
 public final class ManagerCommand implements Callable<Integer> {
 
     @Mixin
@@ -44,6 +46,10 @@ public final class ManagerCommand implements Callable<Integer> {
         System.err.flush();
         started.complete(node);
         node.whenStopped().toCompletableFuture().join();
+        if (ClusterRemoval.downed(node.node().system())) {
+            System.err.println(ClusterRemoval.line("selene manager"));
+            return ClusterRemoval.EXIT_CODE;
+        }
         System.err.println("selene manager: stopped");
         return 0;
     }

@@ -107,7 +107,9 @@ public final class SeleneNode implements AutoCloseable {
                 "pekko.coordinated-shutdown.phases.service-requests-done.timeout", drainSeconds + " s",
                 "pekko.coordinated-shutdown.exit-jvm", "off",
                 "selene.pool.bind", settings.poolHost().bind(),
-                "selene.pool.port", settings.poolHost().port())).withFallback(CacheSettings.standaloneSystemConfig());
+                "selene.pool.port", settings.poolHost().port(),
+                "selene.pool.failover-after", settings.poolHost().failoverAfter().toMillis() + "ms"))
+                .withFallback(CacheSettings.standaloneSystemConfig());
     }
 
     private void addShutdownTasks() {

@@ -4,6 +4,7 @@ import dev.selene.actors.api.Durations;
 import dev.selene.engine.config.ByteSize;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.node.burst.BurstShapeOptions;
+import dev.selene.node.cli.ClusterRemoval;
 import dev.selene.node.config.EnvironmentCheck;
 import dev.selene.node.config.NodeOptions;
 import dev.selene.node.config.NodeSettings;
@@ -30,7 +31,8 @@ import java.util.function.Consumer;
 @Command(name = "serve", mixinStandardHelpOptions = true,
         description = "Run a cache node with its admin HTTP server until SIGTERM (or Ctrl-C), which stops it "
                 + "cleanly and exits 0. Exit code 2: a setting or what it names on this machine is invalid "
-                + "(one line says which); 1: the node failed. Without a settings file or --warm the warm tier is "
+                + "(one line says which); 1: the node failed; 4: a pool host the other members of the cluster downed "
+                + "(restart it to rejoin). Without a settings file or --warm the warm tier is "
                 + ServeCommand.DEFAULT_WARM + " (config/ shows production sizes); the log goes to --log-file, the "
                 + "terminal shows warnings and the start and stop lines.")
 public final class ServeCommand implements Callable<Integer> {
@@ -148,6 +150,10 @@ public final class ServeCommand implements Callable<Integer> {
                     || node.whenStopped().toCompletableFuture().isDone(), announce);
         }
         node.whenStopped().toCompletableFuture().join();
+        if (ClusterRemoval.downed(node.cache().system())) {
+            System.err.println(ClusterRemoval.line("selene serve"));
+            return ClusterRemoval.EXIT_CODE;
+        }
         System.err.println("selene serve: stopped");
         return 0;
     }

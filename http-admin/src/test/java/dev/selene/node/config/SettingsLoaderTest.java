@@ -141,6 +141,10 @@ class SettingsLoaderTest {
         assertTrue(error(null, Map.of("selene.manager.admin-port", "-1")).startsWith("selene.manager.admin-port"));
         assertTrue(error(null, Map.of("selene.pool.port", "70000")).startsWith("selene.pool.port"));
         assertTrue(error(null, Map.of("selene.pool.bind", "a b")).startsWith("selene.pool.bind"));
+        assertEquals("selene.pool.failover-after = '2m' is invalid; allowed: 10ms .. 1m, e.g. 500ms",
+                error(null, Map.of("selene.pool.failover-after", "2m")));
+        assertEquals(Duration.ofMillis(250), SettingsLoader.load(null, Map.of("selene.pool.failover-after",
+                "250ms")).poolHost().failoverAfter());
     }
 
     @Test

@@ -1,0 +1,84 @@
+package dev.selene.node.manager;
+
+import dev.selene.node.cli.ClusterRemoval;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static dev.selene.node.manager.SeleneProcess.awaitTrue;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * A real {@code selene manager} or {@code selene serve} (a pool host) that the other members of the pool's cluster
+ * downed while it was stopped (SIGSTOP past the failure detector and the split-brain resolver) exits, once resumed,
+ * with code 4 and one line saying why, where a SIGTERM exits 0: a supervisor that restarts on failure restarts it.
+ * The stopped member has the higher port, so that the other side, which keeps the lowest address, wins the tie.
+ */
+class ClusterRemovalProcessTest {
+
+    private static final Duration START = Duration.ofSeconds(90);
+    /** Failure detector (3 s), split-brain resolver (5 s), removal, on a loaded machine. */
+    private static final Duration DOWNED = Duration.ofSeconds(60);
+
+    private final List<SeleneProcess> processes = new ArrayList<>();
+
+    @AfterEach
+    void stop() {
+        processes.forEach(SeleneProcess::close);
+    }
+
+    private SeleneProcess started(SeleneProcess p) {
+        processes.add(p);
+        return p;
+    }
+
+    @Test
+    void aManagerTheOthersDowned_exits4WithOneLineSayingWhy_andOneStoppedBySigtermExits0(@TempDir Path tmp)
+            throws Exception {
+        List<Integer> ports = SeleneProcess.freePorts(2);
+        SeleneProcess first = started(SeleneProcess.manager(tmp, "manager-1", ports.get(0), ports.get(0), "64m"))
+                .awaitReady(START);
+        SeleneProcess second = started(SeleneProcess.manager(tmp, "manager-2", ports.get(1), ports.get(0), "64m"))
+                .awaitReady(START);
+        awaitTrue(START, "both managers members", () -> first.members() == 2);
+
+        second.signal("STOP");
+        awaitTrue(DOWNED, "the stopped manager removed by the other", () -> first.members() == 1);
+        second.signal("CONT");
+        int code = second.awaitExit(DOWNED);
+        List<String> lines = second.lines();
+        assertEquals(ClusterRemoval.EXIT_CODE, code, second.tail(30));
+        assertEquals(ClusterRemoval.line("selene manager"), lines.getLast(), second.tail(30));
+
+        first.signal("TERM");
+        assertEquals(0, first.awaitExit(Duration.ofSeconds(30)), first.tail(30));
+        assertEquals("selene manager: stopped", first.lines().getLast(), first.tail(30));
+    }
+
+    @Test
+    void aPoolHostTheOthersDowned_exits4WithOneLineSayingWhy(@TempDir Path tmp) throws Exception {
+        List<Integer> ports = SeleneProcess.freePorts(2);
+        SeleneProcess manager = started(SeleneProcess.manager(tmp, "manager", ports.get(0), ports.get(0), "64m"))
+                .awaitReady(START);
+        Path conf = tmp.resolve("host.conf");
+        Files.writeString(conf, "selene.pool.port = " + ports.get(1) + "\n");
+        SeleneProcess host = started(SeleneProcess.start(tmp, "host", "serve", "--config", conf.toString(),
+                "--layout", "small", "--warm", "8m", "--device", "simulated",
+                "--pool-managers", "127.0.0.1:" + ports.get(0), "--admin-port", "0",
+                "--log-file", tmp.resolve("host-node.log").toString())).awaitReady(START);
+        awaitTrue(START, "the host a member", () -> manager.members() == 2);
+
+        host.signal("STOP");
+        awaitTrue(DOWNED, "the stopped host removed by the manager", () -> manager.members() == 1);
+        host.signal("CONT");
+        int code = host.awaitExit(DOWNED);
+        assertEquals(ClusterRemoval.EXIT_CODE, code, host.tail(30));
+        assertEquals(ClusterRemoval.line("selene serve"), host.lines().getLast(), host.tail(30));
+    }
+}
