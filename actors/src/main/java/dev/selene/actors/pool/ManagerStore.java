@@ -8,6 +8,7 @@ import dev.selene.engine.codec.PieceShares;
 import dev.selene.transport.host.HostMemory;
 import dev.selene.transport.pool.DataAddress;
 import dev.selene.transport.pool.DataPlane;
+import dev.selene.transport.pool.DataPlaneTls;
 import dev.selene.transport.pool.NettyDataPlane;
 import dev.selene.transport.pool.OutgoingImage;
 import dev.selene.transport.pool.ReceivedImage;
@@ -204,6 +205,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         String host = ctx.getSystem().address().getHost().orElse("127.0.0.1");
         try {
             ActorRef<Command> self = ctx.getSelf();
+            // TLS when the node's cluster runs it (the same certificates), with the manager's namespace rules.
+            DataPlaneTls tls = PoolSecurity.from(ctx.getSystem().settings().config()).dataPlane();
             this.data = NettyDataPlane.serve(host, config.dataPort(), null, NettyDataPlane.Backend.best(),
                     UPLOAD_IDLE_TIMEOUT, DATA_THREADS, new RecordService() {
                         @Override
@@ -215,7 +218,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
                         public void requested(RecordKey key, Delivery delivery) {
                             self.tell(new Requested(key, delivery));
                         }
-                    });
+                    }, tls);
         } catch (RuntimeException e) {
             memory.close();
             throw e;

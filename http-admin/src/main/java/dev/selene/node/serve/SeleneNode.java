@@ -107,7 +107,8 @@ public final class SeleneNode implements AutoCloseable {
                 "pekko.coordinated-shutdown.phases.service-requests-done.timeout", drainSeconds + " s",
                 "pekko.coordinated-shutdown.exit-jvm", "off",
                 "selene.pool.bind", settings.poolHost().bind(),
-                "selene.pool.port", settings.poolHost().port())).withFallback(CacheSettings.standaloneSystemConfig());
+                "selene.pool.port", settings.poolHost().port())).withFallback(settings.poolHost().security().settings())
+                .withFallback(CacheSettings.standaloneSystemConfig());
     }
 
     private void addShutdownTasks() {

@@ -36,7 +36,7 @@ final class TlsGate extends ChannelInboundHandlerAdapter {
             } else {
                 PoolTls.Reason reason = PoolTls.reasonOf(e.cause());
                 // A client counts only what its own trust check refused; the rest is the server refusing it.
-                if (reason != null && (server || hasRefusedCertificate(e.cause()))) {
+                if (reason != null && (server || PoolTls.hasRefusedCertificate(e.cause()))) {
                     tls.refused(PoolTls.Plane.DATA, reason, (server ? "from " : "to ") + peer(ctx),
                             firstLine(e.cause()));
                 }
@@ -66,15 +66,6 @@ final class TlsGate extends ChannelInboundHandlerAdapter {
             return server ? a.getHostString() : a.getHostString() + ":" + a.getPort();
         }
         return String.valueOf(ctx.channel().remoteAddress());
-    }
-
-    private static boolean hasRefusedCertificate(Throwable t) {
-        for (; t != null; t = t.getCause()) {
-            if (t instanceof PoolTls.RefusedCertificate) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** A failed handshake in words: the root cause's first line. */

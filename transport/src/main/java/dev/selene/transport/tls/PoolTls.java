@@ -114,10 +114,12 @@ public final class PoolTls {
     /** A peer's certificate that the trust check refused, with why. */
     public static final class RefusedCertificate extends java.security.cert.CertificateException {
         private final Reason reason;
+        private final String subject;
 
-        RefusedCertificate(Reason reason, String message) {
+        RefusedCertificate(Reason reason, String subject, String message) {
             super(message);
             this.reason = reason;
+            this.subject = subject;
         }
 
         public Reason reason() {
@@ -190,12 +192,52 @@ public final class PoolTls {
         return current().client(engine);
     }
 
-    /**
-     * The cluster's context (a JDK {@link SSLContext}), whose trust check reports refusals on the cluster plane: it
-     * counts and logs them itself, as the cluster transport has no other hook before a handshake fails.
-     */
+    /** The cluster's context (a JDK {@link SSLContext}); {@link #clusterEngine} makes the engines that count. */
     public SSLContext clusterContext() {
         return current().cluster;
+    }
+
+    /**
+     * A cluster engine: TLS 1.3, a server one requiring the peer's certificate; its handshake's failures are
+     * counted and logged as refusals on the cluster plane.
+     */
+    public javax.net.ssl.SSLEngine clusterEngine(boolean server, String host, int port) {
+        javax.net.ssl.SSLEngine e = current().cluster.createSSLEngine(host, port);
+        e.setUseClientMode(!server);
+        if (server) {
+            e.setNeedClientAuth(true);
+        }
+        e.setEnabledProtocols(PROTOCOLS);
+        return new CountingEngine(e, this);
+    }
+
+    /** Whether {@code t}'s causes hold this node's own trust check refusing the peer's certificate. */
+    public static boolean hasRefusedCertificate(Throwable t) {
+        for (; t != null; t = t.getCause()) {
+            if (t instanceof RefusedCertificate) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The peer a failure names: the subject of the certificate this node refused, or "a peer". */
+    static String peerOf(Throwable t) {
+        for (; t != null; t = t.getCause()) {
+            if (t instanceof RefusedCertificate rc && rc.subject != null) {
+                return "a peer with " + rc.subject;
+            }
+        }
+        return "a peer";
+    }
+
+    /** The first line of the root cause's message. */
+    static String rootLine(Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return firstLine(root);
     }
 
     /** Adds a listener told of every refusal (a metrics counter). */
@@ -288,6 +330,9 @@ public final class PoolTls {
                     || m.contains("tlsv13_alert")) {
                 return null;
             }
+            if (m.contains("unrecognized ssl message") || m.contains("plaintext connection")) {
+                return Reason.NOT_TLS;
+            }
             if (m.contains("empty client certificate") || m.contains("null cert chain")
                     || m.contains("peer_did_not_return_a_certificate")) {
                 return Reason.NO_CERTIFICATE;
@@ -346,13 +391,136 @@ public final class PoolTls {
         Stamp s = stamp != null ? stamp : Stamp.of(f);
         List<X509Certificate> chain = certificates(f.certificate(), "certificate");
         List<X509Certificate> cas = certificates(f.ca(), "ca");
-        requireReadable(f.privateKey(), "private-key");
+        java.security.PrivateKey key = privateKey(f.privateKey());
+        requirePair(chain.get(0), key, f);
         X509ExtendedTrustManager trust = trustManager(cas);
         try {
-            return new Loaded(this, s, f, commonName(chain.get(0)), trust);
+            return new Loaded(this, s, commonName(chain.get(0)), new Presenting(chain.toArray(X509Certificate[]::new),
+                    key), trust);
         } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
             throw new IllegalArgumentException("selene.pool.tls: " + f.certificate() + " and " + f.privateKey()
-                    + " do not make a key pair: " + firstLine(e), e);
+                    + " do not make a usable key pair: " + firstLine(e), e);
+        }
+    }
+
+    /** A PKCS#8 PEM private key (unencrypted; EC, RSA or Ed25519). */
+    private static java.security.PrivateKey privateKey(Path path) {
+        requireReadable(path, "private-key");
+        String pem;
+        try {
+            pem = java.nio.file.Files.readString(path);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("selene.pool.tls.private-key = '" + path + "' cannot be read: "
+                    + e.getMessage(), e);
+        }
+        int begin = pem.indexOf("-----BEGIN PRIVATE KEY-----");
+        int end = pem.indexOf("-----END PRIVATE KEY-----");
+        if (begin < 0 || end < begin) {
+            throw new IllegalArgumentException("selene.pool.tls.private-key = '" + path + "' is not an unencrypted "
+                    + "PKCS#8 PEM key (-----BEGIN PRIVATE KEY-----); openssl pkcs8 -topk8 -nocrypt converts one");
+        }
+        byte[] der;
+        try {
+            der = java.util.Base64.getMimeDecoder().decode(pem.substring(begin + 27, end));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("selene.pool.tls.private-key = '" + path + "' is not valid PEM", e);
+        }
+        for (String alg : List.of("EC", "RSA", "Ed25519", "RSASSA-PSS")) {
+            try {
+                return java.security.KeyFactory.getInstance(alg).generatePrivate(
+                        new java.security.spec.PKCS8EncodedKeySpec(der));
+            } catch (java.security.GeneralSecurityException e) {
+                // the next algorithm
+            }
+        }
+        throw new IllegalArgumentException("selene.pool.tls.private-key = '" + path + "' holds a key of no known "
+                + "algorithm; allowed: EC, RSA, Ed25519");
+    }
+
+    /** Checks that {@code key} signs what {@code cert}'s public key verifies. */
+    private static void requirePair(X509Certificate cert, java.security.PrivateKey key, Files f) {
+        String alg = switch (key.getAlgorithm()) {
+            case "EC" -> "SHA256withECDSA";
+            case "Ed25519", "EdDSA" -> "Ed25519";
+            case "RSASSA-PSS" -> null;
+            default -> "SHA256withRSA";
+        };
+        if (alg == null) {
+            return;
+        }
+        try {
+            byte[] probe = "selene".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+            java.security.Signature sign = java.security.Signature.getInstance(alg);
+            sign.initSign(key);
+            sign.update(probe);
+            byte[] sig = sign.sign();
+            java.security.Signature verify = java.security.Signature.getInstance(alg);
+            verify.initVerify(cert.getPublicKey());
+            verify.update(probe);
+            if (verify.verify(sig)) {
+                return;
+            }
+        } catch (java.security.GeneralSecurityException e) {
+            // not a pair
+        }
+        throw new IllegalArgumentException("selene.pool.tls: the private key " + f.privateKey()
+                + " is not the key of the certificate " + f.certificate() + " (CN=" + commonName(cert) + ")");
+    }
+
+    /**
+     * The node's key and certificate, presented whatever CAs the peer names: a node of another pool is then
+     * refused for its certificate (and says so), not for presenting none.
+     */
+    static final class Presenting extends javax.net.ssl.X509ExtendedKeyManager {
+        private static final String ALIAS = "node";
+        private final X509Certificate[] chain;
+        private final java.security.PrivateKey key;
+
+        Presenting(X509Certificate[] chain, java.security.PrivateKey key) {
+            this.chain = chain;
+            this.key = key;
+        }
+
+        @Override
+        public String[] getClientAliases(String keyType, java.security.Principal[] issuers) {
+            return new String[]{ALIAS};
+        }
+
+        @Override
+        public String chooseClientAlias(String[] keyType, java.security.Principal[] issuers, java.net.Socket s) {
+            return ALIAS;
+        }
+
+        @Override
+        public String chooseEngineClientAlias(String[] keyType, java.security.Principal[] issuers,
+                                              javax.net.ssl.SSLEngine e) {
+            return ALIAS;
+        }
+
+        @Override
+        public String[] getServerAliases(String keyType, java.security.Principal[] issuers) {
+            return new String[]{ALIAS};
+        }
+
+        @Override
+        public String chooseServerAlias(String keyType, java.security.Principal[] issuers, java.net.Socket s) {
+            return ALIAS;
+        }
+
+        @Override
+        public String chooseEngineServerAlias(String keyType, java.security.Principal[] issuers,
+                                              javax.net.ssl.SSLEngine e) {
+            return ALIAS;
+        }
+
+        @Override
+        public X509Certificate[] getCertificateChain(String alias) {
+            return chain.clone();
+        }
+
+        @Override
+        public java.security.PrivateKey getPrivateKey(String alias) {
+            return key;
         }
     }
 
@@ -414,45 +582,33 @@ public final class PoolTls {
      */
     static final class PoolTrust extends X509ExtendedTrustManager {
         private final X509ExtendedTrustManager delegate;
-        private final PoolTls owner;
-        private final boolean reportCluster;
 
-        PoolTrust(X509ExtendedTrustManager delegate, PoolTls owner, boolean reportCluster) {
+        PoolTrust(X509ExtendedTrustManager delegate) {
             this.delegate = delegate;
-            this.owner = owner;
-            this.reportCluster = reportCluster;
         }
 
         private void check(X509Certificate[] chain, String authType) throws RefusedCertificate {
             if (chain == null || chain.length == 0) {
-                throw refuse(new RefusedCertificate(Reason.NO_CERTIFICATE, "no certificate"), "from a peer");
+                throw new RefusedCertificate(Reason.NO_CERTIFICATE, null, "no certificate");
             }
             X509Certificate leaf = chain[0];
             String subject = "CN=" + commonName(leaf);
-            String peer = "with " + subject;
             try {
                 leaf.checkValidity();
             } catch (java.security.cert.CertificateExpiredException e) {
-                throw refuse(new RefusedCertificate(Reason.EXPIRED, subject + " expired on " + leaf.getNotAfter()
-                        .toInstant()), peer);
+                throw new RefusedCertificate(Reason.EXPIRED, subject, subject + " expired on "
+                        + leaf.getNotAfter().toInstant());
             } catch (java.security.cert.CertificateNotYetValidException e) {
-                throw refuse(new RefusedCertificate(Reason.EXPIRED, subject + " is not valid before "
-                        + leaf.getNotBefore().toInstant()), peer);
+                throw new RefusedCertificate(Reason.EXPIRED, subject, subject + " is not valid before "
+                        + leaf.getNotBefore().toInstant());
             }
             try {
                 // Both directions are checked alike: a node's certificate serves as client and as server.
                 delegate.checkClientTrusted(chain, authType);
             } catch (java.security.cert.CertificateException e) {
-                throw refuse(new RefusedCertificate(Reason.UNTRUSTED, subject + " issued by "
-                        + leaf.getIssuerX500Principal().getName() + " is not signed by the pool's CA"), peer);
+                throw new RefusedCertificate(Reason.UNTRUSTED, subject, subject + " issued by "
+                        + leaf.getIssuerX500Principal().getName() + " is not signed by the pool's CA");
             }
-        }
-
-        private RefusedCertificate refuse(RefusedCertificate e, String peer) {
-            if (reportCluster) {
-                owner.refused(Plane.CLUSTER, e.reason(), peer, e.getMessage());
-            }
-            return e;
         }
 
         @Override
@@ -502,19 +658,19 @@ public final class PoolTls {
         final SSLContext cluster;
         private final Map<Engine, SslContext> servers = new EnumMap<>(Engine.class);
         private final Map<Engine, SslContext> clients = new EnumMap<>(Engine.class);
-        private final Files files;
+        private final Presenting keys;
         private final X509TrustManager dataTrust;
 
-        Loaded(PoolTls owner, Stamp stamp, Files files, String identity, X509ExtendedTrustManager trust)
+        Loaded(PoolTls owner, Stamp stamp, String identity, Presenting keys, X509ExtendedTrustManager trust)
                 throws javax.net.ssl.SSLException {
             this.stamp = stamp;
-            this.files = files;
+            this.keys = keys;
             this.identity = identity;
-            this.dataTrust = new PoolTrust(trust, owner, false);
+            this.dataTrust = new PoolTrust(trust);
             // The cluster's context: a JDK one, so that Pekko's TLS stage can use its engines.
             SslContext jdk = SslContextBuilder.forClient()
-                    .keyManager(files.certificate().toFile(), files.privateKey().toFile())
-                    .trustManager(new PoolTrust(trust, owner, true))
+                    .keyManager(keys)
+                    .trustManager(new PoolTrust(trust))
                     .protocols(PROTOCOLS)
                     .sslProvider(SslProvider.JDK).build();
             this.cluster = ((JdkSslContext) jdk).context();
@@ -525,7 +681,7 @@ public final class PoolTls {
 
         private Loaded(Loaded was, Stamp stamp) {
             this.stamp = stamp;
-            this.files = was.files;
+            this.keys = was.keys;
             this.identity = was.identity;
             this.cluster = was.cluster;
             this.dataTrust = was.dataTrust;
@@ -538,13 +694,12 @@ public final class PoolTls {
         }
 
         synchronized SslContext server(Engine engine) {
-            return servers.computeIfAbsent(engine, e -> build(SslContextBuilder.forServer(files.certificate().toFile(),
-                    files.privateKey().toFile()).clientAuth(ClientAuth.REQUIRE), e));
+            return servers.computeIfAbsent(engine, e -> build(SslContextBuilder.forServer(keys)
+                    .clientAuth(ClientAuth.REQUIRE), e));
         }
 
         synchronized SslContext client(Engine engine) {
-            return clients.computeIfAbsent(engine, e -> build(SslContextBuilder.forClient()
-                    .keyManager(files.certificate().toFile(), files.privateKey().toFile()), e));
+            return clients.computeIfAbsent(engine, e -> build(SslContextBuilder.forClient().keyManager(keys), e));
         }
 
         private SslContext build(SslContextBuilder b, Engine engine) {
