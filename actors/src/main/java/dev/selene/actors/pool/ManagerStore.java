@@ -207,6 +207,9 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             ActorRef<Command> self = ctx.getSelf();
             // TLS when the node's cluster runs it (the same certificates), with the manager's namespace rules.
             DataPlaneTls tls = PoolSecurity.from(ctx.getSystem().settings().config()).dataPlane();
+            if (tls != null) {
+                tls.access().onDenied(d -> metrics.accessRefused(d.operation()));
+            }
             this.data = NettyDataPlane.serve(host, config.dataPort(), null, NettyDataPlane.Backend.best(),
                     UPLOAD_IDLE_TIMEOUT, DATA_THREADS, new RecordService() {
                         @Override

@@ -53,6 +53,10 @@ public final class PoolMetrics {
             "Connections refused at the TLS handshake, by plane (cluster, data) and reason (no_certificate, "
                     + "untrusted, expired, not_tls, handshake)");
 
+    private static final Metric.Counter ACCESS_REFUSED = Kamon.counter("selene_pool_access_refused",
+            "Reads and writes refused because no namespace rule lets the host's certificate touch the namespace, "
+                    + "by operation (read, write)");
+
     private final TagSet tags;
     private final Gauge records;
     private final Gauge held;
@@ -80,8 +84,15 @@ public final class PoolMetrics {
                 TLS_REFUSED.withTags(tags.withTag("plane", plane.label()).withTag("reason", reason.label()));
             }
         }
+        for (String op : new String[]{"read", "write"}) {
+            ACCESS_REFUSED.withTags(tags.withTag("operation", op));
+        }
         tls.onRefusal(r -> TLS_REFUSED.withTags(tags.withTag("plane", r.plane().label())
                 .withTag("reason", r.reason().label())).increment());
+    }
+
+    void accessRefused(String operation) {
+        ACCESS_REFUSED.withTags(tags.withTag("operation", operation)).increment();
     }
 
     void capacity(long bytes) {

@@ -25,7 +25,8 @@ import java.util.Objects;
  * A manager's namespace rules ({@code selene.manager.access}) need TLS: they go by the peers' certificates.
  *
  * @param files     the node's certificate, private key and the pool's CA; null: plain text
- * @param engine    the data plane's TLS engine
+ * @param engine    the data plane's TLS engine (by default BoringSSL where it loads: it costs less CPU per GB than
+ *                  the JDK's, see docs/pool.md)
  * @param plainText when plain text is accepted (without files)
  * @param access    namespace rules by certificate identity (empty: every member may touch every namespace)
  */
@@ -46,8 +47,8 @@ public record PoolSecurity(PoolTls.Files files, PoolTls.Engine engine, PlainText
     static final String TLS = "selene.pool.tls";
 
     /** Plain text on loopback, no rules: what a node runs with when nothing is set. */
-    public static final PoolSecurity DEFAULT = new PoolSecurity(null, PoolTls.Engine.JDK, PlainText.LOOPBACK,
-            Map.of());
+    public static final PoolSecurity DEFAULT = new PoolSecurity(null, PoolTls.openSslAvailable()
+            ? PoolTls.Engine.OPENSSL : PoolTls.Engine.JDK, PlainText.LOOPBACK, Map.of());
 
     public PoolSecurity {
         Objects.requireNonNull(engine, "engine");
@@ -80,12 +81,13 @@ public record PoolSecurity(PoolTls.Files files, PoolTls.Engine engine, PlainText
             }
             files = new PoolTls.Files(Path.of(cert), Path.of(key), Path.of(ca));
         }
-        String engineName = c.hasPath(TLS + ".engine") ? c.getString(TLS + ".engine") : "jdk";
+        String engineName = c.hasPath(TLS + ".engine") ? c.getString(TLS + ".engine") : "auto";
         PoolTls.Engine engine = switch (engineName.toLowerCase(Locale.ROOT)) {
+            case "auto" -> PoolTls.openSslAvailable() ? PoolTls.Engine.OPENSSL : PoolTls.Engine.JDK;
             case "jdk" -> PoolTls.Engine.JDK;
             case "openssl" -> PoolTls.Engine.OPENSSL;
             default -> throw new SettingsException(TLS + ".engine = '" + engineName
-                    + "' is invalid; allowed: jdk, openssl");
+                    + "' is invalid; allowed: auto, jdk, openssl");
         };
         String plain = c.hasPath("selene.pool.plain-text") ? c.getValue("selene.pool.plain-text").unwrapped()
                 .toString() : "loopback";

@@ -22,7 +22,17 @@ public final class NamespaceAccess {
     /** No rules: every peer that passed the handshake may read and write every namespace. */
     public static final NamespaceAccess OPEN = new NamespaceAccess(Map.of(), true);
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(NamespaceAccess.class);
+    private static final int LOGGED_KEPT = 10_000;
+
+    /** A refused read or write: the operation ("read" or "write"), the peer's identity, the namespace. */
+    public record Denial(String operation, String identity, String namespace) {
+    }
+
     private final Map<String, Set<String>> exact = new LinkedHashMap<>();
+    private final List<java.util.function.Consumer<Denial>> listeners =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final Set<Denial> logged = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final List<Map.Entry<String, Set<String>>> prefixes;
     private final boolean open;
 
@@ -58,6 +68,24 @@ public final class NamespaceAccess {
         return rules.isEmpty() ? OPEN : new NamespaceAccess(rules, false);
     }
 
+    /** Adds a listener told of every refused read and write (a metrics counter). */
+    public void onDenied(java.util.function.Consumer<Denial> listener) {
+        listeners.add(Objects.requireNonNull(listener, "listener"));
+    }
+
+    /** Tells the listeners, and logs the first refusal of each peer, operation and namespace. */
+    private void denied(String operation, String identity, String namespace) {
+        Denial d = new Denial(operation, identity, namespace);
+        if (logged.size() < LOGGED_KEPT && logged.add(d)) {
+            LOG.warn("refused to let '{}' {} namespace {}: no rule of selene.manager.access allows it (counted in "
+                    + "selene_pool_access_refused_total; further ones are counted, not logged)", identity, operation,
+                    namespace);
+        }
+        for (var l : listeners) {
+            l.accept(d);
+        }
+    }
+
     /** Whether any rule is set (else every authenticated peer may touch every namespace). */
     public boolean restricted() {
         return !open;
@@ -86,10 +114,10 @@ public final class NamespaceAccess {
     /**
      * {@code store} behind these rules for one connection whose peer is {@code identity} (asked when a request
      * arrives, after the handshake): a write of a namespace the peer may not touch is refused, a read is answered
-     * as not held, and {@code denied} is told (for a count) with the operation ("read" or "write").
+     * as not held, and {@code counted} is told with the operation ("read" or "write") and the peer.
      */
     RecordService guard(RecordService store, Supplier<String> identity, java.util.function.BiConsumer<String,
-            String> denied) {
+            String> counted) {
         if (open) {
             return store;
         }
@@ -98,7 +126,8 @@ public final class NamespaceAccess {
             public void offered(RecordSpec spec, long imageBytes, Admission admission) {
                 String who = identity.get();
                 if (!allows(who, spec.key().namespace())) {
-                    denied.accept("write", who);
+                    denied("write", who, spec.key().namespace());
+                    counted.accept("write", who);
                     admission.refuse("'" + who + "' may not write namespace " + spec.key().namespace());
                     return;
                 }
@@ -109,7 +138,8 @@ public final class NamespaceAccess {
             public void requested(RecordKey key, Delivery delivery) {
                 String who = identity.get();
                 if (!allows(who, key.namespace())) {
-                    denied.accept("read", who);
+                    denied("read", who, key.namespace());
+                    counted.accept("read", who);
                     delivery.notHeld("'" + who + "' may not read namespace " + key.namespace());
                     return;
                 }
