@@ -144,8 +144,8 @@ public final class NettyDataPlane implements DataPlane {
                             ch.pipeline().addLast(idleHandler());
                             RecordService served = store;
                             if (tls != null) {
-                                ch.pipeline().addLast(tls.tls().serverContext(tls.engine()).newHandler(ch.alloc()),
-                                        new TlsGate(tls.tls(), true));
+                                ch.pipeline().addLast(tlsHandler(tls.tls().serverContext(tls.engine())
+                                        .newHandler(ch.alloc())), new TlsGate(tls.tls(), true));
                                 served = tls.access().guard(store, () -> ch.attr(TlsGate.PEER).get(),
                                         (op, who) -> accessDenied.incrementAndGet());
                             }
@@ -291,8 +291,8 @@ public final class NettyDataPlane implements DataPlane {
             protected void initChannel(Channel ch) {
                 ch.pipeline().addLast(idleHandler());
                 if (tls != null) {
-                    ch.pipeline().addLast(tls.tls().clientContext(tls.engine()).newHandler(ch.alloc(), to.host(),
-                            to.port()), new TlsGate(tls.tls(), false));
+                    ch.pipeline().addLast(tlsHandler(tls.tls().clientContext(tls.engine()).newHandler(ch.alloc(),
+                            to.host(), to.port())), new TlsGate(tls.tls(), false));
                 }
                 ch.pipeline().addLast(new ClientHandler(NettyDataPlane.this, to));
             }
@@ -336,6 +336,16 @@ public final class NettyDataPlane implements DataPlane {
         } else {
             kept.offerFirst(c);
         }
+    }
+
+    /**
+     * A connection's TLS: its handshake bounded by the silence allowed, and its close not held up waiting to flush
+     * the TLS goodbye to a peer that does not read (a plane that closes closes all its connections).
+     */
+    private SslHandler tlsHandler(SslHandler h) {
+        h.setHandshakeTimeoutMillis(Math.max(1_000, silence.toMillis()));
+        h.setCloseNotifyFlushTimeoutMillis(200);
+        return h;
     }
 
     private IdleStateHandler idleHandler() {
