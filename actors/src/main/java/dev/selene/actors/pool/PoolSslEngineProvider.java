@@ -10,8 +10,8 @@ import javax.net.ssl.SSLSession;
 
 /**
  * The cluster's TLS for Pekko Artery ({@code tls-tcp}): the node's PEM files from {@code selene.pool.tls}, TLS 1.3,
- * mutual authentication against the pool's CA (the server's engine requires the peer's certificate), the files re-read when they change (new connections use the new
- * ones). A peer that presents no certificate, one another CA signed, or an expired one is refused: counted (the
+ * mutual authentication against the pool's CA (the server's engine requires the peer's certificate), the files
+ * re-read when they change (new connections use the new ones). A peer that presents no certificate, one another CA signed, an expired one, or plain text is refused: counted (the
  * {@code cluster} plane of {@code selene_pool_tls_refused_total}) and logged once per reason and peer.
  *
  * <p>Why not Pekko's {@code RotatingKeysSSLEngineProvider}: it also rotates PEM files without a restart, but it
