@@ -593,7 +593,10 @@ public final class HostCache {
                     .onMessage(PoolJoinTimeout.class, t -> poolReady ? Behaviors.same()
                             : failStart(running, "no pool manager reachable at " + String.join(", ",
                             config.poolManagers()) + " within " + POOL_JOIN_TIMEOUT.toSeconds() + " s: check "
-                            + "selene.pool.managers and that a manager runs there", StartFault.ENVIRONMENT))
+                            + "selene.pool.managers and that a manager runs there"
+                            + (dev.selene.actors.pool.PoolSecurity.from(ctx.getSystem().settings().config()).tls()
+                            ? ", and that this host's certificate (selene.pool.tls) is signed by the pool's CA and "
+                            + "valid (a manager that refused it logged why)" : ""), StartFault.ENVIRONMENT))
                     .onMessage(StartFailed.class, f -> failStart(running, f.reason(), f.fault()))
                     .onMessage(ChildStopped.class, c -> {
                         ctx.getLog().error("{} stopped while the node started", c.name());

@@ -15,6 +15,7 @@ import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.pool.ManagerConfig;
 import dev.selene.actors.pool.ManagerStore;
 import dev.selene.actors.pool.PoolCluster;
+import dev.selene.actors.pool.PoolSecurity;
 import dev.selene.actors.pool.PoolDirectory;
 import dev.selene.actors.pool.PoolEntry;
 import dev.selene.actors.pool.Placement;
@@ -248,8 +249,10 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         this.sharding = ClusterSharding.get(ctx.getSystem());
         this.failover = PoolCluster.failoverAfter(ctx.getSystem().settings().config());
         // A transfer that moves no byte for the failover deadline fails (a slow one that keeps moving does not):
-        // the retirement completes on the other replicas, the read goes to the next holder.
-        this.data = NettyDataPlane.client(NettyDataPlane.Backend.best(), failover, DATA_THREADS);
+        // the retirement completes on the other replicas, the read goes to the next holder. TLS when the node's
+        // cluster runs it (the same certificates: PoolCluster wrote them into its settings).
+        this.data = NettyDataPlane.client(NettyDataPlane.Backend.best(), failover, DATA_THREADS,
+                PoolSecurity.from(ctx.getSystem().settings().config()).dataPlane());
         // Hosts only proxy to the directory: its entities run on manager nodes, so this factory is never used here.
         sharding.init(Entity.of(PoolDirectory.TYPE, e -> Behaviors.<PoolDirectory.Command>empty())
                 .withRole(PoolCluster.MANAGER_ROLE));

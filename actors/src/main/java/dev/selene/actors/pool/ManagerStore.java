@@ -10,6 +10,7 @@ import dev.selene.engine.codec.PieceShares;
 import dev.selene.transport.host.HostMemory;
 import dev.selene.transport.pool.DataAddress;
 import dev.selene.transport.pool.DataPlane;
+import dev.selene.transport.pool.DataPlaneTls;
 import dev.selene.transport.pool.NettyDataPlane;
 import dev.selene.transport.pool.OutgoingImage;
 import dev.selene.transport.pool.ReceivedImage;
@@ -208,6 +209,11 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         String host = ctx.getSystem().address().getHost().orElse("127.0.0.1");
         try {
             ActorRef<Command> self = ctx.getSelf();
+            // TLS when the node's cluster runs it (the same certificates), with the manager's namespace rules.
+            DataPlaneTls tls = PoolSecurity.from(ctx.getSystem().settings().config()).dataPlane();
+            if (tls != null) {
+                tls.access().onDenied(d -> metrics.accessRefused(d.operation()));
+            }
             this.data = NettyDataPlane.serve(host, config.dataPort(), null, NettyDataPlane.Backend.best(),
                     UPLOAD_IDLE_TIMEOUT, DATA_THREADS, new RecordService() {
                         @Override
@@ -219,7 +225,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
                         public void requested(RecordKey key, Delivery delivery) {
                             self.tell(new Requested(key, delivery));
                         }
-                    });
+                    }, tls);
         } catch (RuntimeException e) {
             memory.close();
             throw e;

@@ -32,6 +32,18 @@ public final class PoolCluster {
      * {@code base} (the node's own Pekko settings, references included: the cluster file's keys win over it).
      */
     public static Config config(String hostname, int port, List<String> seeds, String role, Config base) {
+        return config(hostname, port, seeds, role, PoolSecurity.from(base), base);
+    }
+
+    /**
+     * As {@link #config(String, int, List, String, Config)}, secured by {@code security}: TLS on the cluster's
+     * transport (and, read from the system's settings, on the node's data plane), or plain text where it is allowed.
+     *
+     * @throws IllegalArgumentException one line saying what to set, when the node may not run as set
+     */
+    public static Config config(String hostname, int port, List<String> seeds, String role, PoolSecurity security,
+                                Config base) {
+        security.requireUsable(hostname, seeds);
         List<String> seedNodes = new ArrayList<>(seeds.size());
         for (String s : seeds) {
             seedNodes.add(seedNode(s));
@@ -43,6 +55,7 @@ public final class PoolCluster {
                 .withValue("pekko.remote.artery.canonical.port", ConfigValueFactory.fromAnyRef(port))
                 .withValue("pekko.cluster.seed-nodes", ConfigValueFactory.fromIterable(seedNodes))
                 .withValue("pekko.cluster.roles", ConfigValueFactory.fromIterable(List.of(role)))
+                .withFallback(security.pekko())
                 .withFallback(cluster)
                 .withFallback(base)
                 .resolve();

@@ -70,6 +70,10 @@ public final class PoolManagerNode implements AutoCloseable {
         return Behaviors.setup(ctx -> {
             String node = ctx.getSystem().address().hostPort();
             PoolMetrics metrics = new PoolMetrics(node);
+            PoolSecurity security = PoolSecurity.from(ctx.getSystem().settings().config());
+            if (security.tls()) {
+                metrics.countRefusals(security.poolTls());
+            }
             ClusterSharding.get(ctx.getSystem()).init(Entity.of(PoolDirectory.TYPE,
                     entity -> PoolDirectory.create(entity.getEntityId(), config)).withRole(PoolCluster.MANAGER_ROLE));
             ActorRef<ManagerStore.Command> store = ctx.spawn(ManagerStore.create(config, metrics), "pool-store");

@@ -49,6 +49,14 @@ public final class PoolMetrics {
     private static final Metric.Counter EXPIRED = Kamon.counter("selene_pool_expired",
             "Records dropped because they were unused for longer than max age, by namespace");
 
+    private static final Metric.Counter TLS_REFUSED = Kamon.counter("selene_pool_tls_refused",
+            "Connections refused at the TLS handshake, by plane (cluster, data) and reason (no_certificate, "
+                    + "untrusted, expired, not_tls, handshake)");
+
+    private static final Metric.Counter ACCESS_REFUSED = Kamon.counter("selene_pool_access_refused",
+            "Reads and writes refused because no namespace rule lets the host's certificate touch the namespace, "
+                    + "by operation (read, write)");
+
     private final TagSet tags;
     private final Gauge records;
     private final Gauge held;
@@ -67,6 +75,24 @@ public final class PoolMetrics {
             TRANSFERS.withTags(tags.withTag("direction", d.label()));
             TRANSFERRED.withTags(tags.withTag("direction", d.label()));
         }
+    }
+
+    /** Counts the refusals of {@code tls} from now on (its series exist at zero from this call). */
+    void countRefusals(dev.selene.transport.tls.PoolTls tls) {
+        for (var plane : dev.selene.transport.tls.PoolTls.Plane.values()) {
+            for (var reason : dev.selene.transport.tls.PoolTls.Reason.values()) {
+                TLS_REFUSED.withTags(tags.withTag("plane", plane.label()).withTag("reason", reason.label()));
+            }
+        }
+        for (String op : new String[]{"read", "write"}) {
+            ACCESS_REFUSED.withTags(tags.withTag("operation", op));
+        }
+        tls.onRefusal(r -> TLS_REFUSED.withTags(tags.withTag("plane", r.plane().label())
+                .withTag("reason", r.reason().label())).increment());
+    }
+
+    void accessRefused(String operation) {
+        ACCESS_REFUSED.withTags(tags.withTag("operation", operation)).increment();
     }
 
     void capacity(long bytes) {

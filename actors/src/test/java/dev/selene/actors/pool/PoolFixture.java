@@ -15,7 +15,11 @@ import dev.selene.transport.gpu.DevicePlacement;
 import dev.selene.transport.gpu.KeyedContent;
 import dev.selene.transport.gpu.SimulatedDevice;
 
+import com.typesafe.config.Config;
+import dev.selene.transport.tls.PoolTls;
+
 import java.io.IOException;
+import java.util.Map;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -68,6 +72,44 @@ final class PoolFixture implements AutoCloseable {
         managers.add(m);
         ports.add(port);
         return m;
+    }
+
+    /**
+     * Starts a manager with TLS from {@code files} and namespace rules {@code access}, on a free port, joining the
+     * first manager started; one that is expected to be refused ({@code member} false) is not listed as a seed.
+     */
+    PoolManagerNode tlsManager(PoolTls.Files files, Map<String, List<String>> access, boolean member)
+            throws IOException {
+        return securedManager(new PoolSecurity(files, PoolTls.Engine.JDK, PoolSecurity.PlainText.OFF, access), member);
+    }
+
+    /** Starts a manager secured by {@code security}, as {@link #tlsManager}. */
+    PoolManagerNode securedManager(PoolSecurity security, boolean member) throws IOException {
+        int port = freePort();
+        int seed = ports.isEmpty() ? port : ports.getFirst();
+        ManagerConfig config = new ManagerConfig(LAYOUT, 256 * LAYOUT.slotBytes(), null, 2,
+                ManagerConfig.DEFAULT_DIRECTORY_SHARDS);
+        PoolManagerNode m = PoolManagerNode.start(config, PoolCluster.config("127.0.0.1", port,
+                List.of("127.0.0.1:" + seed), PoolCluster.MANAGER_ROLE, security,
+                CacheSettings.standaloneSystemConfig()));
+        managers.add(m);
+        if (member) {
+            ports.add(port);
+        }
+        return m;
+    }
+
+    /** A pool-only host with TLS from {@code files}. */
+    SeleneCache tlsHost(PoolTls.Files files) {
+        CacheConfig config = CacheConfig.memoryOnly(LAYOUT, 0).withConcurrency(1)
+                .withWindowSlots(LAYOUT.slotsPerRecord(true))
+                .withHostBudgetBytes(40L * LAYOUT.slotBytes())
+                .withPool(seeds());
+        Config pekko = new PoolSecurity(files, PoolTls.Engine.JDK, PoolSecurity.PlainText.OFF, Map.of()).settings()
+                .withFallback(CacheSettings.standaloneSystemConfig());
+        SeleneCache cache = SeleneCache.start(config, copier, pekko, PoolCluster.SYSTEM_NAME);
+        hosts.add(cache);
+        return cache;
     }
 
     /** The managers' addresses, {@code host:port}. */

@@ -103,6 +103,8 @@ public final class BurstReport {
     double meanReadDepth;
     long spilled;
     int poolManagers;
+    /** How the pool's planes ran: "plain text (loopback)" or "tls (jdk)" / "tls (openssl)". */
+    String poolSecurity = "plain text (loopback)";
     /** Whether the node had a disk or pool tier: only a node without one evicts records for good. */
     boolean durableTier;
     /** Records dropped from memory because their durable write failed (the disk failed, or the pool refused them). */
@@ -308,6 +310,7 @@ public final class BurstReport {
         }
         if (poolManagers > 0) {
             m.put("pool_managers", poolManagers);
+            m.put("pool_transport_security", poolSecurity);
             m.put("pool_retired_records", poolRetired);
             m.put("pool_drain_skipped", poolDrainSkipped);
             m.put("pool_write_bytes", poolWriteBytes);
@@ -499,6 +502,8 @@ public final class BurstReport {
                     + "had made room");
         }
         if (poolManagers > 0) {
+            row(b, "pool planes (cluster, data)", poolSecurity.startsWith("tls") ? "mutual " + poolSecurity
+                    : poolSecurity + ": no TLS (the preset's managers run on this host; --pool-tls runs TLS)");
             row(b, "pool managers / records retired", poolManagers + " / " + poolRetired
                     + (poolDrainSkipped > 0 ? "  (" + poolDrainSkipped + " not retired by the drain)" : ""));
             row(b, "pool write GB/s (raw data plane)", String.format(Locale.ROOT,

@@ -383,6 +383,9 @@ public final class BurstRun {
         freeSnapshots(copier, conversations);
         if (rawPool != null) {
             report.poolCounters(cache.counters(), settings.poolManagers());
+            dev.selene.actors.pool.PoolSecurity security = dev.selene.actors.pool.PoolSecurity.from(
+                    cache.system().settings().config());
+            report.poolSecurity = security.tls() ? "tls (" + security.engine().label() + ")" : "plain text (loopback)";
             baselineStep.set("raw pool transfers: second half");
             long cpu = bothEndsCpuNanos();
             long dataCpu = dataPlanesCpuNanos();

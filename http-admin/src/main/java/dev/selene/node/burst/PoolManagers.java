@@ -52,6 +52,16 @@ public final class PoolManagers implements AutoCloseable {
      */
     public static PoolManagers start(int count, Layout layout, long storeBytes, int replicas, Path logDir)
             throws IOException {
+        return start(count, layout, storeBytes, replicas, logDir, null);
+    }
+
+    /**
+     * As {@link #start(int, Layout, long, int, Path)}, each manager with TLS on both planes from {@code certs}
+     * ({@code ca.crt}, {@code pool-manager-N.crt} and {@code .key}, as {@code scripts/pool-certs.sh} makes them; null:
+     * plain text on loopback).
+     */
+    public static PoolManagers start(int count, Layout layout, long storeBytes, int replicas, Path logDir,
+                                     Path certs) throws IOException {
         Files.createDirectories(logDir);
         String java = ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -63,7 +73,7 @@ public final class PoolManagers implements AutoCloseable {
                 int port = i == 1 ? seedPort : freePort();
                 int adminPort = freePort();
                 Path log = logDir.resolve("manager-" + i + ".log");
-                List<String> cmd = List.of(java, "--enable-native-access=ALL-UNNAMED",
+                List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
                         "--sun-misc-unsafe-memory-access=allow", MANAGER_HEAP, "-XX:+AutoCreateSharedArchive",
                         "-XX:SharedArchiveFile=" + logDir.resolve("manager-" + i + ".jsa"),
                         // A stale archive (the jar was rebuilt) is simply recreated: not worth error lines in the log.
@@ -72,7 +82,13 @@ public final class PoolManagers implements AutoCloseable {
                         "--layout", layout.name(), "--bind", "127.0.0.1", "--port", Integer.toString(port),
                         "--seeds", "127.0.0.1:" + seedPort, "--store-size", Long.toString(storeBytes),
                         "--replicas", Integer.toString(replicas), "--max-age", "off",
-                        "--admin-bind", "127.0.0.1", "--admin-port", Integer.toString(adminPort));
+                        "--admin-bind", "127.0.0.1", "--admin-port", Integer.toString(adminPort)));
+                if (certs != null) {
+                    Path conf = logDir.resolve("manager-" + i + "-tls.conf");
+                    Files.writeString(conf, tlsSettings(certs, "pool-manager-" + i));
+                    cmd.add("--config");
+                    cmd.add(conf.toString());
+                }
                 Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
                 started.add(new Manager(p, "127.0.0.1:" + port, adminPort, log));
             }
@@ -81,6 +97,12 @@ public final class PoolManagers implements AutoCloseable {
             pool.close();
             throw e;
         }
+    }
+
+    /** The {@code selene.pool.tls} settings of {@code node}'s files in {@code certs}, as HOCON. */
+    public static String tlsSettings(Path certs, String node) {
+        return "selene.pool.tls {\n  certificate = \"" + certs.resolve(node + ".crt") + "\"\n  private-key = \""
+                + certs.resolve(node + ".key") + "\"\n  ca = \"" + certs.resolve("ca.crt") + "\"\n}\n";
     }
 
     private static int freePort() throws IOException {

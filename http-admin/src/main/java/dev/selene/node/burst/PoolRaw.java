@@ -59,7 +59,9 @@ final class PoolRaw implements AutoCloseable {
             stores = PoolBaseline.stores(system);
         }
         // A data plane of its own, like the node's: the same transport and threads, apart from the node's transfers.
-        DataPlane plane = NettyDataPlane.client(NettyDataPlane.Backend.best(), NettyDataPlane.DEFAULT_SILENCE, 2);
+        // The same TLS as the node's planes (its certificates, from its system's settings), or plain text.
+        DataPlane plane = NettyDataPlane.client(NettyDataPlane.Backend.best(), NettyDataPlane.DEFAULT_SILENCE, 2,
+                dev.selene.actors.pool.PoolSecurity.from(system.settings().config()).dataPlane());
         try {
             List<ManagerStore.StoreStatus> statuses = PoolBaseline.statuses(system, stores);
             return new PoolRaw(plane, statuses.stream().map(st -> DataAddress.parse(st.dataAddress())).toList(),

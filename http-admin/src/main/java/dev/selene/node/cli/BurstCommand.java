@@ -101,6 +101,11 @@ final class BurstCommand implements Callable<Integer> {
             + "(default: two, or one with one manager).")
     Integer replicas;
 
+    @Option(names = "--pool-tls", description = "Run the pool preset's cluster and data plane over mutual TLS, with "
+            + "certificates made by scripts/pool-certs.sh (openssl) in the managers' log directory; without it the "
+            + "preset runs them in plain text, on loopback, and its report says so.")
+    boolean poolTls;
+
     @Option(names = "--cpu-hog", description = "Start a second process that burns one core for the whole run, to "
             + "see how admission holds under CPU contention.")
     boolean cpuHog;
@@ -316,6 +321,35 @@ final class BurstCommand implements Callable<Integer> {
         return report.complete() ? 0 : 1;
     }
 
+    /**
+     * Makes the pool's certificates for a TLS run in {@code logs}/certs: a CA, pool-manager-1..3 and host, with
+     * scripts/pool-certs.sh (found from the working directory up).
+     */
+    private static Path poolCertificates(Path logs) throws IOException, InterruptedException {
+        Path script = null;
+        for (Path p = Path.of("").toAbsolutePath(); p != null && script == null; p = p.getParent()) {
+            Path s = p.resolve("scripts/pool-certs.sh");
+            if (Files.isExecutable(s)) {
+                script = s;
+            }
+        }
+        if (script == null) {
+            throw new IllegalStateException("--pool-tls needs scripts/pool-certs.sh: run selene burst from the "
+                    + "repository (or a directory under it)");
+        }
+        Path certs = logs.resolve("certs");
+        Process p = new ProcessBuilder(script.toString(), "--new-ca", certs.toString(), "pool-manager-1",
+                "pool-manager-2", "pool-manager-3", "host").redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException("--pool-tls: scripts/pool-certs.sh could not make the certificates "
+                    + "(is openssl installed?)");
+        }
+        System.err.printf(Locale.ROOT, "selene burst: the pool runs mutual TLS on both planes (certificates in %s)%n",
+                certs);
+        return certs;
+    }
+
     /** A child process that spins on one core until it is destroyed (the shell's busy loop, nothing else). */
     private static Process startCpuHog() throws IOException {
         Process p = new ProcessBuilder("sh", "-c", "while :; do :; done").redirectErrorStream(true)
@@ -334,13 +368,19 @@ final class BurstCommand implements Callable<Integer> {
             System.err.printf(Locale.ROOT, "selene burst: starting %d pool managers of %s each (logs in %s)%n",
                     managers, ByteSize.format(storeBytes), logs);
             // The managers start in their own JVMs while this one runs the warm-up; the pool node waits for them.
+            Path certs = poolTls ? poolCertificates(logs) : null;
             try (PoolManagers pool = PoolManagers.start(managers, l, storeBytes,
-                    replicas != null ? replicas : Math.min(POOL_REPLICAS, managers),
-                    logs)) {
+                    replicas != null ? replicas : Math.min(POOL_REPLICAS, managers), logs, certs)) {
                 CacheConfig hostConfig = config;
                 java.util.function.Function<dev.selene.transport.gpu.DeviceCopier, SeleneCache> host = copier -> {
                     awaitReady(pool);
-                    return SeleneCache.start(hostConfig.withPool(pool.addresses()), copier);
+                    if (certs == null) {
+                        return SeleneCache.start(hostConfig.withPool(pool.addresses()), copier);
+                    }
+                    return SeleneCache.start(hostConfig.withPool(pool.addresses()), copier,
+                            com.typesafe.config.ConfigFactory.parseString(PoolManagers.tlsSettings(certs, "host"))
+                                    .withFallback(dev.selene.actors.api.CacheSettings.standaloneSystemConfig()),
+                            "selene");
                 };
                 report = new BurstRun(settings, System.err, host).withWarmUpNodes(host, () -> { })
                         .withPeerCpu(pool::cpuNanos, pool::dataCpuNanos, () -> pool.managers().stream().map(m -> m.process().pid()).toList()).run(warmUp);

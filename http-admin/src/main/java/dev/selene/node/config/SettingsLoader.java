@@ -13,6 +13,7 @@ import dev.selene.actors.api.CacheSettings;
 import dev.selene.actors.api.SettingsException;
 import dev.selene.actors.api.SettingsReader;
 import dev.selene.actors.pool.PoolCluster;
+import dev.selene.actors.pool.PoolSecurity;
 import dev.selene.engine.config.ByteSize;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.layout.Layout;
@@ -92,17 +93,23 @@ public final class SettingsLoader {
     public static NodeSettings fromConfig(Config c, String source) {
         CacheConfig cache = CacheSettings.fromConfig(c);
         SettingsReader r = new SettingsReader(c, ROOT);
-        return new NodeSettings(cache, admin(r), poolHost(r), manager(r, cache.layout()), r.bool("disk.create"),
+        return new NodeSettings(cache, admin(r), poolHost(r, c), manager(r, cache.layout()), r.bool("disk.create"),
                 source);
     }
 
-    private static PoolHostSettings poolHost(SettingsReader r) {
+    private static PoolHostSettings poolHost(SettingsReader r, Config c) {
         Duration failover = r.duration("pool.failover-after");
         if (failover.toMillis() < 10 || failover.compareTo(Duration.ofMinutes(1)) > 0) {
             throw SettingsException.invalid(r.path("pool.failover-after"), r.raw("pool.failover-after"),
                     "10ms .. 1m, e.g. 500ms");
         }
-        return new PoolHostSettings(address(r, "pool.bind"), r.integer("pool.port", 0, 65_535), failover);
+        PoolSecurity security;
+        try {
+            security = PoolSecurity.from(c);
+        } catch (IllegalArgumentException e) {
+            throw new SettingsException(e.getMessage());
+        }
+        return new PoolHostSettings(address(r, "pool.bind"), r.integer("pool.port", 0, 65_535), failover, security);
     }
 
     private static String address(SettingsReader r, String setting) {
@@ -187,7 +194,8 @@ public final class SettingsLoader {
                 throw new SettingsException(key + " is not a setting; allowed: " + keys(known)
                         + " (see docs/settings.md)");
             }
-            if (k.valueType() == ConfigValueType.OBJECT) {
+            if (k.valueType() == ConfigValueType.OBJECT && !key.equals(ROOT + ".manager.access")) {
+                // selene.manager.access is a map of the operator's own keys (certificate identities).
                 checkObject(key, e.getValue(), (ConfigObject) k);
             }
         }

@@ -73,7 +73,7 @@ public final class ManagerNode implements AutoCloseable {
                 ManagerConfig.DEFAULT_DIRECTORY_SHARDS, m.dataPort());
         PrometheusMetrics.start();
         Config pekko = PoolCluster.config(m.bind(), m.port(), m.seeds(), PoolCluster.MANAGER_ROLE,
-                ConfigFactory.parseMap(Map.of("pekko.coordinated-shutdown.exit-jvm", "off"))
+                settings.poolHost().security(), ConfigFactory.parseMap(Map.of("pekko.coordinated-shutdown.exit-jvm", "off"))
                         .withFallback(CacheSettings.standaloneSystemConfig()));
         PoolManagerNode node;
         try {

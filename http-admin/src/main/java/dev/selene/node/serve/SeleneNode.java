@@ -109,6 +109,7 @@ public final class SeleneNode implements AutoCloseable {
                 "selene.pool.bind", settings.poolHost().bind(),
                 "selene.pool.port", settings.poolHost().port(),
                 "selene.pool.failover-after", settings.poolHost().failoverAfter().toMillis() + "ms"))
+                .withFallback(settings.poolHost().security().settings())
                 .withFallback(CacheSettings.standaloneSystemConfig());
     }
 

@@ -81,7 +81,12 @@ class SettingsLoaderTest {
         assertEquals(List.of("pool-manager-1:7355", "pool-manager-2:7355"), pool.poolManagers());
         assertTrue(pool.cache().poolEnabled());
         assertEquals(0, pool.cache().warmBytes());
-        assertEquals(new PoolHostSettings("gpu-host-1", 7357), pool.poolHost());
+        assertEquals("gpu-host-1", pool.poolHost().bind());
+        assertEquals(7357, pool.poolHost().port());
+        // The multi-host examples run mutual TLS on both planes.
+        assertTrue(pool.poolHost().security().tls());
+        assertEquals(java.nio.file.Path.of("/etc/selene/tls/gpu-host-1.crt"),
+                pool.poolHost().security().files().certificate());
         NodeSettings warmPool = SettingsLoader.load(CONFIG_DIR.resolve("warm-pool.conf"), Map.of());
         assertEquals(8L << 30, warmPool.cache().warmBytes());
         assertTrue(warmPool.cache().poolEnabled());
@@ -94,6 +99,11 @@ class SettingsLoaderTest {
         assertEquals(2, m.replicas());
         assertEquals(7356, m.adminPort());
         assertEquals(7357, m.dataPort());
+        NodeSettings manager = SettingsLoader.load(CONFIG_DIR.resolve("manager.conf"), Map.of());
+        assertTrue(manager.poolHost().security().tls());
+        assertTrue(manager.poolHost().security().namespaceAccess().allows("gpu-host-1", "deepseek-prod"));
+        assertFalse(manager.poolHost().security().namespaceAccess().allows("gpu-host-1", "deepseek-eval"));
+        assertTrue(manager.poolHost().security().namespaceAccess().allows("pool-manager-2", "deepseek-eval"));
     }
 
     @Test

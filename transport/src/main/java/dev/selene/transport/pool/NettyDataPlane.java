@@ -25,6 +25,7 @@ import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 
@@ -89,6 +90,9 @@ public final class NettyDataPlane implements DataPlane {
 
     private final Backend backend;
     private final Duration silence;
+    /** TLS on every connection; null: plain text (one trusted host). */
+    private final DataPlaneTls tls;
+    private final AtomicLong accessDenied = new AtomicLong();
     private final EventLoopGroup group;
     private final Bootstrap client;
     private final Channel server;
@@ -104,8 +108,9 @@ public final class NettyDataPlane implements DataPlane {
     private volatile boolean closed;
 
     private NettyDataPlane(Backend backend, Duration silence, int threads, String bindHost, int port,
-                           String advertisedHost, RecordService store) {
+                           String advertisedHost, RecordService store, DataPlaneTls tls) {
         this.backend = Objects.requireNonNull(backend, "backend");
+        this.tls = tls;
         this.silence = Objects.requireNonNull(silence, "silence");
         if (silence.isNegative() || silence.isZero()) {
             throw new IllegalArgumentException("silence " + silence + " is invalid; allowed: more than zero");
@@ -136,7 +141,15 @@ public final class NettyDataPlane implements DataPlane {
                     .childHandler(new ChannelInitializer<>() {
                         @Override
                         protected void initChannel(Channel ch) {
-                            ch.pipeline().addLast(idleHandler(), new ServerHandler(NettyDataPlane.this, store));
+                            ch.pipeline().addLast(idleHandler());
+                            RecordService served = store;
+                            if (tls != null) {
+                                ch.pipeline().addLast(tlsHandler(tls.tls().serverContext(tls.engine())
+                                        .newHandler(ch.alloc())), new TlsGate(tls.tls(), true));
+                                served = tls.access().guard(store, () -> ch.attr(TlsGate.PEER).get(),
+                                        (op, who) -> accessDenied.incrementAndGet());
+                            }
+                            ch.pipeline().addLast(new ServerHandler(NettyDataPlane.this, served));
                         }
                     })
                     .bind(bindHost, port).syncUninterruptibly().channel();
@@ -155,14 +168,38 @@ public final class NettyDataPlane implements DataPlane {
      */
     public static NettyDataPlane serve(String bindHost, int port, String advertisedHost, Backend backend,
                                        Duration silence, int threads, RecordService store) {
-        Objects.requireNonNull(bindHost, "bindHost");
-        Objects.requireNonNull(store, "store");
-        return new NettyDataPlane(backend, silence, threads, bindHost, port, advertisedHost, store);
+        return serve(bindHost, port, advertisedHost, backend, silence, threads, store, null);
     }
 
-    /** A data plane that only pushes and fetches (a host of the pool). */
+    /**
+     * As {@link #serve(String, int, String, Backend, Duration, int, RecordService)}, every connection (served and
+     * opened) under {@code tls} (null: plain text, for a pool on one trusted host).
+     */
+    public static NettyDataPlane serve(String bindHost, int port, String advertisedHost, Backend backend,
+                                       Duration silence, int threads, RecordService store, DataPlaneTls tls) {
+        Objects.requireNonNull(bindHost, "bindHost");
+        Objects.requireNonNull(store, "store");
+        return new NettyDataPlane(backend, silence, threads, bindHost, port, advertisedHost, store, tls);
+    }
+
+    /** A data plane that only pushes and fetches (a host of the pool), in plain text. */
     public static NettyDataPlane client(Backend backend, Duration silence, int threads) {
-        return new NettyDataPlane(backend, silence, threads, null, 0, null, null);
+        return client(backend, silence, threads, null);
+    }
+
+    /** A data plane that only pushes and fetches, every connection under {@code tls} (null: plain text). */
+    public static NettyDataPlane client(Backend backend, Duration silence, int threads, DataPlaneTls tls) {
+        return new NettyDataPlane(backend, silence, threads, null, 0, null, null, tls);
+    }
+
+    /** Whether its connections run TLS. */
+    public boolean encrypted() {
+        return tls != null;
+    }
+
+    /** Requests this serving plane refused because the peer may not touch the record's namespace. */
+    public long accessDenied() {
+        return accessDenied.get();
     }
 
     @Override
@@ -252,10 +289,26 @@ public final class NettyDataPlane implements DataPlane {
         client.clone().handler(new ChannelInitializer<>() {
             @Override
             protected void initChannel(Channel ch) {
-                ch.pipeline().addLast(idleHandler(), new ClientHandler(NettyDataPlane.this, to));
+                ch.pipeline().addLast(idleHandler());
+                if (tls != null) {
+                    ch.pipeline().addLast(tlsHandler(tls.tls().clientContext(tls.engine()).newHandler(ch.alloc(),
+                            to.host(), to.port())), new TlsGate(tls.tls(), false));
+                }
+                ch.pipeline().addLast(new ClientHandler(NettyDataPlane.this, to));
             }
         }).connect(to.host(), to.port()).addListener((ChannelFutureListener) f -> {
-            if (f.isSuccess()) {
+            SslHandler ssl = f.isSuccess() ? f.channel().pipeline().get(SslHandler.class) : null;
+            if (ssl != null) {
+                ssl.handshakeFuture().addListener(h -> {
+                    if (h.isSuccess()) {
+                        begin(f.channel(), exchange);
+                    } else {
+                        transfersFailed.incrementAndGet();
+                        exchange.done.completeExceptionally(new TransferFailedException("the TLS handshake with "
+                                + to + " failed: " + TlsGate.describe(h.cause())));
+                    }
+                });
+            } else if (f.isSuccess()) {
                 begin(f.channel(), exchange);
             } else {
                 transfersFailed.incrementAndGet();
@@ -283,6 +336,16 @@ public final class NettyDataPlane implements DataPlane {
         } else {
             kept.offerFirst(c);
         }
+    }
+
+    /**
+     * A connection's TLS: its handshake bounded by the silence allowed, and its close not held up waiting to flush
+     * the TLS goodbye to a peer that does not read (a plane that closes closes all its connections).
+     */
+    private SslHandler tlsHandler(SslHandler h) {
+        h.setHandshakeTimeoutMillis(Math.max(1_000, silence.toMillis()));
+        h.setCloseNotifyFlushTimeoutMillis(200);
+        return h;
     }
 
     private IdleStateHandler idleHandler() {
