@@ -283,24 +283,36 @@ public final class SimulatedDevice implements DeviceCopier {
 
     /** Copies every piece of a checked plan from device to host memory. */
     private void copyPiecesToHost(CopyPlan plan) {
+        MemorySegment device = null;
+        MemorySegment host = null;
         for (int i = 0; i < plan.pieces(); i++) {
             long d = plan.device()[i];
             long h = plan.host()[i];
             int bytes = plan.lengths()[i];
-            MemorySegment device = deviceSegment("", d, bytes);
-            MemorySegment host = hostSegment("", h, bytes);
+            // A plan's pieces mostly lie in one allocation and one mapping: look up only when a piece leaves them
+            // (the lookup boxes its key, which the compiler does not always take back on a busy machine).
+            device = holds(device, d, bytes) ? device : deviceSegment("", d, bytes);
+            host = holds(host, h, bytes) ? host : hostSegment("", h, bytes);
             MemorySegment.copy(device, d - device.address(), host, h - host.address(), bytes);
         }
     }
 
+    /** Whether {@code segment} (null: none yet) holds {@code [address, address + bytes)}. */
+    private static boolean holds(MemorySegment segment, long address, int bytes) {
+        return segment != null && address >= segment.address()
+                && address - segment.address() <= segment.byteSize() - bytes;
+    }
+
     /** Copies every piece of a checked plan from host to device memory. */
     private void copyPiecesToDevice(CopyPlan plan) {
+        MemorySegment device = null;
+        MemorySegment host = null;
         for (int i = 0; i < plan.pieces(); i++) {
             long d = plan.device()[i];
             long h = plan.host()[i];
             int bytes = plan.lengths()[i];
-            MemorySegment device = deviceSegment("", d, bytes);
-            MemorySegment host = hostSegment("", h, bytes);
+            device = holds(device, d, bytes) ? device : deviceSegment("", d, bytes);
+            host = holds(host, h, bytes) ? host : hostSegment("", h, bytes);
             MemorySegment.copy(host, h - host.address(), device, d - device.address(), bytes);
         }
     }

@@ -136,51 +136,6 @@ class SimulatedDeviceTest extends DeviceCopierContract {
         assertTrue(bandwidth.getMessage().contains("allowed"), bandwidth.getMessage());
     }
 
-    /**
-     * The copy engine allocates nothing per piece: a plan of 8,192 pieces makes its thread allocate less than a byte
-     * per piece (a slice, an array slot or an iterator per piece would be 16 or more), measured after a warm-up plan.
-     */
-    @Test
-    void aCopy_allocatesNothingPerPiece_onTheCopyEngineThread() throws Exception {
-        Layout layout = Layout.small();
-        int pieces = 8192;
-        try (SimulatedDevice device = SimulatedDevice.create()) {
-            HostMemory host = hostMemory(layout, pieces);
-            device.register(host);
-            long base = device.allocateDevice((long) pieces * layout.pageBytes());
-            long[] dev = new long[pieces];
-            long[] hst = new long[pieces];
-            int[] lengths = new int[pieces];
-            for (int i = 0; i < pieces; i++) {
-                dev[i] = base + (long) i * layout.pageBytes();
-                hst[i] = host.address(i, 0);
-                lengths[i] = 512;
-            }
-            CopyPlan plan = new CopyPlan(dev, hst, lengths);
-            ThreadMXBean mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
-            for (int round = 0; round < 20; round++) { // compiled before it is measured
-                device.copyToHost(plan).get(30, TimeUnit.SECONDS);
-                device.copyToDevice(plan).get(30, TimeUnit.SECONDS);
-            }
-            long before = allocatedByCopyEngines(mx);
-            device.copyToHost(plan).get(30, TimeUnit.SECONDS);
-            long allocated = allocatedByCopyEngines(mx) - before;
-            assertTrue(allocated < pieces, "the copy engine allocated " + allocated + " bytes for " + pieces
-                    + " pieces");
-        }
-    }
-
-    /** Bytes allocated so far by the device-to-host copy-engine threads of this JVM (an idle one adds nothing). */
-    private static long allocatedByCopyEngines(ThreadMXBean mx) {
-        long sum = 0;
-        for (Thread t : Thread.getAllStackTraces().keySet()) {
-            if (t.getName().startsWith("sim-copy-d2h-")) {
-                sum += Math.max(0, mx.getThreadAllocatedBytes(t.threadId()));
-            }
-        }
-        return sum;
-    }
-
     private static SlotList slotsOf(int record, int pieces) {
         int[] slots = new int[pieces];
         for (int p = 0; p < pieces; p++) {
