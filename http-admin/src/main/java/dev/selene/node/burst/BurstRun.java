@@ -327,13 +327,9 @@ public final class BurstRun {
             }
             baselineStep.set("raw pool transfers: first half");
             rawPool = PoolRaw.await(cache.system(), settings.poolManagers(), (int) layout.slotBytes());
-            long cpu = bothEndsCpuNanos();
-            long dataCpu = dataPlanesCpuNanos();
-            breakdown.begin();
+            PoolCpuWindow raw1 = new PoolCpuWindow();
             rawPool.measure(imageBytes / 2);
-            breakdown.end("raw, first half", imageBytes / 1e9);
-            report.rawPoolCpuNanos += bothEndsCpuNanos() - cpu;
-            report.rawPoolDataCpuNanos += dataPlanesCpuNanos() - dataCpu;
+            raw1.end(report, true, "raw, first half", imageBytes);
         }
         if (baseline != null) {
             baselineStep.set("first halves done; the second halves run after the probe");
@@ -341,27 +337,19 @@ public final class BurstRun {
         }
         SimulatedDevice sim = simulated(copier);
         long busyBefore = sim != null ? sim.busyNanosToHost() : 0;
-        long poolCpu = bothEndsCpuNanos();
-        long poolDataCpu = dataPlanesCpuNanos();
-        breakdown.begin();
+        PoolCpuWindow window = new PoolCpuWindow();
         burst(cache, conversations, report);
         if (sim != null) {
             report.copyEngineBusySeconds = (sim.busyNanosToHost() - busyBefore) / 1e9;
         }
         if (rawPool != null) {
             retireTheRest(cache, report);
-            report.poolCpuNanos += bothEndsCpuNanos() - poolCpu;
-            report.poolDataCpuNanos += dataPlanesCpuNanos() - poolDataCpu;
-            breakdown.end("burst and retirement", imageBytes / 1e9);
+            window.end(report, false, "burst and retirement", imageBytes);
         }
-        poolCpu = bothEndsCpuNanos();
-        poolDataCpu = dataPlanesCpuNanos();
-        breakdown.begin();
+        window = new PoolCpuWindow();
         report.probe = probe(cache, copier, conversations, "probe");
         if (rawPool != null) {
-            report.poolCpuNanos += bothEndsCpuNanos() - poolCpu;
-            report.poolDataCpuNanos += dataPlanesCpuNanos() - poolDataCpu;
-            breakdown.end("probe (restores)", imageBytes / 1e9);
+            window.end(report, false, "probe (restores)", imageBytes);
         }
         report.diskCounters(cache.counters());
         Progress secondHalves = null;
@@ -387,13 +375,9 @@ public final class BurstRun {
                     cache.system().settings().config());
             report.poolSecurity = security.tls() ? "tls (" + security.engine().label() + ")" : "plain text (loopback)";
             baselineStep.set("raw pool transfers: second half");
-            long cpu = bothEndsCpuNanos();
-            long dataCpu = dataPlanesCpuNanos();
-            breakdown.begin();
+            PoolCpuWindow raw2 = new PoolCpuWindow();
             rawPool.measure(imageBytes - imageBytes / 2);
-            breakdown.end("raw, second half", imageBytes / 1e9);
-            report.rawPoolCpuNanos += bothEndsCpuNanos() - cpu;
-            report.rawPoolDataCpuNanos += dataPlanesCpuNanos() - dataCpu;
+            raw2.end(report, true, "raw, second half", imageBytes);
             report.rawPoolWriteGbps = rawPool.writeGbps();
             report.rawPoolReadGbps = rawPool.readGbps();
             report.rawPoolBytes = rawPool.bytesMoved();
@@ -809,6 +793,33 @@ public final class BurstRun {
     }
 
     static final String DATA_THREAD_PREFIX = "selene-data";
+
+    /** One measured window of the pool's CPU, from its start: both ends' whole CPU and the data planes' share. */
+    private final class PoolCpuWindow {
+        private final long all = bothEndsCpuNanos();
+        private final long data = dataPlanesCpuNanos();
+
+        PoolCpuWindow() {
+            breakdown.begin();
+        }
+
+        /**
+         * Adds the window's CPU to the pool's figures ({@code raw}: to the raw baseline's) and, when asked for, prints
+         * its breakdown per GB of {@code recordBytes}.
+         */
+        void end(BurstReport report, boolean raw, String name, long recordBytes) {
+            long allUsed = bothEndsCpuNanos() - all;
+            long dataUsed = dataPlanesCpuNanos() - data;
+            if (raw) {
+                report.rawPoolCpuNanos += allUsed;
+                report.rawPoolDataCpuNanos += dataUsed;
+            } else {
+                report.poolCpuNanos += allUsed;
+                report.poolDataCpuNanos += dataUsed;
+            }
+            breakdown.end(name, recordBytes / 1e9);
+        }
+    }
 
     private static long percentile(long[] sorted, double p) {
         if (sorted.length == 0) {

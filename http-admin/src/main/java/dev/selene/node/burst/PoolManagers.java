@@ -14,6 +14,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -174,7 +176,7 @@ public final class PoolManagers implements AutoCloseable {
     }
 
     /** Linux's clock ticks per second, in which /proc reports thread CPU times. */
-    private static final long TICKS_PER_SECOND = 100;
+    static final long TICKS_PER_SECOND = 100;
 
     /** CPU time of the JIT compiler threads of process {@code pid} now alive (from /proc; 0 where it is absent). */
     private static long compilerNanos(long pid) {
@@ -183,25 +185,36 @@ public final class PoolManagers implements AutoCloseable {
 
     /** CPU time of the threads of process {@code pid} now alive whose name contains {@code name} (from /proc). */
     private static long threadNanos(long pid, String name) {
-        Path tasks = Path.of("/proc", Long.toString(pid), "task");
         long ticks = 0;
-        try (var threads = Files.list(tasks)) {
+        for (var e : threadTicks(pid).entrySet()) {
+            if (e.getKey().contains(name)) {
+                ticks += e.getValue();
+            }
+        }
+        return ticks * (1_000_000_000L / TICKS_PER_SECOND);
+    }
+
+    /**
+     * CPU clock ticks ({@link #TICKS_PER_SECOND} a second) of the threads of process {@code pid} now alive, summed by
+     * thread name as the kernel keeps it (15 characters at most), from /proc; empty where it is absent.
+     */
+    static Map<String, Long> threadTicks(long pid) {
+        Map<String, Long> ticks = new TreeMap<>();
+        try (var threads = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
             for (Path t : (Iterable<Path>) threads::iterator) {
                 try {
-                    if (!Files.readString(t.resolve("comm")).contains(name)) {
-                        continue;
-                    }
+                    String name = Files.readString(t.resolve("comm")).strip();
                     String stat = Files.readString(t.resolve("stat"));
                     String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                    ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime
+                    ticks.merge(name, Long.parseLong(f[11]) + Long.parseLong(f[12]), Long::sum); // utime, stime
                 } catch (IOException | RuntimeException e) {
                     // the thread ended while it was read
                 }
             }
         } catch (IOException e) {
-            return 0;
+            return Map.of();
         }
-        return ticks * (1_000_000_000L / TICKS_PER_SECOND);
+        return ticks;
     }
 
     /** The managers' cluster addresses, {@code host:port}, for {@code selene.pool.managers}. */

@@ -1,8 +1,5 @@
 package dev.selene.node.burst;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -17,7 +14,7 @@ final class ThreadCpuBreakdown {
 
     static final boolean ON = Boolean.getBoolean("selene.burst.cpu-breakdown");
     /** Linux's clock ticks per second, in which /proc reports thread CPU times. */
-    private static final double TICKS_PER_SECOND = 100;
+    private static final double TICKS_PER_SECOND = PoolManagers.TICKS_PER_SECOND;
 
     private final Supplier<List<Long>> peers;
     private Map<String, Long> start = Map.of();
@@ -67,19 +64,7 @@ final class ThreadCpuBreakdown {
     }
 
     private static void add(Map<String, Long> ticks, String prefix, long pid) {
-        try (var threads = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
-            for (Path t : (Iterable<Path>) threads::iterator) {
-                try {
-                    String name = Files.readString(t.resolve("comm")).strip().replaceAll("[0-9]+", "#");
-                    String stat = Files.readString(t.resolve("stat"));
-                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                    ticks.merge(prefix + name, Long.parseLong(f[11]) + Long.parseLong(f[12]), Long::sum);
-                } catch (IOException | RuntimeException e) {
-                    // the thread ended while it was read
-                }
-            }
-        } catch (IOException e) {
-            // no /proc here
-        }
+        PoolManagers.threadTicks(pid).forEach((name, t) -> ticks.merge(prefix + name.replaceAll("[0-9]+", "#"), t,
+                Long::sum));
     }
 }
