@@ -31,6 +31,9 @@ final class ChildJvm implements AutoCloseable {
     /** What a protocol line starts with; anything else a child prints on stdout is not protocol. */
     static final String PREFIX = "@selene ";
 
+    /** How much of a child's log a failure message carries. */
+    private static final int LOG_TAIL_LINES = 25;
+
     /** Flags of every child, as the build gives the test JVM, with a small heap and little JIT work. */
     private static final List<String> JVM_FLAGS = List.of("--enable-native-access=ALL-UNNAMED",
             "--sun-misc-unsafe-memory-access=allow", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
@@ -189,7 +192,7 @@ final class ChildJvm implements AutoCloseable {
                 if (ended || left <= 0) {
                     throw new AssertionError(name + " gave no " + what + " within " + timeout.toSeconds() + " s ("
                             + (ended ? "it exited with " + exitCode() : "still running") + "); its log: "
-                            + log.toAbsolutePath());
+                            + log.toAbsolutePath() + ", ending:" + System.lineSeparator() + logTail(LOG_TAIL_LINES));
                 }
                 lines.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
             }
@@ -248,12 +251,33 @@ final class ChildJvm implements AutoCloseable {
         }
     }
 
+    /** The child's exit code; a child whose stdout just closed is given a few seconds to finish exiting. */
     private String exitCode() {
-        return process.isAlive() ? "nothing yet" : String.valueOf(process.exitValue());
+        try {
+            if (process.waitFor(5, TimeUnit.SECONDS)) {
+                return String.valueOf(process.exitValue());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return "nothing yet";
     }
 
     Path log() {
         return log;
+    }
+
+    /**
+     * The last {@code n} lines of the child's log, for a failure message: the log is gone with a clean build's
+     * working copy, the message stays in the test report.
+     */
+    String logTail(int n) {
+        try {
+            List<String> all = Files.readAllLines(log, StandardCharsets.UTF_8);
+            return String.join(System.lineSeparator(), all.subList(Math.max(0, all.size() - n), all.size()));
+        } catch (IOException | RuntimeException e) {
+            return "(its log could not be read: " + e + ")";
+        }
     }
 
     @Override

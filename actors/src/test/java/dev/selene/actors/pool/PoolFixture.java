@@ -16,11 +16,11 @@ import dev.selene.transport.gpu.KeyedContent;
 import dev.selene.transport.gpu.SimulatedDevice;
 
 import com.typesafe.config.Config;
+import dev.selene.transport.pool.LoopbackPorts;
 import dev.selene.transport.tls.PoolTls;
 
 import java.io.IOException;
 import java.util.Map;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,9 +46,7 @@ final class PoolFixture implements AutoCloseable {
     private final List<Integer> ports = new ArrayList<>();
 
     static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
+        return LoopbackPorts.reserve();
     }
 
     /** Starts a manager of {@code storeSlots} slots on a free port, joining the first manager started. */

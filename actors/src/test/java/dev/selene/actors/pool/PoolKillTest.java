@@ -9,13 +9,13 @@ import dev.selene.actors.trace.TraceEvent;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.transport.gpu.SimulatedDevice;
+import dev.selene.transport.pool.LoopbackPorts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -480,17 +480,7 @@ class PoolKillTest {
     // ---- children ----
 
     private static List<Integer> freePorts(int n) throws IOException {
-        List<ServerSocket> sockets = new ArrayList<>();
-        try {
-            for (int i = 0; i < n; i++) {
-                sockets.add(new ServerSocket(0));
-            }
-            return sockets.stream().map(ServerSocket::getLocalPort).toList();
-        } finally {
-            for (ServerSocket s : sockets) {
-                s.close();
-            }
-        }
+        return LoopbackPorts.reserve(n);
     }
 
     private static List<String> addresses(List<Integer> ports) {

@@ -1,9 +1,9 @@
 package dev.selene.node.burst;
 
 import dev.selene.engine.layout.Layout;
+import dev.selene.transport.pool.LoopbackPorts;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -108,9 +108,7 @@ public final class PoolManagers implements AutoCloseable {
     }
 
     private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
+        return LoopbackPorts.reserve();
     }
 
     /** Returns once every manager answers {@code /ready}; fails, naming its log, when one exits or takes too long. */

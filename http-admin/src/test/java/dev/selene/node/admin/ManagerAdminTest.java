@@ -5,6 +5,7 @@ import dev.selene.actors.api.SettingsException;
 import dev.selene.node.config.NodeSettings;
 import dev.selene.node.config.SettingsLoader;
 import dev.selene.node.manager.ManagerNode;
+import dev.selene.transport.pool.LoopbackPorts;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -50,9 +51,7 @@ class ManagerAdminTest {
     private ManagerNode second;
 
     static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
+        return LoopbackPorts.reserve();
     }
 
     /** A manager of the small layout on {@code port}, joining through {@code seed}, its admin server on any port. */

@@ -1,9 +1,9 @@
 package dev.selene.node.cli;
 
+import dev.selene.transport.pool.LoopbackPorts;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.ServerSocket;
 import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -18,10 +18,7 @@ class PoolHostStartProcessTest {
 
     @Test
     void serve_asAPoolHostWithNoManagerReachable_exits2WithTheReason(@TempDir Path tmp) throws Exception {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort(); // free once closed: no manager listens there
-        }
+        int port = LoopbackPorts.reserve(); // free: no manager listens there
         ExitCodesProcessTest.Exit e = ExitCodesProcessTest.selene(tmp, "serve", "--layout", "small", "--warm", "8m",
                 "--device", "simulated",
                 "--pool-managers", "127.0.0.1:" + port, "--admin-port", "0",

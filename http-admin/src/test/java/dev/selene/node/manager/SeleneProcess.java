@@ -2,10 +2,10 @@ package dev.selene.node.manager;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.selene.transport.pool.LoopbackPorts;
 
 import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -73,17 +73,7 @@ final class SeleneProcess implements AutoCloseable {
 
     /** {@code n} free ports on loopback, lowest first. */
     static List<Integer> freePorts(int n) throws IOException {
-        List<ServerSocket> sockets = new ArrayList<>();
-        try {
-            for (int i = 0; i < n; i++) {
-                sockets.add(new ServerSocket(0));
-            }
-            return sockets.stream().map(ServerSocket::getLocalPort).sorted().toList();
-        } finally {
-            for (ServerSocket s : sockets) {
-                s.close();
-            }
-        }
+        return LoopbackPorts.reserve(n).stream().sorted().toList();
     }
 
     String name() {

@@ -256,11 +256,17 @@ public final class SimulatedDevice implements DeviceCopier {
         allocationLock.readLock().lock();
         try {
             ensureOpen();
+            MemorySegment device = null;
+            MemorySegment host = null;
             for (int i = 0; i < pieces; i++) {
                 int bytes = plan.lengths()[i];
+                long d = plan.device()[i];
+                long h = plan.host()[i];
                 try {
-                    deviceSegment("", plan.device()[i], bytes);
-                    hostSegment("", plan.host()[i], bytes);
+                    // Looked up only when a piece leaves the last allocation or mapping, as in the copy loops: the
+                    // allocation lookup boxes its key, and a box per piece is what this loop must not make.
+                    device = bytes >= 0 && holds(device, d, bytes) ? device : deviceSegment("", d, bytes);
+                    host = bytes >= 0 && holds(host, h, bytes) ? host : hostSegment("", h, bytes);
                 } catch (RuntimeException e) {
                     // The piece number goes into the message only on failure: this loop is the copy engine's hot path.
                     throw e instanceof IllegalStateException

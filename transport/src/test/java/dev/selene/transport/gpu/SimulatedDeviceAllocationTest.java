@@ -45,10 +45,12 @@ class SimulatedDeviceAllocationTest {
                 device.copyToHost(plan).get(30, TimeUnit.SECONDS);
                 device.copyToDevice(plan).get(30, TimeUnit.SECONDS);
             }
-            // The least of up to 50 measured copies: on a loaded machine the compiler may finish the loop (and its
-            // escape analysis) only after the warm-up; a copy that allocates per piece never gets under the bound.
+            // The least of the copies measured for up to 30 s: on a loaded machine the compiler may finish the loop
+            // (and its escape analysis) long after the warm-up; a copy that allocates per piece never gets under the
+            // bound, however long it runs.
             long allocated = Long.MAX_VALUE;
-            for (int attempt = 0; attempt < 50 && allocated >= pieces; attempt++) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (allocated >= pieces && System.nanoTime() - deadline < 0) {
                 long before = allocatedByCopyEngines(mx);
                 device.copyToHost(plan).get(30, TimeUnit.SECONDS);
                 allocated = Math.min(allocated, allocatedByCopyEngines(mx) - before);
