@@ -87,6 +87,12 @@ public final class NettyDataPlane implements DataPlane {
      * small).
      */
     static final int IDLE_CONNECTIONS_KEPT = 64;
+    /**
+     * The longest a TLS handshake may take in all. It is no deadline for failing over: a client gives up a handshake
+     * as soon as its peer has sent nothing for the silence allowed (a stopped or dead peer); a loaded peer that keeps
+     * answering, one step at a time, gets this long.
+     */
+    static final Duration HANDSHAKE_LIMIT = Duration.ofSeconds(10);
 
     private final Backend backend;
     private final Duration silence;
@@ -305,7 +311,9 @@ public final class NettyDataPlane implements DataPlane {
                     } else {
                         transfersFailed.incrementAndGet();
                         exchange.done.completeExceptionally(new TransferFailedException("the TLS handshake with "
-                                + to + " failed: " + TlsGate.describe(h.cause())));
+                                + to + " failed: " + (Boolean.TRUE.equals(f.channel().attr(TlsGate.SILENT).get())
+                                ? "the peer sent nothing for " + silence.toMillis() + " ms"
+                                : TlsGate.describe(h.cause()))));
                     }
                 });
             } else if (f.isSuccess()) {
@@ -339,11 +347,12 @@ public final class NettyDataPlane implements DataPlane {
     }
 
     /**
-     * A connection's TLS: its handshake bounded by the silence allowed, and its close not held up waiting to flush
-     * the TLS goodbye to a peer that does not read (a plane that closes closes all its connections).
+     * A connection's TLS: its handshake bounded in all by {@link #HANDSHAKE_LIMIT} (a client also by its peer's
+     * silence, see {@link TlsGate}), and its close not held up waiting to flush the TLS goodbye to a peer that does
+     * not read (a plane that closes closes all its connections).
      */
     private SslHandler tlsHandler(SslHandler h) {
-        h.setHandshakeTimeoutMillis(Math.max(1_000, silence.toMillis()));
+        h.setHandshakeTimeoutMillis(Math.max(HANDSHAKE_LIMIT.toMillis(), silence.toMillis()));
         h.setCloseNotifyFlushTimeoutMillis(200);
         return h;
     }

@@ -5,17 +5,26 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
+import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.AttributeKey;
 
 /**
  * Sits right after a data connection's {@link SslHandler}: until the handshake succeeded nothing reaches the
  * transfer handler (a failed handshake closes the connection, counted and logged once as a refusal of the peer;
  * its exceptions stop here). Once it succeeded, the peer's identity is kept on the channel.
+ *
+ * <p>On a client, a handshake during which the connection carried no byte either way for the silence allowed is
+ * given up (the connection's idle event): a stopped or dead peer is left as soon as a transfer's silence would
+ * leave it, while a loaded peer that answers step by step may take longer in all. The silence of a transfer starts
+ * once the handshake has succeeded.
  */
 final class TlsGate extends ChannelInboundHandlerAdapter {
 
     /** The CN of the certificate the peer presented. */
     static final AttributeKey<String> PEER = AttributeKey.valueOf("selene.pool.peer");
+
+    /** Set on a client connection whose handshake was given up because the peer went silent. */
+    static final AttributeKey<Boolean> SILENT = AttributeKey.valueOf("selene.pool.silent-handshake");
 
     private final PoolTls tls;
     private final boolean server;
@@ -28,6 +37,14 @@ final class TlsGate extends ChannelInboundHandlerAdapter {
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof IdleStateEvent && !ok) {
+            if (!server) {
+                // The peer went silent mid-handshake: closing fails the handshake, and so the transfer waiting on it.
+                ctx.channel().attr(SILENT).set(true);
+                ctx.close();
+            }
+            return;
+        }
         if (evt instanceof SslHandshakeCompletionEvent e) {
             if (e.isSuccess()) {
                 ok = true;

@@ -33,6 +33,7 @@ import java.util.Base64;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -157,6 +158,47 @@ abstract class TlsDataPlaneContract extends DataPlaneContract {
         TestWait.until(() -> serverTls().refusals(PoolTls.Plane.DATA, reason) == before + 2,
                 () -> reason + " refusals " + serverTls().refusals(PoolTls.Plane.DATA, reason));
         assertEquals(1, logged(reason), "logged once, naming the peer");
+    }
+
+    /**
+     * A handshake whose answer comes back through a trickling proxy takes longer in all than the client's silence
+     * allowed (the old rule gave up a handshake at that silence, or at a second), yet its peer is never silent that
+     * long: it succeeds, and the push lands.
+     */
+    @Test
+    void aHandshakeSlowerInAllThanTheSilence_throughATricklingProxy_completesWhileThePeerKeepsAnswering()
+            throws Exception {
+        get(client.push(server.address(), spec(ROOT, true), image(ROOT, shares(true).fill(3), true)).done()); // warm
+        Duration silence = Duration.ofSeconds(1);
+        try (TricklingProxy slow = new TricklingProxy(server.address(), 300, Duration.ofMillis(250));
+             DataPlane patient = NettyDataPlane.client(backend(), silence, 1, tls(CLIENT, NamespaceAccess.OPEN))) {
+            long started = System.nanoTime();
+            OutgoingImage image = image(KEY, shares(true).fill(9), true);
+            get(patient.push(slow.address(), spec(KEY, true), image).done());
+            long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+            store.kept.get(KEY).shares().assertSameUsedBytes(shares(true).fill(9));
+            assertTrue(took > silence.toMillis(), "the trickle made the transfer outlast the silence allowed (" + took
+                    + " ms): else this test shows nothing");
+        }
+    }
+
+    /**
+     * A peer that takes the connection and then says nothing (a stopped process whose kernel still accepts) is given
+     * up after the silence allowed, named as silent, long before the handshake's limit in all.
+     */
+    @Test
+    void aPeerSilentDuringTheHandshake_failsTheTransferAfterTheSilence_notTheHandshakeLimit() throws Exception {
+        Duration silence = Duration.ofSeconds(1);
+        try (ServerSocket mute = new ServerSocket(0, 4, InetAddress.getLoopbackAddress());
+             DataPlane impatient = NettyDataPlane.client(backend(), silence, 1, tls(CLIENT, NamespaceAccess.OPEN))) {
+            long started = System.nanoTime();
+            Throwable f = failureOf(impatient.push(new DataAddress("127.0.0.1", mute.getLocalPort()), spec(KEY, true),
+                    image(KEY, shares(true).fill(5), true)).done());
+            long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+            assertInstanceOf(TransferFailedException.class, f);
+            assertTrue(f.getMessage().contains("sent nothing for " + silence.toMillis() + " ms"), f.getMessage());
+            assertTrue(took < NettyDataPlane.HANDSHAKE_LIMIT.toMillis(), "given up after " + took + " ms");
+        }
     }
 
     @Test
