@@ -41,15 +41,16 @@ import java.util.stream.Stream;
 @Command(name = "replay", mixinStandardHelpOptions = true,
         description = "Replay a Mooncake-format trace (one JSON request per line; hash_ids are 512-token prefix "
                 + "blocks) and report the hit ratio by tier, the prefill time it saved, restores, the oracle's hit "
-                + "ratio at the same memory size and the unbounded ceilings.")
+                + "ratio at the same memory and disk sizes and the unbounded ceilings.")
 public final class ReplayCommand implements Callable<Integer> {
 
     /** The simulator and a memory-only node disagree by more than this: a warning. */
     static final double SIMULATOR_TOLERANCE = 0.005;
 
     /**
-     * The simulator and a node with a disk tier disagree by more than this: a warning. The node's writes take
-     * time, the simulator's none, so which records are clean when memory needs room can differ.
+     * The simulator and a node with a disk tier disagree by more than this: a warning. The node's writes run while
+     * it goes on, the simulator's finish before its next step, so which records are clean when memory needs room can
+     * differ.
      */
     static final double DISK_SIMULATOR_TOLERANCE = 0.02;
 
