@@ -27,6 +27,7 @@ import java.util.function.Supplier;
  *           interleave (the think time between two turns, in other requests), how often a request branches from an
  *           earlier turn, and how many shared prompts there are and how skewed their popularity is
  * layouts   qwen-tp1 (a row is 4.2 times a record's pages) and deepseek-tp4 (2.9 times), at two memory sizes each
+ * disk      none, or one disk tier of a given size under every row (the oracle then knows the future for both tiers)
  * </pre>
  *
  * After Caffeine's simulator: many policies, many traces, one report.
@@ -37,8 +38,11 @@ public final class PolicyComparison {
     public record Trace(String name, boolean tuned, Supplier<List<TraceRequest>> requests) {
     }
 
-    /** One line of the table: a trace at a layout and memory size, every policy's hit ratio and the ceiling. */
-    public record Row(String trace, boolean tuned, String layout, long warmBytes, double ceiling,
+    /**
+     * One line of the table: a trace at a layout, memory and disk size (0: none), every policy's hit ratio and the
+     * ceiling.
+     */
+    public record Row(String trace, boolean tuned, String layout, long warmBytes, long diskBytes, double ceiling,
                       Map<String, Double> hitRatio) {
 
         /** {@code policy}'s hit ratio minus LRU's, in points. */
@@ -67,11 +71,25 @@ public final class PolicyComparison {
 
     private final RowRule rows;
     private final int concurrency;
+    private final long diskBytes;
 
-    /** A comparison whose engine places rows by {@code rows}, sized for {@code concurrency} active requests. */
+    /**
+     * A memory-only comparison whose engine places rows by {@code rows}, sized for {@code concurrency} active
+     * requests.
+     */
     public PolicyComparison(RowRule rows, int concurrency) {
+        this(rows, concurrency, 0);
+    }
+
+    /** A comparison as above with a disk tier of {@code diskBytes} under every row (0: none). */
+    public PolicyComparison(RowRule rows, int concurrency, long diskBytes) {
+        if (diskBytes < 0) {
+            throw new IllegalArgumentException("a disk size of " + diskBytes + " bytes is invalid; allowed: 0 (none) "
+                    + "or more");
+        }
         this.rows = rows;
         this.concurrency = concurrency;
+        this.diskBytes = diskBytes;
     }
 
     /**
@@ -114,14 +132,15 @@ public final class PolicyComparison {
             for (String layoutName : List.of("qwen-tp1", "deepseek-tp4")) {
                 Layout layout = Layout.preset(layoutName);
                 for (long warm : MEMORY.get(layoutName)) {
-                    ReplaySimulator sim = new ReplaySimulator(CacheConfig.memoryOnly(layout, warm)
-                            .withConcurrency(concurrency), rows);
+                    CacheConfig memory = CacheConfig.memoryOnly(layout, warm).withConcurrency(concurrency);
+                    ReplaySimulator sim = new ReplaySimulator(diskBytes > 0 ? memory.withDisk("simulated", diskBytes)
+                            : memory, rows);
                     Map<String, Double> hits = new LinkedHashMap<>();
                     for (String p : policies) {
                         hits.put(p, sim.run(requests, p).hitRatio());
                     }
                     hits.put(ReplaySimulator.ORACLE, sim.run(requests, ReplaySimulator.ORACLE).hitRatio());
-                    Row row = new Row(t.name(), t.tuned(), layoutName, warm, ceiling, hits);
+                    Row row = new Row(t.name(), t.tuned(), layoutName, warm, diskBytes, ceiling, hits);
                     out.add(row);
                     progress.accept(row);
                 }
@@ -148,7 +167,8 @@ public final class PolicyComparison {
         b.append('\n').append("|---|---|---|").append("---|".repeat(3 * policies.size() + 1)).append('\n');
         for (Row r : rows) {
             b.append("| ").append(r.trace()).append(r.tuned() ? " (tuned on)" : "").append(" | ").append(r.layout())
-                    .append(" | ").append(ByteSize.format(r.warmBytes())).append(" |");
+                    .append(" | ").append(ByteSize.format(r.warmBytes()))
+                    .append(r.diskBytes() > 0 ? " + " + ByteSize.format(r.diskBytes()) + " disk" : "").append(" |");
             for (String p : policies) {
                 b.append(String.format(Locale.ROOT, " %.1f%% |", 100 * r.hitRatio().get(p)));
             }

@@ -16,15 +16,30 @@ package dev.selene.engine.simulator;
  * @param present           publications that found their record held
  * @param abandoned         publications that found no room
  * @param evicted           records dropped from memory
- * @param bytesRestored     bytes copied to the device by restores
+ * @param bytesRestored     bytes copied to the device by restores, from either tier
+ * @param tokensFromDisk    tokens served from records the restore read from disk (0 without a disk tier)
+ * @param bytesFromDisk     bytes of {@code bytesRestored} read from disk
+ * @param restoresFromMemory restores that copied at least one record from memory
+ * @param restoresFromDisk  restores that read at least one record from disk
+ * @param restoresRefused   restores refused as slower than recomputing (their disk part's read estimate)
+ * @param spilled           records written to disk
+ * @param evictedFromDisk   record files deleted from disk to make room
  */
 public record SimulationResult(String policy, String rows, long requests, long tokensRequested, long tokensFromCache,
                                long blocksReferenced, long blocksRestored, long requestsHit, long published,
-                               long stored, long present, long abandoned, long evicted, long bytesRestored) {
+                               long stored, long present, long abandoned, long evicted, long bytesRestored,
+                               long tokensFromDisk, long bytesFromDisk, long restoresFromMemory,
+                               long restoresFromDisk, long restoresRefused,
+                               long spilled, long evictedFromDisk) {
 
     /** Tokens served from cache over tokens requested. */
     public double hitRatio() {
         return tokensRequested == 0 ? 0 : (double) tokensFromCache / tokensRequested;
+    }
+
+    /** Tokens served from disk over tokens requested. */
+    public double diskHitRatio() {
+        return tokensRequested == 0 ? 0 : (double) tokensFromDisk / tokensRequested;
     }
 
     /** Block references served from cache over block references. */

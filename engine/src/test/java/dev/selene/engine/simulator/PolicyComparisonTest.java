@@ -49,4 +49,28 @@ class PolicyComparisonTest {
         assertTrue(summary.startsWith("lru: worst against lru +0.0 points"), summary);
         assertTrue(summary.contains("worth: worst against lru"), summary);
     }
+
+    @Test
+    void withADiskSize_everyRowHasTheDisk_andTheOracleKnowsBothTiers() {
+        List<PolicyComparison.Trace> traces = PolicyComparison.traces(null, null, 3, 300).stream()
+                .filter(t -> t.name().equals("short-chats")).toList();
+        List<String> policies = List.of("lru", "worth");
+        List<PolicyComparison.Row> memoryOnly = new PolicyComparison(RowRule.LAST_FULL, 8).run(traces, policies,
+                r -> { });
+        List<PolicyComparison.Row> rows = new PolicyComparison(RowRule.LAST_FULL, 8, 4L << 30).run(traces, policies,
+                r -> { });
+        for (int i = 0; i < rows.size(); i++) {
+            PolicyComparison.Row r = rows.get(i);
+            assertEquals(4L << 30, r.diskBytes());
+            assertEquals(0, memoryOnly.get(i).diskBytes());
+            double oracle = r.hitRatio().get(ReplaySimulator.ORACLE);
+            assertTrue(oracle >= memoryOnly.get(i).hitRatio().get(ReplaySimulator.ORACLE), r + " / " + memoryOnly.get(i));
+            for (String p : policies) {
+                assertTrue(r.hitRatio().get(p) <= oracle, p + ": " + r);
+                assertTrue(r.hitRatio().get(p) >= memoryOnly.get(i).hitRatio().get(p), p + " gains from the disk: " + r);
+            }
+        }
+        String table = PolicyComparison.table(rows, policies);
+        assertTrue(table.contains("| short-chats (tuned on) | qwen-tp1 | 1.0 GiB + 4.0 GiB disk |"), table);
+    }
 }

@@ -80,8 +80,8 @@ class ReplaySimulatorTest {
     }
 
     @Test
-    void aNodeWithADiskTier_isRefused() {
-        CacheConfig disk = CacheConfig.memoryOnly(Layout.qwenTp1(), 1L << 30).withDisk("/tmp/x", 1L << 30);
-        assertThrows(IllegalArgumentException.class, () -> new ReplaySimulator(disk, RowRule.LAST_FULL));
+    void aNodeWithAPoolTier_isRefused() {
+        CacheConfig pool = CacheConfig.memoryOnly(Layout.qwenTp1(), 1L << 30).withPool(List.of("127.0.0.1:1"));
+        assertThrows(IllegalArgumentException.class, () -> new ReplaySimulator(pool, RowRule.LAST_FULL));
     }
 }

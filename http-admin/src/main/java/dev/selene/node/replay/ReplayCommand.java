@@ -35,17 +35,27 @@ import java.util.stream.Stream;
 
 /**
  * {@code selene replay TRACE}: a Mooncake-format trace (or a generated one) through an embedded node, memory-only
- * or memory and disk, or through the simulator of its cores; every report also gives the farthest-next-use
- * oracle's hit ratio at the same memory size.
+ * or memory and disk, or through the simulator of its cores (which models the disk tier too); every report also
+ * gives the farthest-next-use oracle's hit ratio at the same memory and disk sizes.
  */
 @Command(name = "replay", mixinStandardHelpOptions = true,
         description = "Replay a Mooncake-format trace (one JSON request per line; hash_ids are 512-token prefix "
                 + "blocks) and report the hit ratio by tier, the prefill time it saved, restores, the oracle's hit "
-                + "ratio at the same memory size and the unbounded ceilings.")
+                + "ratio at the same memory and disk sizes and the unbounded ceilings.")
 public final class ReplayCommand implements Callable<Integer> {
 
-    /** The simulator and the node disagree by more than this: a warning. */
+    /** The simulator and a memory-only node disagree by more than this: a warning. */
     static final double SIMULATOR_TOLERANCE = 0.005;
+
+    /**
+     * The simulator and a node with a disk tier disagree by more than this: a warning. The node's writes run while
+     * it goes on, the simulator's finish before its next step, so which records are clean when memory needs room can
+     * differ.
+     */
+    static final double DISK_SIMULATOR_TOLERANCE = 0.02;
+
+    /** The disk tier's size when --disk-size is not given. */
+    static final String DEFAULT_DISK_SIZE = "16g";
 
     @Parameters(index = "0", arity = "0..1", paramLabel = "TRACE",
             description = "The trace file, e.g. traces/synthetic_trace.jsonl; omit it with --generate.")
@@ -71,7 +81,8 @@ public final class ReplayCommand implements Callable<Integer> {
     String policy;
 
     @Option(names = "--simulate",
-            description = "Run the simulator of the node's cores (no actors, memory only: seconds for a whole trace).")
+            description = "Run the simulator of the node's cores (no actors: seconds for a whole trace); with "
+                    + "--disk-size it models a disk tier of that size (nothing is written).")
     boolean simulate;
 
     @Option(names = "--rows", defaultValue = "last-full",
@@ -98,9 +109,15 @@ public final class ReplayCommand implements Callable<Integer> {
             description = "Add a disk tier: a fresh directory under DIR, deleted after the replay.")
     Path diskDir;
 
-    @Option(names = "--disk-size", defaultValue = "16g",
-            description = "Disk tier size with --disk-dir (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--disk-size",
+            description = "Disk tier size: with --disk-dir the node's (default: 16g); with --simulate, --policy oracle "
+                    + "or --compare the simulated disk tier's (none when not given).")
     String diskSize;
+
+    @Option(names = "--settle-writes",
+            description = "With --disk-dir: after each request wait until the node's disk writes have finished, as "
+                    + "the simulator assumes (a check of the simulator, not how an engine runs).")
+    boolean settleWrites;
 
     @Option(names = "--prefill-tokens-per-s", paramLabel = "N", defaultValue = "10000",
             description = "The engine's prefill rate, for the time saved and the node's restore decisions "
@@ -152,26 +169,28 @@ public final class ReplayCommand implements Callable<Integer> {
         List<TraceRequest> requests = requests();
         CacheConfig memory = CacheConfig.memoryOnly(l, warmBytes).withConcurrency(concurrency).withDevice(device);
         CacheConfig config = memory.withPolicy(oracle ? Policies.DEFAULT : policy);
+        long diskBytes = diskDir != null || diskSize != null
+                ? ByteSize.parse("--disk-size", diskSize == null ? DEFAULT_DISK_SIZE : diskSize) : 0;
+        CacheConfig modelled = diskBytes > 0 ? memory.withDisk("simulated", diskBytes) : memory;
         Path diskRun = null;
-        if (diskDir != null) {
-            long diskBytes = ByteSize.parse("--disk-size", diskSize);
+        if (diskDir != null && !simulated) {
             diskRun = Files.createTempDirectory(Files.createDirectories(diskDir), "replay-");
             config = config.withDisk(diskRun.toString(), diskBytes);
         }
         PrefillCost cost = PrefillCost.withPrefill(prefillTokensPerSecond);
         System.err.printf(Locale.ROOT, "selene replay: %d requests from %s, %s, warm %s%s, policy %s, rows %s, %s%n",
                 requests.size(), source(), l.name(), ByteSize.format(warmBytes),
-                diskDir == null ? "" : ", disk " + ByteSize.format(config.diskBytes()), policy, rule.label(),
+                diskBytes == 0 ? "" : ", disk " + ByteSize.format(diskBytes), policy, rule.label(),
                 simulated ? "simulator" : "node");
         ReplayReport report = new ReplayReport();
         report.policy = policy;
         report.rows = rule;
         report.layout = l.name();
         report.warmBytes = warmBytes;
-        report.diskBytes = diskDir == null ? 0 : config.diskBytes();
+        report.diskBytes = diskBytes;
         report.speedup = speedup;
         report.ceiling = TraceCeiling.of(requests, rule);
-        ReplaySimulator simulator = new ReplaySimulator(memory, rule);
+        ReplaySimulator simulator = new ReplaySimulator(modelled, rule, cost);
         if (simulated) {
             report.engine = ReplayReport.Engine.SIMULATOR;
             report.cost = cost;
@@ -184,25 +203,32 @@ public final class ReplayCommand implements Callable<Integer> {
             try (DeviceCopier copier = DeviceCopiers.select(device); SeleneCache cache = SeleneCache.start(config,
                     copier, CacheSettings.standaloneSystemConfig(), "selene")) {
                 report.cost = cost;
-                new TraceReplay(cache, copier, speedup, rule, cost, progress).run(requests, report);
+                new TraceReplay(cache, copier, speedup, rule, cost, progress).settleWrites(settleWrites)
+                        .run(requests, report);
                 CacheStatus status = cache.status().toCompletableFuture().join();
                 if (status.disk() != null && status.disk().readSamples() > 0) {
                     report.cost = cost.withDisk(status.disk().readBytesPerSecond());
+                }
+                if (status.disk() != null) {
+                    report.spilled = status.counters().getOrDefault("spill.written", 0L);
+                    report.evictedFromDisk = status.counters().getOrDefault("evicted.disk", 0L);
                 }
             } finally {
                 if (diskRun != null) {
                     deleteTree(diskRun);
                 }
             }
-            if (diskDir == null) {
-                report.simulated = simulator.run(requests, policy);
-                if (Math.abs(report.simulated.hitRatio() - report.hitRatio()) > SIMULATOR_TOLERANCE) {
-                    System.err.printf(Locale.ROOT, "selene replay: the simulator's hit ratio %.4f differs from the "
-                            + "node's %.4f under policy %s%n", report.simulated.hitRatio(), report.hitRatio(), policy);
-                }
+            report.simulated = simulator.run(requests, policy);
+            double tolerance = diskBytes > 0 ? DISK_SIMULATOR_TOLERANCE : SIMULATOR_TOLERANCE;
+            if (Math.abs(report.simulated.hitRatio() - report.hitRatio()) > tolerance) {
+                System.err.printf(Locale.ROOT, "selene replay: the simulator's hit ratio %.4f differs from the "
+                        + "node's %.4f under policy %s%n", report.simulated.hitRatio(), report.hitRatio(), policy);
             }
         }
         report.oracle = oracle ? null : simulator.run(requests, ReplaySimulator.ORACLE);
+        if (diskBytes > 0) {
+            report.memoryOnlyOracle = new ReplaySimulator(memory, rule, cost).run(requests, ReplaySimulator.ORACLE);
+        }
         System.out.print(report.table());
         System.out.println(report.verdict());
         if (json) {
@@ -214,15 +240,17 @@ public final class ReplayCommand implements Callable<Integer> {
     private int compare() throws IOException {
         if (generate != null || diskDir != null) {
             throw new IllegalArgumentException("--compare runs the simulator on TRACE and its own generated traces; "
-                    + "--generate and --disk-dir do not apply");
+                    + "--generate and --disk-dir do not apply (--disk-size gives every row a simulated disk tier)");
         }
+        long diskBytes = diskSize == null ? 0 : ByteSize.parse("--disk-size", diskSize);
         RowRule rule = RowRule.parse(rows, rowInterval);
         String name = trace == null ? null : trace.getFileName().toString().replaceFirst("\\.jsonl?$", "");
         List<TraceRequest> file = trace == null ? null : MooncakeTrace.read(trace, limit);
         List<PolicyComparison.Trace> traces = PolicyComparison.traces(name, file, seed, generatedRequests);
-        System.err.printf(Locale.ROOT, "selene replay: comparing %s and the oracle on %d traces, rows %s, simulator%n",
-                String.join(", ", Policies.NAMES), traces.size(), rule.label());
-        PolicyComparison comparison = new PolicyComparison(rule, concurrency);
+        System.err.printf(Locale.ROOT, "selene replay: comparing %s and the oracle on %d traces, rows %s, %s, "
+                        + "simulator%n", String.join(", ", Policies.NAMES), traces.size(), rule.label(),
+                diskBytes == 0 ? "memory only" : "disk " + ByteSize.format(diskBytes));
+        PolicyComparison comparison = new PolicyComparison(rule, concurrency, diskBytes);
         List<PolicyComparison.Row> table = comparison.run(traces, Policies.NAMES, row -> {
             if (!noProgress) {
                 System.err.printf(Locale.ROOT, "  %s, %s, %s: %s%n", row.trace(), row.layout(),
@@ -235,7 +263,8 @@ public final class ReplayCommand implements Callable<Integer> {
         if (json) {
             List<Map<String, Object>> json = table.stream().map(r -> Map.<String, Object>of("trace", r.trace(),
                     "tuned_on", r.tuned(), "layout", r.layout(), "warm_bytes", r.warmBytes(),
-                    "ceiling_unbounded_rows", r.ceiling(), "hit_ratio", r.hitRatio())).toList();
+                    "disk_bytes", r.diskBytes(), "ceiling_unbounded_rows", r.ceiling(), "hit_ratio",
+                    r.hitRatio())).toList();
             System.out.println(new ObjectMapper().writeValueAsString(Map.of("rows", rule.placement().label(),
                     "default_policy", Policies.DEFAULT, "table", json)));
         }
@@ -257,9 +286,14 @@ public final class ReplayCommand implements Callable<Integer> {
         if ((trace == null) == (generate == null)) {
             throw new IllegalArgumentException("give a TRACE file or --generate SHAPE (one of them)");
         }
-        if (diskDir != null && (simulate || ReplaySimulator.ORACLE.equals(policy))) {
-            throw new IllegalArgumentException("--disk-dir needs the node; the simulator (--simulate, --policy oracle) "
-                    + "models memory only");
+        boolean simulated = simulate || ReplaySimulator.ORACLE.equals(policy);
+        if (diskSize != null && diskDir == null && !simulated) {
+            throw new IllegalArgumentException("--disk-size needs --disk-dir (the node's disk tier) or --simulate "
+                    + "(a simulated one)");
+        }
+        if (settleWrites && (diskDir == null || simulated)) {
+            throw new IllegalArgumentException("--settle-writes needs a node with a disk tier (--disk-dir, without "
+                    + "--simulate)");
         }
         if (rowInterval < 0) {
             throw new IllegalArgumentException("--row-interval " + rowInterval + " is invalid; allowed: 0 (none) or a "

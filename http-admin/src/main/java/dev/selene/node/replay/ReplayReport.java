@@ -1,6 +1,7 @@
 package dev.selene.node.replay;
 
 import dev.selene.engine.cost.PrefillCost;
+import dev.selene.engine.simulator.ReplaySimulator;
 import dev.selene.engine.simulator.SimulationResult;
 import dev.selene.engine.trace.RowRule;
 import dev.selene.engine.trace.TraceCeiling;
@@ -57,11 +58,14 @@ public final class ReplayReport {
     long abandoned;
     long otherPublishResults;
     long evicted = -1;
+    long spilled = -1;
+    long evictedFromDisk = -1;
     long lookups;
     double seconds;
     double maxLagSeconds;
     TraceCeiling ceiling;
     SimulationResult oracle;
+    SimulationResult memoryOnlyOracle;
     SimulationResult simulated;
 
     /** Tokens served from cache over tokens requested. */
@@ -124,19 +128,27 @@ public final class ReplayReport {
         requests = r.requests();
         tokensRequested = r.tokensRequested();
         tokensFromCache = r.tokensFromCache();
-        tokensFromMemory = r.tokensFromCache();
-        bytesFromMemory = r.bytesRestored();
+        tokensFromMemory = r.tokensFromCache() - r.tokensFromDisk();
+        tokensFromDisk = r.tokensFromDisk();
+        bytesFromMemory = r.bytesRestored() - r.bytesFromDisk();
+        bytesFromDisk = r.bytesFromDisk();
         blocksReferenced = r.blocksReferenced();
         blocksRestored = r.blocksRestored();
         requestsHit = r.requestsHit();
         requestsRecomputed = r.requests() - r.requestsHit();
-        restoresFromMemory = r.requestsHit();
+        restoresFromMemory = r.restoresFromMemory();
+        restoresFromDisk = r.restoresFromDisk();
+        restoresRefused = r.restoresRefused();
         lookups = r.requests();
         published = r.published();
         stored = r.stored();
         present = r.present();
         abandoned = r.abandoned();
         evicted = r.evicted();
+        if (diskBytes > 0 && !ReplaySimulator.ORACLE.equals(r.policy())) {
+            spilled = r.spilled();
+            evictedFromDisk = r.evictedFromDisk();
+        }
     }
 
     /** The report as a table for people. */
@@ -159,9 +171,16 @@ public final class ReplayReport {
                 + restoresFromPool + " (refused " + restoresRefused + ", failed " + restoresFailed + ")");
         line(b, "publications", published + " (stored " + stored + ", present " + present + ", abandoned "
                 + abandoned + ", other " + otherPublishResults + ")");
+        if (spilled >= 0) {
+            line(b, "disk", spilled + " records written, " + evictedFromDisk + " files deleted for room");
+        }
         if (oracle != null && !Double.isNaN(ofOracle())) {
-            line(b, "oracle, same memory", pct(oracle.hitRatio()) + " (farthest next use; this run reaches "
-                    + String.format(Locale.ROOT, "%.2f", ofOracle()) + " of it)");
+            line(b, diskBytes > 0 ? "oracle, same memory + disk" : "oracle, same memory", pct(oracle.hitRatio())
+                    + " (farthest next use; this run reaches " + String.format(Locale.ROOT, "%.2f", ofOracle())
+                    + " of it)");
+        }
+        if (memoryOnlyOracle != null) {
+            line(b, "oracle, same memory only", pct(memoryOnlyOracle.hitRatio()));
         }
         if (simulated != null) {
             line(b, "simulator, same policy", pct(simulated.hitRatio()));
@@ -211,7 +230,9 @@ public final class ReplayReport {
         m.put("hit_ratio_disk", round(diskHitRatio()));
         m.put("oracle_hit_ratio", oracle == null ? null : round(oracle.hitRatio()));
         m.put("of_oracle", Double.isNaN(ofOracle()) ? null : round(ofOracle()));
+        m.put("oracle_memory_only_hit_ratio", memoryOnlyOracle == null ? null : round(memoryOnlyOracle.hitRatio()));
         m.put("simulated_hit_ratio", simulated == null ? null : round(simulated.hitRatio()));
+        m.put("simulated_hit_ratio_disk", simulated == null ? null : round(simulated.diskHitRatio()));
         m.put("tokens_from_memory", tokensFromMemory);
         m.put("tokens_from_disk", tokensFromDisk);
         m.put("prefill_tokens_per_s", cost.prefillTokensPerSecond());
@@ -232,6 +253,8 @@ public final class ReplayReport {
         m.put("present", present);
         m.put("abandoned", abandoned);
         m.put("evicted", evicted < 0 ? null : evicted);
+        m.put("spilled", spilled < 0 ? null : spilled);
+        m.put("evicted_disk", evictedFromDisk < 0 ? null : evictedFromDisk);
         m.put("lookups", lookups);
         m.put("ceiling_unbounded", round(ceiling.tokenCeiling()));
         m.put("ceiling_unbounded_blocks", round(ceiling.blockCeiling()));

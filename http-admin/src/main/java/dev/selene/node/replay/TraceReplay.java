@@ -1,5 +1,6 @@
 package dev.selene.node.replay;
 
+import dev.selene.actors.api.CacheStatus;
 import dev.selene.actors.api.LookupResult;
 import dev.selene.actors.api.PublishOutcome;
 import dev.selene.actors.api.PublishResult;
@@ -49,6 +50,9 @@ public final class TraceReplay {
     /** How long the engine keeps a publication's GPU snapshot. */
     static final Duration SNAPSHOT_LIFETIME = Duration.ofSeconds(2);
 
+    /** How long {@link #settleWrites} waits after one request at most. */
+    static final Duration SETTLE_LIMIT = Duration.ofMinutes(1);
+
     private final SeleneCache cache;
     private final Layout layout;
     private final double speedup;
@@ -58,6 +62,7 @@ public final class TraceReplay {
     private final Publisher publisher;
     private final Scratch snapshots;
     private final Scratch targets;
+    private boolean settleWrites;
 
     /**
      * A replay through {@code cache} on {@code copier} (the device the cache is registered with), pacing arrivals
@@ -82,6 +87,15 @@ public final class TraceReplay {
         this.targets = new Scratch(copier);
     }
 
+    /**
+     * With {@code settle}, after each request wait (a bounded while) until the node's disk writes in flight have
+     * finished and stayed so for two status reads, as the simulator's writes finish at once; returns this replay.
+     */
+    public TraceReplay settleWrites(boolean settle) {
+        this.settleWrites = settle;
+        return this;
+    }
+
     /** Replays {@code trace} into {@code report}, which already names the run. */
     public ReplayReport run(List<TraceRequest> trace, ReplayReport report) {
         long start = System.nanoTime();
@@ -99,6 +113,9 @@ public final class TraceReplay {
                     }
                 }
                 replayOne(r, report);
+                if (settleWrites) {
+                    settle();
+                }
                 long now = System.nanoTime();
                 if (progress != null && now - lastProgress > TimeUnit.SECONDS.toNanos(2)) {
                     progress.printf(Locale.ROOT, "replay: %d/%d requests, hit ratio %.1f%%%n", i + 1, trace.size(),
@@ -115,6 +132,21 @@ public final class TraceReplay {
         }
         report.seconds = (System.nanoTime() - start) / 1e9;
         return report;
+    }
+
+    /** Waits until the node has no disk write in flight at two status reads in a row, for at most a minute. */
+    private void settle() throws InterruptedException {
+        long deadline = System.nanoTime() + SETTLE_LIMIT.toNanos();
+        int idle = 0;
+        while (idle < 2 && System.nanoTime() < deadline) {
+            CacheStatus status = cache.status().toCompletableFuture().join();
+            if (status.disk() == null || status.disk().writesInFlight() == 0) {
+                idle++;
+            } else {
+                idle = 0;
+                TimeUnit.MILLISECONDS.sleep(1);
+            }
+        }
     }
 
     private void replayOne(TraceRequest r, ReplayReport report) {
