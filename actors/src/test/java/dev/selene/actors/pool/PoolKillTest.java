@@ -49,6 +49,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * bytes, a partial record is never held, replicas are rebuilt) and hosts and managers start in any order. Each test
  * starts its own children ({@link ManagerProcess}, {@link HostProcess}) and kills them; their logs are under
  * {@code target/pool-kill-logs/<pid of the test JVM>}, and each test prints its timeline ({@code [test +ms] ...}).
+ * A manager stopped (SIGSTOP) under load is the pool availability process test's.
  */
 class PoolKillTest {
 
@@ -238,110 +239,6 @@ class PoolKillTest {
         for (RecordKey k : retired) {
             assertTrue(listed.containsKey(k.hash()), "retired " + k + " held by both managers");
         }
-    }
-
-    /**
-     * #22/#23: a manager stopped (SIGSTOP) for 15 s with publications and restores running: its data connections go
-     * silent mid-record. Retirements go on on the other manager within the data plane's silence (they do not wait for
-     * the cluster to down the stopped one), nothing retired is lost or served wrong, and the host's heap does not
-     * grow with what it cannot send.
-     */
-    @Test
-    void aManagerStoppedFor15s_losesNoRetiredRecord_retirementsGoOnElsewhere_andTheHostsHeapStaysBounded()
-            throws Exception {
-        List<Integer> ports = freePorts(2);
-        List<ChildJvm> managers = startManagers(ports);
-        List<String> pool = addresses(ports);
-        CompletableFuture<SeleneCache> restorerStart = CompletableFuture.supplyAsync(() -> host(pool), starts);
-        SeleneCache publisher = host(pool);
-        SeleneCache restorer = restorerStart.get(CHILD_START.toSeconds(), TimeUnit.SECONDS);
-        Publishing publishing = new Publishing(publisher, 3_000);
-        Restoring restoring = new Restoring(restorer, publishing);
-        publishing.start();
-        restoring.start();
-        // Not the first seed: stopping the cluster's leader while a host is still joining is a membership question
-        // (the split-brain resolver's), not the data plane's, which is what this test is about.
-        ChildJvm victim = managers.get(1);
-        Set<RecordKey> retiredBeforeStop;
-        long heapBefore;
-        long heapDuring;
-        long stoppedAt;
-        int retiredDuringStop;
-        try {
-            awaitTrue(Duration.ofSeconds(60), "6 records retired before the stop",
-                    () -> publishing.retired().size() >= 6);
-            // A record is retired once one replica holds it; one that a loaded, just-started JVM missed the failover
-            // deadline for is copied by its directory entity within REPLICA_RECHECK. This test is about a stalled
-            // data connection, not about a record that only the stopped manager holds (the replica rule's known
-            // limit): the records retired before the stop get that time to reach both managers, publishing paused (the
-            // managers' room is for the records of the stop, below).
-            publishing.pause();
-            Thread.sleep(PoolDirectory.REPLICA_RECHECK.plusSeconds(1).toMillis());
-            publishing.resume();
-            heapBefore = heapAfterGc();
-            retiredBeforeStop = publishing.retired();
-            stoppedAt = System.nanoTime();
-            victim.freeze();
-            report("stopped " + victim + " with " + retiredBeforeStop.size() + " records retired");
-            try {
-                // Pushes to the stopped manager stall; the host's failover deadline (500 ms of silence) fails them,
-                // or the failure detector (about 3 s) leaves it out first; either way retirements resume on the
-                // other manager.
-                awaitTrue(Duration.ofSeconds(14), "retirements resumed on the other manager while one is stopped",
-                        () -> publishing.retired().size() >= retiredBeforeStop.size() + 6);
-                report("retirements resumed " + millisSince(stoppedAt) + " ms after the stop");
-                // The managers keep about 800 records each: publishing stops well short of that, so that every
-                // record retired stays in the pool for the checks below.
-                awaitTrue(Duration.ofSeconds(30), "150 records retired while a manager is stopped",
-                        () -> publishing.retired().size() >= retiredBeforeStop.size() + 150);
-                publishing.pause();
-                long left = Duration.ofSeconds(15).toNanos() - (System.nanoTime() - stoppedAt);
-                if (left > 0) {
-                    Thread.sleep(TimeUnit.NANOSECONDS.toMillis(left));
-                }
-                heapDuring = heapAfterGc();
-                retiredDuringStop = publishing.retired().size() - retiredBeforeStop.size();
-            } finally {
-                victim.thaw();
-            }
-            report("resumed " + victim + " after " + millisSince(stoppedAt) + " ms; " + retiredDuringStop
-                    + " records retired while it was stopped; heap after GC " + (heapBefore >> 20) + " MiB before, "
-                    + (heapDuring >> 20) + " MiB at the end of the stop");
-        } finally {
-            publishing.stop();
-            restoring.stop();
-        }
-        report(restoring + "; " + publishing.published().size() + " published");
-        restoring.assertNoFailure();
-        assertEquals(List.of(), restoring.wrongBytes(), "no restore served wrong bytes");
-        assertTrue(heapDuring - heapBefore < 256L << 20, "the host's heap grew by "
-                + ((heapDuring - heapBefore) >> 20) + " MiB while a manager was stopped");
-        Set<RecordKey> retired = publishing.retired();
-        assertTrue(retired.containsAll(retiredBeforeStop), "a retired record stays retired");
-        // Lookups in the stopped manager's directory shards answer again once the cluster has settled (it may have
-        // been downed while stopped, and its shards moved): until then they miss, never serve wrong bytes.
-        List<List<RecordSpec>> prefixes = publishing.retiredPrefixes(retired);
-        long settling = System.nanoTime();
-        awaitTrue(CLUSTER_SETTLES, "lookups answer again after the stop", () -> KeyedChains.restore(restorer, device,
-                prefixes.getLast()).wholeFromPool(prefixes.getLast().size()));
-        report("lookups answered again " + millisSince(settling) + " ms after the publishing stopped");
-        // A lookup may still miss for a moment while a directory shard finishes moving (never wrong bytes): each
-        // chain is given the time the cluster takes to settle.
-        for (List<RecordSpec> prefix : prefixes) {
-            awaitTrue(CLUSTER_SETTLES, "chain up to " + prefix.getLast().key() + " restored whole from the pool",
-                    () -> {
-                        KeyedChains.Restore r = KeyedChains.restore(restorer, device, prefix);
-                        assertTrue(r.noWrongBytes(), "no wrong bytes: " + r);
-                        return r.wholeFromPool(prefix.size());
-                    }, () -> KeyedChains.traces(restorer, prefix));
-        }
-        report("every retired chain restored whole " + millisSince(settling) + " ms after the publishing stopped");
-    }
-
-    private static long heapAfterGc() {
-        Runtime rt = Runtime.getRuntime();
-        System.gc();
-        return rt.totalMemory() - rt.freeMemory();
     }
 
     @Test

@@ -44,8 +44,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * manager is then killed (SIGKILL) or stopped (SIGSTOP for 15 s): the one that does not run the namespace's
  * directory entity, or the one that does. Each scenario asserts that no restore of a retired chain failed or came
  * back short while it ran (the surviving manager holds every record), that retirements stood still for no longer
- * than a few failover deadlines (they never wait for the cluster to down the manager), and that every retired
- * chain restores whole and byte-identical afterwards. Each prints its figures ({@code [test +ms] ...}).
+ * than a few failover deadlines (they never wait for the cluster to down the manager), that the hosts' heap does not
+ * grow with what they cannot send, and that every retired chain restores whole and byte-identical afterwards. Each prints its figures ({@code [test +ms] ...}).
  */
 class PoolAvailabilityProcessTest {
 
@@ -141,6 +141,8 @@ class PoolAvailabilityProcessTest {
         String entity = PoolDirectory.entityId(NS, ManagerConfig.DEFAULT_DIRECTORY_SHARDS);
         SeleneProcess victim;
         long faultAt;
+        long heapBefore;
+        long heapDuring;
         try {
             awaitTrue(Duration.ofSeconds(60), "30 records retired", () -> publisher.counters().get("pool.retired")
                     >= 30);
@@ -150,11 +152,13 @@ class PoolAvailabilityProcessTest {
             victim = fault == Fault.KILL_THE_OTHER ? (directory == first ? second : first) : directory;
             restoring.start();
             Thread.sleep(3_000); // a baseline: retirements and restores with both managers up
+            heapBefore = heapAfterGc();
             faultAt = System.nanoTime();
             victim.signal(fault == Fault.STOP_THE_DIRECTORYS ? "STOP" : "KILL");
             report(fault + ": " + victim.name() + (victim == directory ? " (runs " : " (does not run ") + entity
                     + ") at " + publisher.counters().get("pool.retired") + " records retired");
             Thread.sleep(FAULT.toMillis());
+            heapDuring = heapAfterGc();
             if (fault == Fault.STOP_THE_DIRECTORYS) {
                 victim.signal("CONT");
                 report(victim.name() + " resumed");
@@ -179,6 +183,11 @@ class PoolAvailabilityProcessTest {
         assertEquals(List.of(), restoring.failures(), "no restore of a retired chain failed or came back short");
         assertTrue(restoring.restored() > 0, "restores ran: " + restoring);
         assertTrue(still < STILL_BOUND.toNanos(), "retirements stood still " + still / 1_000_000 + " ms");
+        // The hosts (in this JVM) do not hold on to what they could not send: their heap does not grow with it.
+        report("heap after GC " + (heapBefore >> 20) + " MiB before the fault, " + (heapDuring >> 20)
+                + " MiB at the end of its watch");
+        assertTrue(heapDuring - heapBefore < 256L << 20, "the hosts' heap grew by "
+                + ((heapDuring - heapBefore) >> 20) + " MiB during the fault");
 
         long verifying = System.nanoTime();
         List<List<RecordSpec>> chains = publishing.retiredChains();
@@ -195,6 +204,12 @@ class PoolAvailabilityProcessTest {
         if (fault == Fault.STOP_THE_DIRECTORYS && !victim.process().isAlive()) {
             report(victim.name() + " exited with " + victim.process().exitValue() + ": " + victim.lines().getLast());
         }
+    }
+
+    private static long heapAfterGc() {
+        Runtime rt = Runtime.getRuntime();
+        System.gc();
+        return rt.totalMemory() - rt.freeMemory();
     }
 
     private SeleneProcess started(SeleneProcess p) {
