@@ -131,7 +131,7 @@ final class Restores {
 
     private String missReason(String namespace, long[] chain) {
         String local = core.catalog.match(namespace, chain).missReason();
-        return core.pool == null ? local : local + " (nor held by the core.pool)";
+        return core.pool == null ? local : local + " (nor held by the pool)";
     }
 
     private LookupResult lookup(String namespace, long[] chain, List<PoolEntry> fromPool) {
@@ -183,7 +183,7 @@ final class Restores {
             if (RestoreCost.refuse(estimate, r.recompute().toNanos())) {
                 core.records.metrics().restoreRefused();
                 r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.REFUSED, String.format(Locale.ROOT,
-                        "reading %d bytes from disk (%.2f GB/s) and %d from the core.pool (%.2f GB/s) is estimated at "
+                        "reading %d bytes from disk (%.2f GB/s) and %d from the pool (%.2f GB/s) is estimated at "
                                 + "%.1f ms > recompute %.1f ms", diskBytes, diskRate / 1e9, poolBytes,
                         poolRate / 1e9, estimate / 1e6, r.recompute().toNanos() / 1e6)));
                 return;
