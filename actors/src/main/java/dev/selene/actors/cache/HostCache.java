@@ -60,13 +60,14 @@ import java.util.function.LongSupplier;
 /**
  * The guardian and facade of one cache node, a behaviour an application spawns under its own guardian (or gets
  * through {@link dev.selene.actors.api.Selene}). It validates the configuration (tier matrix), checks the disk directory
- * (created if needed, its lock free), maps the host slot pool on the blocking dispatcher (zeroing gigabytes must
- * not block the others) while it stashes what arrives, spawns the slot pool, the disk store and the catalog, then
- * forwards the protocol to the catalog. A directory that cannot be used thus stops the start before any memory is
- * mapped.
+ * (created if needed, its lock free), maps the host slots on the blocking dispatcher (zeroing gigabytes must
+ * not block the others) while it stashes what arrives, spawns the disk store and the catalog (which keeps the
+ * slots), then forwards the protocol to the catalog. A directory that cannot be used thus stops the start
+ * before any memory is mapped.
  *
- * <p>Supervision: the disk store is restarted with back-off and scans its directory again; the slot pool and the
- * catalog hold state that cannot be rebuilt, so if either stops the node stops rather than serve from it.
+ * <p>Supervision: the disk store is restarted with back-off and scans its directory again; the catalog holds state
+ * that cannot be rebuilt (every record's state and the slots' booking), so if it stops the node stops rather than
+ * serve from it.
  */
 public final class HostCache {
 
@@ -191,13 +192,6 @@ public final class HostCache {
 
     private record ChildStopped(String name) implements Command {
     }
-
-    /** The slot pool's figures for a status request; null {@code stats} when the slot pool did not answer in time. */
-    private record SlotStats(SlotPool.Stats stats, ActorRef<CacheStatus> replyTo) implements Command {
-    }
-
-    /** How long a status request waits for the slot pool's figures. */
-    static final Duration SLOT_STATS_TIMEOUT = Duration.ofSeconds(10);
 
     /**
      * The way publications reach a serving node's catalog without passing through the node's own mailbox (one
@@ -520,9 +514,7 @@ public final class HostCache {
                 ctx.getLog().error("the node could not start: {}", reason);
                 return stash.unstashAll(refused(reason, StartFault.NODE));
             }
-            ActorRef<SlotPool.Command> slotPool = ctx.spawn(SlotPool.create(sizing.totalSlots(), sizing.slots(),
-                    metrics, parts.traces(), parts.faults()), "slot-pool", ActorCensus.MAILBOX);
-            RecordContext records = new RecordContext(config.layout(), host, parts.copier(), slotPool, metrics,
+            RecordContext records = new RecordContext(config.layout(), host, parts.copier(), metrics,
                     parts.traces(), parts.faults(), parts.writeCheck(), parts.clock(), new DeviceTransfers());
             ActorRef<Command> self = ctx.getSelf();
             ActorRef<Store.Command> disk = null;
@@ -556,9 +548,9 @@ public final class HostCache {
                     : SPILL_IN_FLIGHT_CAP;
             Catalog.Settings settings = new Catalog.Settings(config.diskBytes(), inFlightCap,
                     config.maxAge(), parts.clock(), () -> self.tell(Ready.INSTANCE), config.policy());
-            ActorRef<Catalog.Command> catalog = ctx.spawn(Catalog.create(records, disk, pool, settings), "catalog",
+            ActorRef<Catalog.Command> catalog = ctx.spawn(Catalog.create(records,
+                    new Catalog.SlotShape(sizing.totalSlots(), sizing.slots()), disk, pool, settings), "catalog",
                     ActorCensus.MAILBOX);
-            ctx.watchWith(slotPool, new ChildStopped("slot-pool"));
             ctx.watchWith(catalog, new ChildStopped("catalog"));
             if (disk != null) {
                 ctx.watchWith(disk, new ChildStopped("disk-store"));
@@ -569,7 +561,7 @@ public final class HostCache {
             ctx.getLog().info("host cache up: layout {}, {} slots of {} bytes ({} warm + {} intake), device {}",
                     config.layout().name(), sizing.totalSlots(), config.layout().slotBytes(), sizing.warmSlots(),
                     sizing.slots(), parts.copier().name());
-            Running running = new Running(ctx, config, parts, metrics, sizing, host, slotPool, catalog, disk,
+            Running running = new Running(ctx, config, parts, metrics, sizing, host, catalog, disk,
                     records.transfers(), direct, new Target(catalog, parts.traces(), TraceSource.of("HostCache", ctx),
                     metrics, config, sizing));
             return waitingForStores(running, false, pool == null);
@@ -610,7 +602,7 @@ public final class HostCache {
 
     /** The node serving: the protocol goes to the catalog. */
     private record Running(ActorContext<Command> ctx, CacheConfig config, Parts parts, CacheMetrics metrics,
-                           IntakeSizing sizing, HostMemory host, ActorRef<SlotPool.Command> slotPool,
+                           IntakeSizing sizing, HostMemory host,
                            ActorRef<Catalog.Command> catalog, ActorRef<Store.Command> disk,
                            DeviceTransfers transfers, DirectPublish direct, Target target) {
 
@@ -639,18 +631,7 @@ public final class HostCache {
                         r.recompute(), r.replyTo(), parts.traces().newCorrelation()));
                 case Drain d -> catalog.tell(new Catalog.Drain(d.timeout(), d.replyTo()));
                 case ReportAbandoned a -> onAbandoned(metrics, parts.traces(), TraceSource.of("HostCache", ctx), a);
-                // An ask per request (not one message adapter for every request: registering an adapter for a class
-                // replaces the previous one, so a second status request in flight took the first one's answer).
-                case GetStatus g -> ctx.ask(SlotPool.Stats.class, slotPool, SLOT_STATS_TIMEOUT, SlotPool.GetStats::new,
-                        (stats, failure) -> new SlotStats(stats, g.replyTo()));
-                case SlotStats s -> {
-                    if (s.stats() != null) {
-                        catalog.tell(new Catalog.GetStatus(s.stats(), s.replyTo()));
-                    } else {
-                        ctx.getLog().warn("the slot pool did not answer a status request within {} s",
-                                SLOT_STATS_TIMEOUT.toSeconds());
-                    }
-                }
+                case GetStatus g -> catalog.tell(new Catalog.GetStatus(g.replyTo()));
                 case ListRecords l -> catalog.tell(new Catalog.ListRecords(l.namespace(), l.tier(), l.offset(),
                         l.limit(), l.replyTo()));
                 case DescribeRecord d -> catalog.tell(new Catalog.DescribeRecord(d.key(), d.replyTo()));
@@ -663,8 +644,8 @@ public final class HostCache {
                     return Behaviors.stopped();
                 }
                 case ChildStopped c -> {
-                    // The slot pool's and the catalog's state cannot be rebuilt from nothing: stop the node rather
-                    // than serve from an inconsistent pool. (The disk store is restarted by its supervisor; it only
+                    // The catalog's state (records and slots) cannot be rebuilt from nothing: stop the node rather
+                    // than serve from an inconsistent one. (The disk store is restarted by its supervisor; it only
                     // stops when its restarts are exhausted.)
                     ctx.getLog().error("{} stopped after a failure; stopping the node", c.name());
                     direct.stop();
@@ -748,7 +729,6 @@ public final class HostCache {
             case StartFailed f -> { }
             case DiskUsable d -> { }
             case ChildStopped s -> { }
-            case SlotStats s -> { }
         }
     }
 }

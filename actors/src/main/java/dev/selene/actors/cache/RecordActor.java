@@ -2,17 +2,14 @@ package dev.selene.actors.cache;
 
 import dev.selene.actors.api.AbandonReason;
 import dev.selene.actors.api.PublishResult;
-import dev.selene.actors.api.RetryReason;
 import dev.selene.actors.trace.TraceOutcome;
 import dev.selene.actors.trace.TraceSource;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
-import dev.selene.engine.slots.SlotAccounting.Purpose;
 import dev.selene.engine.slots.SlotList;
 import dev.selene.transport.gpu.CopyPlan;
 import dev.selene.transport.gpu.CopyPlans;
 import dev.selene.transport.gpu.DevicePlacement;
-import org.apache.pekko.actor.Cancellable;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
@@ -20,39 +17,35 @@ import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The actor that carries records in flight, one at a time, from a publication to at rest: allocate its slots
- * (waiting in line for them while the caller's snapshot lease lasts), copy it from the GPU snapshot, hand it to the
- * catalog as resident; then, when a durable tier exists, stay until the catalog asks for its spill, write it
- * (retrying a failed write once unless the disk is full) and report the commit. When its record is at rest —
- * resident on a memory-only node, committed otherwise, or gone — it tells the catalog so in that last report and
- * waits, idle, for the next record the catalog gives it: the catalog keeps a few idle ones, so that a publication
- * costs no actor spawn and stop.
+ * The actor that carries records in flight, one at a time, from a publication to at rest: copy it from the GPU
+ * snapshot into the slots the catalog granted it (in the message that gives it the record), hand it to the catalog as
+ * resident; then, when a durable tier exists, stay until the catalog asks for its spill, write it (retrying a failed
+ * write once unless the disk is full) and report the commit. When its record is at rest — resident on a memory-only
+ * node, committed otherwise, or gone — it tells the catalog so in that last report and waits, idle, for the next
+ * record the catalog gives it: the catalog keeps a few idle ones, so that a publication costs no actor spawn and stop.
  *
  * <p>Every command about a record carries the {@code generation} the catalog gave that record's assignment, and so
- * does every message the actor sends itself; one from an earlier assignment (a lease timer that fired as it was
- * cancelled) is ignored. The slots stay leased until the copy has completed, whatever happens to the actor: the
- * slot pool tells the catalog of the lease before the actor hears of it, and the copy is tracked with the node's
- * device transfers as it starts, whose end the catalog awaits before it frees a failed actor's slots. Once
- * resident, the slots are the catalog's. A failure stops the actor (the catalog watches it and releases what its record held).
+ * does every message the actor sends itself; one from an earlier assignment is ignored. The slots a publication copies
+ * into are the catalog's booking, never this actor's: the catalog frees them when the publication fails (after its
+ * copy has ended), and the copy is tracked with the node's device transfers as it starts, whose end the catalog awaits
+ * before it frees a failed actor's slots. A failure stops the actor (the catalog watches it and releases what its
+ * record held).
  */
 final class RecordActor extends AbstractBehavior<RecordActor.Command> {
 
     /** The protocol. */
-    sealed interface Command permits Publish, Spill, Dropped, CopyFinished, WriteAnswered, PoolAnswered,
-            LeaseEnded, SlotPool.AllocateReply {
+    sealed interface Command permits Publish, Spill, Dropped, CopyFinished, WriteAnswered, PoolAnswered {
     }
 
     /**
-     * From the catalog, to an idle actor: publish {@code spec} from {@code snapshot}. With a positive
-     * {@code patience} it waits in line for slots that long (the caller's snapshot lease) and is then abandoned;
-     * with zero it is told {@code Retry(no_space)} at once when no slots are free. The ticket of its slot pool
-     * {@code notice} is the assignment's generation. Its trace events carry the publication's {@code correlation}.
+     * From the catalog, to an idle actor: publish {@code spec} from {@code snapshot} into {@code slots}, granted by
+     * the catalog; {@code generation} is the assignment's. Its trace events carry the publication's
+     * {@code correlation}.
      */
-    record Publish(RecordSpec spec, DevicePlacement snapshot, Duration patience, SlotPool.LeaseNotice notice,
+    record Publish(RecordSpec spec, DevicePlacement snapshot, long generation, SlotList slots,
                    ActorRef<PublishResult> replyTo, long correlation) implements Command {
     }
 
@@ -86,9 +79,6 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
     record Stores(ActorRef<Store.Command> durable, ActorRef<Store.Command> pool) {
     }
 
-    private record LeaseEnded(long generation) implements Command {
-    }
-
     /** An idle record actor of a node, reporting to {@code catalog} and writing to {@code stores}. */
     static Behavior<Command> create(RecordContext records, ActorRef<Catalog.Command> catalog, Stores stores) {
         return records.faults().around("RecordActor", Command.class, Behaviors.setup(
@@ -99,8 +89,6 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
     private enum State {
         /** No record: waiting for the catalog's next one. */
         IDLE,
-        /** Waiting for the slot pool's answer. */
-        ALLOCATING,
         /** Copying from the GPU snapshot into its slots. */
         COPYING,
         /** Resident and dirty, waiting for the catalog to ask for its spill. */
@@ -126,11 +114,6 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
     private long correlation;
     private DevicePlacement snapshot;
     private long startNanos;
-    /** When the caller's snapshot lease ends ({@link System#nanoTime}). */
-    private long leaseEndNanos;
-    /** The lease's timer, once the request is queued. */
-    private Cancellable lease;
-    private boolean leaseEnded;
     private SlotList slots;
     private long bytes;
     private int attempt;
@@ -172,18 +155,6 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
                     toIdle(new Catalog.Released(ctx.getSelf()));
                 }
             }
-            case SlotPool.AllocateReply r -> {
-                if (state == State.ALLOCATING) {
-                    onAllocateReply(r);
-                }
-            }
-            case LeaseEnded t -> {
-                if (state == State.ALLOCATING && t.generation() == generation && !leaseEnded) {
-                    leaseEnded = true;
-                    lease = null;
-                    records.slotPool().tell(new SlotPool.Cancel(spec.key(), Purpose.PUBLISH, generation));
-                }
-            }
             case CopyFinished f -> {
                 if (state == State.COPYING && f.generation() == generation) {
                     onCopyFinished(f.failure());
@@ -218,7 +189,6 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
         spec = null;
         replyTo = null;
         snapshot = null;
-        lease = null;
         slots = null;
         outcome = null;
     }
@@ -234,82 +204,23 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
     // ---- publication ----
 
     private void onPublish(Publish p) {
-        begin(p.notice().ticket(), p.spec(), p.replyTo(), p.correlation());
+        begin(p.generation(), p.spec(), p.replyTo(), p.correlation());
         startNanos = records.clock().getAsLong();
         snapshot = p.snapshot();
-        leaseEndNanos = System.nanoTime() + p.patience().toNanos();
-        leaseEnded = false;
-        lease = null;
-        int count = spec.slots(records.layout());
-        boolean waits = p.patience().isPositive();
-        if (waits) {
-            records.traces().append(spec.key(), origin, correlation, "Publish: allocate {} slots (waiting up to {} ms)",
-                    count, p.patience().toMillis(), null);
-        } else {
-            records.traces().append(spec.key(), origin, correlation, "Publish: allocate {} slots", count, null);
-        }
-        // The slot pool's replies are part of this protocol: no message adapter per record. A request that waits is
-        // told Queued when it cannot be granted at once; only then does the lease's timer start (for what is left of
-        // the patience), so a publication granted at once schedules nothing.
-        state = State.ALLOCATING;
-        records.slotPool().tell(new SlotPool.Allocate(spec.key(), count, Purpose.PUBLISH, waits,
-                ctx.getSelf().narrow(), p.notice()));
-    }
-
-    private void onAllocateReply(SlotPool.AllocateReply reply) {
-        switch (reply) {
-            case SlotPool.Queued q -> {
-                long left = leaseEndNanos - System.nanoTime();
-                if (left <= 0) {
-                    ctx.getSelf().tell(new LeaseEnded(generation));
-                } else {
-                    lease = ctx.scheduleOnce(Duration.ofNanos(left), ctx.getSelf(), new LeaseEnded(generation));
-                }
-            }
-            case SlotPool.Allocated a when leaseEnded -> {
-                records.slotPool().tell(new SlotPool.Release(a.slots(), false));
-                abandoned();
-            }
-            case SlotPool.Allocated a -> {
-                if (lease != null) {
-                    lease.cancel();
-                    lease = null;
-                }
-                startCopy(a.slots());
-            }
-            case SlotPool.Cancelled c -> abandoned();
-            case SlotPool.Short s -> ended(new PublishResult.Retry(RetryReason.NO_SPACE));
-            case SlotPool.Oversize o -> ended(new PublishResult.Oversize(o.slots(), o.maxSlots()));
-        }
-    }
-
-    private void abandoned() {
-        trace("Abandoned: the snapshot lease ended while waiting for slots",
-                TraceOutcome.abandoned(AbandonReason.NO_SPACE));
-        records.metrics().abandoned(AbandonReason.NO_SPACE);
-        ended(new PublishResult.Abandoned(AbandonReason.NO_SPACE.label()));
-    }
-
-    private void ended(PublishResult result) {
-        if (!(result instanceof PublishResult.Abandoned)) {
-            trace("Publish ended without the record", TraceOutcome.of(result));
-        }
-        ActorRef<PublishResult> publisher = replyTo;
-        toIdle(new Catalog.PublicationEnded(spec.key(), ctx.getSelf()));
-        records.reply(publisher, result);
+        startCopy(p.slots());
     }
 
     private void startCopy(SlotList granted) {
-        // The slot pool told the catalog of the grant before this actor heard of it, so that a crash frees the
-        // slots; the copy is tracked with the node's device transfers, whose end the catalog awaits before it frees
-        // the slots of an actor that failed.
+        // The catalog booked the slots before this actor heard of them, so that a crash frees them; the copy is
+        // tracked with the node's device transfers, whose end the catalog awaits before it frees the slots of an
+        // actor that failed.
         CompletableFuture<Void> copy;
         try {
             CopyPlan plan = CopyPlans.forRecord(records.layout(), records.host(), granted, snapshot, spec.hasRow());
             bytes = plan.totalBytes();
             copy = records.transfers().track(records.copier().copyToHost(plan));
         } catch (RuntimeException e) {
-            failCopy(granted, AbandonReason.BAD_SNAPSHOT, e);
+            failCopy(AbandonReason.BAD_SNAPSHOT, e);
             return;
         }
         slots = granted;
@@ -322,7 +233,7 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
 
     private void onCopyFinished(Throwable failure) {
         if (failure != null) {
-            failCopy(slots, AbandonReason.COPY_FAILED, failure);
+            failCopy(AbandonReason.COPY_FAILED, failure);
             return;
         }
         trace("Copy D2H done");
@@ -337,8 +248,7 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
         }
     }
 
-    private void failCopy(SlotList leased, AbandonReason reason, Throwable cause) {
-        records.slotPool().tell(new SlotPool.Release(leased, false));
+    private void failCopy(AbandonReason reason, Throwable cause) {
         trace("Failed (" + reason.label() + "): " + cause.getMessage(), TraceOutcome.failed(reason));
         records.metrics().abandoned(reason);
         ActorRef<PublishResult> publisher = replyTo;

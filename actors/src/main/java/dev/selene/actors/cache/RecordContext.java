@@ -13,19 +13,18 @@ import java.util.function.LongSupplier;
 
 /**
  * What every record-handling actor of one node shares: the layout, the host mapping, the device copier, the
- * slot pool, metrics, traces and the node's clock.
+ * metrics, traces and the node's clock (the host slots' booking is the catalog's).
  */
-record RecordContext(Layout layout, HostMemory host, DeviceCopier copier, ActorRef<SlotPool.Command> slotPool,
-                     CacheMetrics metrics, TraceBook traces, FaultInjection faults, Duration writeCheck,
-                     LongSupplier clock, DeviceTransfers transfers) {
+record RecordContext(Layout layout, HostMemory host, DeviceCopier copier, CacheMetrics metrics, TraceBook traces,
+                     FaultInjection faults, Duration writeCheck, LongSupplier clock, DeviceTransfers transfers) {
 
     /** How long a record actor waits for its write's answer before it asks the disk store how the write ended. */
     static final Duration DEFAULT_WRITE_CHECK = Duration.ofMinutes(2);
 
     /** A context that injects no faults, on the system nano clock. */
-    RecordContext(Layout layout, HostMemory host, DeviceCopier copier, ActorRef<SlotPool.Command> slotPool,
-                  CacheMetrics metrics, TraceBook traces) {
-        this(layout, host, copier, slotPool, metrics, traces, FaultInjection.NONE, DEFAULT_WRITE_CHECK,
+    RecordContext(Layout layout, HostMemory host, DeviceCopier copier, CacheMetrics metrics,
+                  TraceBook traces) {
+        this(layout, host, copier, metrics, traces, FaultInjection.NONE, DEFAULT_WRITE_CHECK,
                 System::nanoTime, new DeviceTransfers());
     }
 

@@ -7,7 +7,6 @@ import dev.selene.actors.trace.TraceSource;
 import dev.selene.engine.index.ChainMatch;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
-import dev.selene.engine.slots.SlotAccounting.Purpose;
 import dev.selene.engine.slots.SlotList;
 import dev.selene.transport.gpu.CopyPlans;
 import dev.selene.transport.gpu.DevicePlacement;
@@ -60,7 +59,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         }
     }
 
-    private record Staged(int position, SlotPool.AllocateReply reply) implements Command {
+    private record Staged(int position, Catalog.StageReply reply) implements Command {
     }
 
     private record ReadAnswered(int position, Store.ReadReply reply) implements Command {
@@ -234,10 +233,10 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
             boolean first = n == 0; // the wave's first record waits for room; the others come only if it is there
             requests[i] = STAGING_REQUESTS.incrementAndGet();
             // One ask per record: a message adapter is one per reply class, so it could not tell the replies apart
-            // by position. The pool always answers (a grant, or Cancelled after the patience runs out).
-            getContext().ask(SlotPool.AllocateReply.class, records.slotPool(), STAGING_ASK_TIMEOUT,
-                    r -> new SlotPool.Allocate(s.key(), s.slots(records.layout()), Purpose.STAGING, first, r,
-                            requests[i]),
+            // by position. The catalog always answers (a grant, or not staged once cancelled after the patience
+            // runs out).
+            getContext().ask(Catalog.StageReply.class, catalog, STAGING_ASK_TIMEOUT,
+                    r -> new Catalog.Stage(s.key(), s.slots(records.layout()), first, requests[i], r),
                     (reply, failure) -> new Staged(i, reply));
         }
         timers.startSingleTimer(StagingTimeout.INSTANCE, STAGING_PATIENCE);
@@ -248,14 +247,14 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         for (int n = 0; n < waveAsked; n++) {
             int i = pending.get(n);
             if (staging[i] == null) {
-                records.slotPool().tell(new SlotPool.Cancel(spec(i).key(), Purpose.STAGING, requests[i]));
+                catalog.tell(new Catalog.CancelStaging(spec(i).key(), requests[i]));
             }
         }
         return this;
     }
 
     private Behavior<Command> onStaged(Staged s) {
-        if (s.reply() instanceof SlotPool.Allocated a) {
+        if (s.reply() instanceof Catalog.Staged a) {
             staging[s.position()] = a.slots();
             wave.add(s.position());
         }
@@ -342,7 +341,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
                 catalog.tell(new Catalog.AdoptRestored(spec(i), staging[i]));
                 readFromDisk.add(spec(i).key());
             } else {
-                records.slotPool().tell(new SlotPool.Release(staging[i], false));
+                catalog.tell(new Catalog.ReleaseStaging(staging[i]));
             }
             staging[i] = null;
         }
@@ -457,7 +456,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         unpinMemory();
         for (int i = 0; i < staging.length; i++) {
             if (staging[i] != null) {
-                records.slotPool().tell(new SlotPool.Release(staging[i], false));
+                catalog.tell(new Catalog.ReleaseStaging(staging[i]));
                 staging[i] = null;
             }
         }

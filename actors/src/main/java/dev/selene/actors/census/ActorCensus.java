@@ -53,7 +53,6 @@ public final class ActorCensus implements Extension {
             return "RestoreTask";
         }
         return switch (name) {
-            case "slot-pool" -> "SlotPool";
             case "catalog" -> "Catalog";
             case "disk-store" -> "DiskStore";
             case "pool-store" -> "PoolStore";

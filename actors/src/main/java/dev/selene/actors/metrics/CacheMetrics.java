@@ -441,7 +441,7 @@ public final class CacheMetrics implements AutoCloseable {
         enabled.update(on ? 1 : 0);
     }
 
-    /** The slot pool's figures now. */
+    /** The host slots' figures now (set by the catalog, which keeps them). */
     public void slots(int total, int intake, int free, int clean) {
         slotsCapacity.update(total);
         intakeSlots.update(intake);

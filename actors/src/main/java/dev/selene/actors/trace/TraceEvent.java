@@ -7,7 +7,7 @@ import org.apache.pekko.actor.ActorPath;
  *
  * @param epochMicros wall-clock time of the step, in microseconds since the epoch
  * @param sinceMicros time since the record's previous step, in microseconds; -1 for the record's first step
- * @param actor       the actor's kind (e.g. {@code SlotPool}, {@code RecordActor})
+ * @param actor       the actor's kind (e.g. {@code Catalog}, {@code RecordActor})
  * @param path        the path of the actor that recorded the step; null when it was recorded outside an actor
  * @param message     the message handled or state entered, with its essential arguments
  * @param outcome     what the step decided ({@code Stored}, {@code Retry(no_space)}, {@code Spilled}, ...); null

@@ -1,6 +1,7 @@
 package dev.selene.actors.cache;
 
 import com.typesafe.config.ConfigFactory;
+import dev.selene.actors.api.CacheStatus;
 import dev.selene.actors.api.EvictOutcome;
 import dev.selene.actors.api.ExpiryReport;
 import dev.selene.actors.api.PublishResult;
@@ -54,7 +55,6 @@ class CatalogExpiryTest {
     private final CacheMetrics metrics = CacheMetrics.forNode("catalog_expiry_test", counters);
     private final TraceBook traces = new TraceBook(1024);
     private final List<Long> deviceAllocations = new ArrayList<>();
-    private ActorRef<SlotPool.Command> slotPool;
     private ActorRef<Catalog.Command> tier;
     private long elapsedNanos;
 
@@ -70,10 +70,9 @@ class CatalogExpiryTest {
 
     private void start(Duration maxAge) {
         device.register(host);
-        slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, 64, metrics, traces));
-        RecordContext ctx = new RecordContext(LAYOUT, host, device, slotPool, metrics, traces);
+        RecordContext ctx = new RecordContext(LAYOUT, host, device, metrics, traces);
         Catalog.Settings settings = new Catalog.Settings(0, 4, maxAge, clock::get, () -> { });
-        tier = kit.spawn(Catalog.create(ctx, null, null, settings));
+        tier = kit.spawn(Catalog.create(ctx, new Catalog.SlotShape(TOTAL_SLOTS, 64), null, null, settings));
     }
 
     /**
@@ -129,9 +128,9 @@ class CatalogExpiryTest {
         return probe.receiveMessage();
     }
 
-    private SlotPool.Stats slotStats() {
-        TestProbe<SlotPool.Stats> probe = kit.createTestProbe();
-        slotPool.tell(new SlotPool.GetStats(probe.ref()));
+    private CacheStatus slotStats() {
+        TestProbe<CacheStatus> probe = kit.createTestProbe();
+        tier.tell(new Catalog.GetStatus(probe.ref()));
         return probe.receiveMessage();
     }
 
@@ -179,9 +178,9 @@ class CatalogExpiryTest {
         advance(Duration.ofMinutes(3)); // t = 9 min: 10..11, published at 3 min, are now past max age
         assertEquals(List.of(), resident());
         assertEquals(5, counters.get("expired.memory"));
-        SlotPool.Stats stats = slotStats();
-        assertEquals(stats.total(), stats.free(), "every expired record's slots are back in the pool");
-        assertEquals(0, stats.clean());
+        CacheStatus stats = slotStats();
+        assertEquals(stats.totalSlots(), stats.freeSlots(), "every expired record's slots are back in the pool");
+        assertEquals(0, stats.cleanSlots());
         String last = traces.trace(key(1)).orElseThrow().getLast().message();
         assertTrue(last.startsWith("Expired"), last);
     }
@@ -273,7 +272,7 @@ class CatalogExpiryTest {
         assertEquals(EvictOutcome.Result.NOT_FOUND, evicted.receiveMessage().result());
         tier.tell(new Catalog.DescribeRecord(key(2), described.ref()));
         assertFalse(described.receiveMessage().found());
-        SlotPool.Stats stats = slotStats();
-        assertEquals(LAYOUT.slotsPerRecord(false), stats.total() - stats.free());
+        CacheStatus stats = slotStats();
+        assertEquals(LAYOUT.slotsPerRecord(false), stats.totalSlots() - stats.freeSlots());
     }
 }

@@ -299,9 +299,11 @@ class HostCacheTest {
         SeleneCache cache = node(64);
         RecordSpec s = spec(70, null, true);
         await(cache.publish(s, snapshot(s)));
-        List<String> actors = cache.traces().trace(s.key()).orElseThrow().stream()
-                .map(TraceEvent::actor).toList();
-        assertTrue(actors.containsAll(List.of("RecordActor", "SlotPool", "Catalog")), actors.toString());
+        List<TraceEvent> events = cache.traces().trace(s.key()).orElseThrow();
+        List<String> actors = events.stream().map(TraceEvent::actor).toList();
+        assertTrue(actors.containsAll(List.of("RecordActor", "Catalog")), actors.toString());
+        assertTrue(events.stream().anyMatch(e -> e.actor().equals("Catalog") && e.message().startsWith("Allocated")),
+                "the catalog traces the slots it grants: " + events);
     }
 
     @Test
@@ -321,7 +323,7 @@ class HostCacheTest {
 
     @Test
     void manyPublicationsAtOnce_getARecordActorEach_andOnlyTheKeptNumberStaysIdleAfterwards() throws Exception {
-        int publications = Catalog.IDLE_RECORD_ACTORS_KEPT + 40;
+        int publications = Publications.IDLE_RECORD_ACTORS_KEPT + 40;
         SeleneCache cache = node(publications * 5L + 100);
         copier.close_gate();
         List<CompletableFuture<PublishResult>> stalled = new ArrayList<>();
@@ -336,10 +338,10 @@ class HostCacheTest {
             assertInstanceOf(PublishResult.Stored.class, f.get(10, TimeUnit.SECONDS));
         }
         Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
-                .until(() -> recordActors(cache) == Catalog.IDLE_RECORD_ACTORS_KEPT);
+                .until(() -> recordActors(cache) == Publications.IDLE_RECORD_ACTORS_KEPT);
         RecordSpec next = spec(2_000, null, true);
         assertInstanceOf(PublishResult.Stored.class, await(cache.publish(next, snapshot(next))));
-        assertEquals(Catalog.IDLE_RECORD_ACTORS_KEPT, recordActors(cache), "the next one took an idle actor");
+        assertEquals(Publications.IDLE_RECORD_ACTORS_KEPT, recordActors(cache), "the next one took an idle actor");
     }
 
     @Test

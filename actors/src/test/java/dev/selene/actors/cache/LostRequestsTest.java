@@ -6,19 +6,14 @@ import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.RecordDescription;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
-import dev.selene.actors.metrics.CacheCounters;
-import dev.selene.actors.metrics.CacheMetrics;
-import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
-import dev.selene.engine.slots.SlotAccounting;
 import dev.selene.transport.disk.RecordFileNames;
 import dev.selene.transport.gpu.DevicePlacement;
 import dev.selene.transport.gpu.KeyedContent;
 import dev.selene.transport.gpu.SimulatedDevice;
-import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -98,34 +93,6 @@ class LostRequestsTest {
 
     private static <T> T await(CompletionStage<T> stage) throws Exception {
         return stage.toCompletableFuture().get(20, TimeUnit.SECONDS);
-    }
-
-    /**
-     * HostCache.Publish says a zero-patience publication is answered Retry(no_space) at once when no slots are free,
-     * and SlotPool.Allocate says a request that may not wait is told Short at once. Behind a waiting publication it
-     * is queued instead and answered only once the head is granted or cancelled (up to the head's whole lease).
-     */
-    @Test
-    void aRequestThatMayNotWait_behindAWaitingOne_isStillToldShortAtOnce() {
-        ActorTestKit kit =
-                ActorTestKit.create();
-        CacheMetrics metrics = CacheMetrics.forNode(
-                "lost_pool", new CacheCounters());
-        try {
-            var pool = kit.spawn(SlotPool.create(10, 4, metrics, new TraceBook(100)));
-            var hog = kit.<SlotPool.AllocateReply>createTestProbe();
-            var patient = kit.<SlotPool.AllocateReply>createTestProbe();
-            var impatient = kit.<SlotPool.AllocateReply>createTestProbe();
-            var publish = SlotAccounting.Purpose.PUBLISH;
-            pool.tell(new SlotPool.Allocate(new RecordKey(NS, 1), 10, publish, false, hog.ref()));
-            assertInstanceOf(SlotPool.Allocated.class, hog.receiveMessage());
-            pool.tell(new SlotPool.Allocate(new RecordKey(NS, 2), 6, publish, true, patient.ref()));
-            pool.tell(new SlotPool.Allocate(new RecordKey(NS, 3), 6, publish, false, impatient.ref()));
-            assertInstanceOf(SlotPool.Short.class, impatient.receiveMessage(Duration.ofSeconds(1)));
-        } finally {
-            kit.shutdownTestKit();
-            metrics.close();
-        }
     }
 
     /**

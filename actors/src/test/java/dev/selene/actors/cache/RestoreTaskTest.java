@@ -6,6 +6,7 @@ import dev.selene.actors.api.Tier;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.trace.TraceBook;
+import dev.selene.actors.trace.TraceSource;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
@@ -14,10 +15,12 @@ import dev.selene.engine.slots.SlotList;
 import dev.selene.transport.gpu.DevicePlacement;
 import dev.selene.transport.gpu.SimulatedDevice;
 import dev.selene.transport.host.HostMemory;
+import org.apache.pekko.actor.ActorPaths;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.ManualTime;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -30,8 +33,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 /**
- * One restore task against a real slot pool and simulated device, with probes standing in for the catalog and the
- * disk store, on manual time: staged waves, the staging patience, what it reports back.
+ * One restore task against real host slots and a simulated device, with a probe standing in for the catalog (its
+ * staging answered from a real {@link SlotLedger}) and for the disk store, on manual time: staged waves, the staging
+ * patience, what it reports back.
  */
 class RestoreTaskTest {
 
@@ -49,15 +53,17 @@ class RestoreTaskTest {
     private final TestProbe<Catalog.Command> catalog = kit.createTestProbe();
     private final TestProbe<Store.Command> disk = kit.createTestProbe();
     private final TestProbe<RestoreResult> caller = kit.createTestProbe();
-    private ActorRef<SlotPool.Command> slotPool;
+    private final TraceBook traces = new TraceBook(64);
+    /** The catalog's slots; its staging requests are answered from them, the rest goes to the catalog probe. */
+    private final SlotLedger slots = new SlotLedger(TOTAL_SLOTS, 16, () -> 0, wanted -> List.of(), traces,
+            new TraceSource("Catalog", ActorPaths.fromString("pekko://test/user/catalog")), FaultInjection.NONE);
+    private ActorRef<Catalog.Command> catalogRef;
     private RecordContext records;
 
     @AfterEach
     void stop() {
-        if (slotPool != null) {
-            TestProbe<String> check = kit.createTestProbe();
-            slotPool.tell(new SlotPool.CheckInvariants(-1, check.ref()));
-            assertEquals("", check.receiveMessage(), "the slot pool's accounting holds");
+        synchronized (slots) {
+            assertEquals("", slots.invariantViolation(), "the slots' accounting holds");
         }
         kit.shutdownTestKit();
         deviceAllocations.forEach(device::freeDevice);
@@ -71,10 +77,32 @@ class RestoreTaskTest {
 
     private void start() {
         device.register(host);
-        TraceBook traces = new TraceBook(64);
-        slotPool = kit.spawn(SlotPool.create(TOTAL_SLOTS, 16, metrics, traces));
-        records = new RecordContext(LAYOUT, host, device, slotPool, metrics, traces, FaultInjection.NONE,
+        records = new RecordContext(LAYOUT, host, device, metrics, traces, FaultInjection.NONE,
                 RecordContext.DEFAULT_WRITE_CHECK, clock::get, new DeviceTransfers());
+        catalogRef = kit.spawn(Behaviors.receive(Catalog.Command.class)
+                .onMessage(Catalog.Command.class, m -> {
+                    synchronized (slots) {
+                        stagingOrForward(m);
+                    }
+                    return Behaviors.same();
+                }).build());
+    }
+
+    /** Answers staging as the catalog does, from the ledger; every other message goes to the catalog probe. */
+    private void stagingOrForward(Catalog.Command m) {
+        switch (m) {
+            case Catalog.Stage s -> {
+                SlotLedger.Answer a = slots.request(new SlotLedger.Allocation(s.key(), s.slots(), Purpose.STAGING,
+                        s.waits(), s.request(), 0, granted -> s.replyTo().tell(new Catalog.Staged(granted)),
+                        () -> s.replyTo().tell(new Catalog.NotStaged("cancelled"))));
+                if (a == SlotLedger.Answer.SHORT || a == SlotLedger.Answer.OVERSIZE) {
+                    s.replyTo().tell(new Catalog.NotStaged(a.name()));
+                }
+            }
+            case Catalog.CancelStaging c -> slots.cancel(c.key(), Purpose.STAGING, c.request());
+            case Catalog.ReleaseStaging r -> slots.release(r.slots());
+            default -> catalog.ref().tell(m);
+        }
     }
 
     private static RecordSpec spec(long k, Long parent) {
@@ -92,9 +120,9 @@ class RestoreTaskTest {
     }
 
     private int freeSlots() {
-        TestProbe<SlotPool.Stats> probe = kit.createTestProbe();
-        slotPool.tell(new SlotPool.GetStats(probe.ref()));
-        return probe.receiveMessage().free();
+        synchronized (slots) {
+            return slots.stats().free();
+        }
     }
 
     @Test
@@ -102,7 +130,7 @@ class RestoreTaskTest {
         start();
         List<RestoreTask.Part> parts = List.of(RestoreTask.Part.stored(spec(1, null), disk.ref(), Tier.DISK, true),
                 RestoreTask.Part.stored(spec(2, 1L), disk.ref(), Tier.DISK, true));
-        kit.spawn(RestoreTask.create(records, catalog.ref(), parts, targets(2), caller.ref(), 1));
+        kit.spawn(RestoreTask.create(records, catalogRef, parts, targets(2), caller.ref(), 1));
         for (int i = 0; i < 2; i++) {
             Store.Read read = (Store.Read) disk.receiveMessage();
             read.replyTo().tell(new Store.ReadDone(read.key(), 8192));
@@ -123,7 +151,7 @@ class RestoreTaskTest {
         List<RestoreTask.Part> parts = List.of(RestoreTask.Part.stored(spec(1, null), disk.ref(), Tier.DISK, true),
                 RestoreTask.Part.stored(spec(2, 1L), disk.ref(), Tier.DISK, true),
                 RestoreTask.Part.stored(spec(3, 2L), disk.ref(), Tier.DISK, true));
-        kit.spawn(RestoreTask.create(records, catalog.ref(), parts, targets(3), caller.ref(), 1));
+        kit.spawn(RestoreTask.create(records, catalogRef, parts, targets(3), caller.ref(), 1));
         List<Store.Read> reads = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             reads.add((Store.Read) disk.receiveMessage()); // all three in flight at once: the wave started at 1 000
@@ -148,7 +176,7 @@ class RestoreTaskTest {
         start();
         List<RestoreTask.Part> parts = List.of(RestoreTask.Part.stored(spec(1, null), disk.ref(), Tier.DISK, true),
                 RestoreTask.Part.stored(spec(2, 1L), disk.ref(), Tier.DISK, true));
-        kit.spawn(RestoreTask.create(records, catalog.ref(), parts, targets(2), caller.ref(), 1));
+        kit.spawn(RestoreTask.create(records, catalogRef, parts, targets(2), caller.ref(), 1));
         Store.Read first = (Store.Read) disk.receiveMessage();
         Store.Read second = (Store.Read) disk.receiveMessage();
         first.replyTo().tell(new Store.ReadDone(first.key(), 8192));
@@ -162,19 +190,23 @@ class RestoreTaskTest {
     @Test
     void noStagingSlotsWithinThePatience_endsTheMatch_andLeavesNoSlotTaken() {
         start();
-        TestProbe<SlotPool.AllocateReply> hog = kit.createTestProbe();
-        slotPool.tell(new SlotPool.Allocate(new RecordKey("rt", -1), TOTAL_SLOTS, Purpose.PUBLISH, false,
-                hog.ref()));
-        SlotList all = assertInstanceOf(SlotPool.Allocated.class, hog.receiveMessage()).slots();
+        List<SlotList> hog = new ArrayList<>();
+        synchronized (slots) {
+            slots.request(new SlotLedger.Allocation(new RecordKey("rt", -1), TOTAL_SLOTS, Purpose.PUBLISH, false, 0, 0,
+                    hog::add, () -> { }));
+        }
+        SlotList all = hog.getFirst();
         List<RestoreTask.Part> parts = List.of(RestoreTask.Part.stored(spec(1, null), disk.ref(), Tier.DISK, true));
-        kit.spawn(RestoreTask.create(records, catalog.ref(), parts, targets(1), caller.ref(), 1));
+        kit.spawn(RestoreTask.create(records, catalogRef, parts, targets(1), caller.ref(), 1));
         manualTime.expectNoMessageFor(RestoreTask.STAGING_PATIENCE.minusMillis(100), caller);
         manualTime.timePasses(Duration.ofMillis(200));
         RestoreResult r = caller.receiveMessage();
         assertEquals(RestoreResult.Outcome.FAILED, r.outcome());
         assertEquals(RestoreTask.NOTHING_RESTORED, r.detail());
         disk.expectNoMessage(Duration.ofMillis(50));
-        slotPool.tell(new SlotPool.Release(all, false));
+        synchronized (slots) {
+            slots.release(all);
+        }
         assertEquals(TOTAL_SLOTS, freeSlots(), "the cancelled request was not granted later");
     }
 }

@@ -190,8 +190,8 @@ class SupervisionTest {
     }
 
     @Test
-    void recordActorFailingAsItsSlotsAreGranted_failsThatPublication_andTheGrantIsReleasedNotLost() throws Exception {
-        FailOnce fault = new FailOnce("RecordActor", "Allocated");
+    void recordActorFailingAsItsGrantArrives_failsThatPublication_andTheGrantIsReleasedNotLost() throws Exception {
+        FailOnce fault = new FailOnce("RecordActor", "Publish"); // the message that carries the slots granted
         SeleneCache cache = node(fault);
         fault.arm();
         List<PublishOutcome> outcomes = burst(cache);
@@ -251,15 +251,15 @@ class SupervisionTest {
     }
 
     @Test
-    void slotPoolFailing_stopsTheNode_becauseTheSlotPoolStopped() throws Exception {
-        FailOnce fault = new FailOnce("SlotPool", "Allocate");
+    void slotBookkeepingFailing_stopsTheNode_becauseTheCatalogThatKeepsTheSlotsStopped() throws Exception {
+        FailOnce fault = new FailOnce("SlotLedger", "Allocation");
         SeleneCache cache = node(fault);
         try (CapturedErrors errors = new CapturedErrors()) {
             fault.arm();
             RecordSpec s = spec(0, 0);
             cache.publish(s, snapshot(s));
             cache.system().getWhenTerminated().toCompletableFuture().get(20, TimeUnit.SECONDS);
-            assertStoppedBy("slot-pool", fault, errors);
+            assertStoppedBy("catalog", fault, errors);
         }
     }
 

@@ -4,7 +4,7 @@ package dev.selene.engine.slots;
  * The accounting of one pool of equal host slots: which are free, how many are held by clean records (droppable
  * at once), and how many form the intake that allocation tries to keep free for GPU publications.
  *
- * <p>Confined to the one actor that owns it (the {@code SlotPool}); no locks inside.
+ * <p>Confined to the one actor that owns it (the catalog, through its slot ledger); no locks inside.
  *
  * <h2>Design</h2>
  * <pre>

@@ -176,7 +176,7 @@ class AdminServerTest {
             assertTrue(e.get("epochMillis").asLong() > 0);
             assertFalse(e.get("message").asText().isEmpty());
         });
-        assertTrue(actors.contains("SlotPool"), actors.toString());
+        assertTrue(actors.contains("RecordActor"), actors.toString());
         assertTrue(actors.contains("Catalog"), actors.toString());
     }
 
@@ -187,7 +187,6 @@ class AdminServerTest {
         List<String> children = new ArrayList<>();
         a.at("/root/children").forEach(c -> children.add(c.get("name").asText()));
         assertTrue(children.contains("catalog"), children.toString());
-        assertTrue(children.contains("slot-pool"), children.toString());
     }
 
     @Test

@@ -88,7 +88,6 @@ class AdminTraceTest {
             switch (e.get("actor").asText()) {
                 case "RecordActor" -> assertTrue(path.startsWith("/user/catalog/$"), path);
                 case "Catalog" -> assertEquals("/user/catalog", path);
-                case "SlotPool" -> assertEquals("/user/slot-pool", path);
                 default -> { }
             }
         }
@@ -159,7 +158,7 @@ class AdminTraceTest {
         JsonNode a = TestNode.json(node.get("/actors"), 200);
         Map<String, JsonNode> kinds = new HashMap<>();
         a.get("kinds").forEach(k -> kinds.put(k.get("kind").asText(), k));
-        for (String kind : List.of("HostCache", "Catalog", "SlotPool")) {
+        for (String kind : List.of("HostCache", "Catalog")) {
             JsonNode k = kinds.get(kind);
             assertTrue(k != null, kind + " missing: " + a.get("kinds"));
             assertEquals(1, k.get("actors").asInt(), kind);

@@ -123,7 +123,7 @@ public class StatusPageChromiumTest {
             String recordDom = load(chromium.get(), profile, node.base + "/" + links.getFirst(), null);
             int events = group(TRACE_EVENTS, recordDom);
             assertTrue(events >= 2, "the record showed " + events + " trace events");
-            assertTrue(recordDom.contains("Catalog") && recordDom.contains("SlotPool"), "trace rows in the page");
+            assertTrue(recordDom.contains("Catalog") && recordDom.contains("RecordActor"), "trace rows in the page");
             JsonNode chain = JSON.readTree(node.get("/records/" + target).body()).get("chain");
             assertTrue(recordDom.contains("<tr data-key=\"" + chain.get(0).get("key").asText() + "\""),
                     "the chain starts at the root");

@@ -321,8 +321,8 @@ class ServeProcessTest {
         JsonNode traces = new ObjectMapper().readTree(
                 send("GET", base + "/traces?namespace=burst&limit=200", null).body()).get("traces");
         // A publication is abandoned one of two ways, depending on timing: its lease ends while it waits in the
-        // slot pool's queue, or the pool is short, answers Retry, and the caller gives up. Either way the page says
-        // which; the lease case is preferred when the run had one.
+        // catalog's queue for slots, or the slots are short, Retry is answered, and the caller gives up. Either way
+        // the page says which; the lease case is preferred when the run had one.
         String abandoned = null;
         String reason = null;
         for (JsonNode t : traces) {
