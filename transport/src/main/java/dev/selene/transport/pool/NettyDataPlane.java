@@ -89,8 +89,8 @@ public final class NettyDataPlane implements DataPlane {
     static final int IDLE_CONNECTIONS_KEPT = 64;
     /**
      * The longest a TLS handshake may take in all. It is no deadline for failing over: a client gives up a handshake
-     * as soon as its peer has sent nothing for the silence allowed (a stopped or dead peer); a loaded peer that keeps
-     * answering, one step at a time, gets this long.
+     * once its peer has sent nothing for a few times the silence allowed (a stopped or dead peer; see
+     * {@link TlsGate}); a loaded peer that keeps answering, one step at a time, gets this long.
      */
     static final Duration HANDSHAKE_LIMIT = Duration.ofSeconds(10);
 
@@ -312,7 +312,7 @@ public final class NettyDataPlane implements DataPlane {
                         transfersFailed.incrementAndGet();
                         exchange.done.completeExceptionally(new TransferFailedException("the TLS handshake with "
                                 + to + " failed: " + (Boolean.TRUE.equals(f.channel().attr(TlsGate.SILENT).get())
-                                ? "the peer sent nothing for " + silence.toMillis() + " ms"
+                                ? "the peer sent nothing for " + silence.toMillis() * TlsGate.HANDSHAKE_SILENCES + " ms"
                                 : TlsGate.describe(h.cause()))));
                     }
                 });

@@ -13,10 +13,10 @@ import io.netty.util.AttributeKey;
  * transfer handler (a failed handshake closes the connection, counted and logged once as a refusal of the peer;
  * its exceptions stop here). Once it succeeded, the peer's identity is kept on the channel.
  *
- * <p>On a client, a handshake during which the connection carried no byte either way for the silence allowed is
- * given up (the connection's idle event): a stopped or dead peer is left as soon as a transfer's silence would
- * leave it, while a loaded peer that answers step by step may take longer in all. The silence of a transfer starts
- * once the handshake has succeeded.
+ * <p>On a client, a handshake during which the connection carried no byte either way for {@link #HANDSHAKE_SILENCES}
+ * times the silence allowed is given up (the connection's idle events): a stopped or dead peer is left within a
+ * couple of seconds at the default fail-over deadline, while a loaded peer that answers step by step may take longer
+ * in all. The silence of a transfer starts once the handshake has succeeded.
  */
 final class TlsGate extends ChannelInboundHandlerAdapter {
 
@@ -26,9 +26,18 @@ final class TlsGate extends ChannelInboundHandlerAdapter {
     /** Set on a client connection whose handshake was given up because the peer went silent. */
     static final AttributeKey<Boolean> SILENT = AttributeKey.valueOf("selene.pool.silent-handshake");
 
+    /**
+     * How many times the silence allowed a handshake's peer may stay silent: a handshake's first answer costs the
+     * peer key-exchange work, queued behind every other connection's on a busy manager (a burst opens many at once),
+     * where a transfer's next bytes cost nothing but the sending.
+     */
+    static final int HANDSHAKE_SILENCES = 4;
+
     private final PoolTls tls;
     private final boolean server;
     private boolean ok;
+    /** Idle events in a row before the handshake succeeded. */
+    private int silences;
 
     TlsGate(PoolTls tls, boolean server) {
         this.tls = tls;
@@ -37,8 +46,10 @@ final class TlsGate extends ChannelInboundHandlerAdapter {
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
-        if (evt instanceof IdleStateEvent && !ok) {
-            if (!server) {
+        if (evt instanceof IdleStateEvent idle && !ok) {
+            // One event per silence allowed without a byte either way (the first after activity says so).
+            silences = idle.isFirst() ? 1 : silences + 1;
+            if (!server && silences >= HANDSHAKE_SILENCES) {
                 // The peer went silent mid-handshake: closing fails the handshake, and so the transfer waiting on it.
                 ctx.channel().attr(SILENT).set(true);
                 ctx.close();
