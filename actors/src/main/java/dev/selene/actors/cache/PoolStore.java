@@ -406,7 +406,15 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         int replicas = stores.values().stream().mapToInt(ManagerStore.StoreStatus::replicas).max().orElse(1);
         List<ActorRef<ManagerStore.Command>> usable = stores.keySet().stream().filter(s -> !isSuspect(s)).toList();
         if (usable.isEmpty()) {
-            finishWrite(key, new WriteFailed(key, false, "every pool manager is unreachable or failing"));
+            // Every manager failed a transfer a moment ago. A stall of this host, or of the managers' machine, looks
+            // like that to every connection at once; failing every retirement for the suspicion's length would drop
+            // what memory cannot keep. They are tried anyway, as reads try suspected holders last; only the
+            // managers the cluster finds unreachable are left out.
+            usable = stores.keySet().stream()
+                    .filter(s -> !unreachable.contains(s.path().address().toString())).toList();
+        }
+        if (usable.isEmpty()) {
+            finishWrite(key, new WriteFailed(key, false, "every pool manager is unreachable"));
             return;
         }
         List<ActorRef<ManagerStore.Command>> placed = Placement.ranked(key, usable).stream().limit(replicas)
