@@ -40,12 +40,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The pool's availability while a manager dies, on real {@code selene manager} processes: two managers (two
  * replicas) and two hosts in this JVM, one publishing chains of keyed records without a pause (each retired to the
- * pool at once: a pool host without a warm tier) and one restoring retired chains at random, byte for byte. One
- * manager is then killed (SIGKILL) or stopped (SIGSTOP for 15 s): the one that does not run the namespace's
- * directory entity, or the one that does. Each scenario asserts that no restore of a retired chain failed or came
- * back short while it ran (the surviving manager holds every record), that retirements stood still for no longer
- * than a few failover deadlines (they never wait for the cluster to down the manager), that the hosts' heap does not
- * grow with what they cannot send, and that every retired chain restores whole and byte-identical afterwards. Each prints its figures ({@code [test +ms] ...}).
+ * pool at once: a pool host without a warm tier) and one restoring retired chains at random, byte for byte. The
+ * manager that runs the namespace's directory entity is then stopped (SIGSTOP for 15 s). It asserts that no restore
+ * of a retired chain failed or came back short while it ran (the other manager holds every record), that retirements
+ * stood still for no longer than a few failover deadlines (they never wait for the cluster to down the manager), that
+ * the hosts' heap does not grow with what they cannot send to the stalled manager, and that every retired chain
+ * restores whole and byte-identical afterwards; it prints its figures ({@code [test +ms] ...}). The same stop and two
+ * kills (of either manager) run under a served workload, with every process real, in
+ * {@code ServedWorkloadFailoverProcessTest}.
  */
 class PoolAvailabilityProcessTest {
 
@@ -76,10 +78,6 @@ class PoolAvailabilityProcessTest {
     private String test;
     private long testStartedAt;
 
-    private enum Fault {
-        KILL_THE_OTHER, KILL_THE_DIRECTORYS, STOP_THE_DIRECTORYS
-    }
-
     @BeforeEach
     void name(TestInfo info) {
         test = info.getTestMethod().orElseThrow().getName();
@@ -102,24 +100,12 @@ class PoolAvailabilityProcessTest {
     }
 
     @Test
-    void aManagerNotRunningTheDirectoryKilled_noRestoreFails_retirementsGoOn_everyRetiredChainRestores(
-            @TempDir Path tmp) throws Exception {
-        scenario(Fault.KILL_THE_OTHER, tmp);
-    }
-
-    @Test
-    void theManagerRunningTheDirectoryKilled_noRestoreFails_retirementsGoOn_everyRetiredChainRestores(
-            @TempDir Path tmp) throws Exception {
-        scenario(Fault.KILL_THE_DIRECTORYS, tmp);
-    }
-
-    @Test
     void theManagerRunningTheDirectoryStoppedFor15s_noRestoreFails_retirementsGoOn_everyRetiredChainRestores(
             @TempDir Path tmp) throws Exception {
-        scenario(Fault.STOP_THE_DIRECTORYS, tmp);
+        scenario(tmp);
     }
 
-    private void scenario(Fault fault, Path tmp) throws Exception {
+    private void scenario(Path tmp) throws Exception {
         List<Integer> ports = SeleneProcess.freePorts(2);
         // The managers start at once (the second joins the first seed once it is up); the hosts once the first is
         // up, as a host waits only 20 s for a manager.
@@ -148,22 +134,19 @@ class PoolAvailabilityProcessTest {
                     >= 30);
             awaitTrue(Duration.ofSeconds(30), "a manager runs " + entity, () -> runs(first, entity)
                     || runs(second, entity));
-            SeleneProcess directory = runs(first, entity) ? first : second;
-            victim = fault == Fault.KILL_THE_OTHER ? (directory == first ? second : first) : directory;
+            victim = runs(first, entity) ? first : second;
             restoring.start();
             Thread.sleep(3_000); // a baseline: retirements and restores with both managers up
             heapBefore = heapAfterGc();
             faultAt = System.nanoTime();
-            victim.signal(fault == Fault.STOP_THE_DIRECTORYS ? "STOP" : "KILL");
-            report(fault + ": " + victim.name() + (victim == directory ? " (runs " : " (does not run ") + entity
-                    + ") at " + publisher.counters().get("pool.retired") + " records retired");
+            victim.signal("STOP");
+            report("stopped " + victim.name() + " (runs " + entity + ") at " + publisher.counters().get("pool.retired")
+                    + " records retired");
             Thread.sleep(FAULT.toMillis());
             heapDuring = heapAfterGc();
-            if (fault == Fault.STOP_THE_DIRECTORYS) {
-                victim.signal("CONT");
-                report(victim.name() + " resumed");
-                Thread.sleep(3_000);
-            }
+            victim.signal("CONT");
+            report(victim.name() + " resumed");
+            Thread.sleep(3_000);
         } finally {
             publishing.stop();
             restoring.stop();
@@ -201,7 +184,7 @@ class PoolAvailabilityProcessTest {
         }
         report("every retired chain restored and verified afterwards: " + chains.size() + " chains, " + records
                 + " records, in " + millisSince(verifying) + " ms");
-        if (fault == Fault.STOP_THE_DIRECTORYS && !victim.process().isAlive()) {
+        if (!victim.process().isAlive()) {
             report(victim.name() + " exited with " + victim.process().exitValue() + ": " + victim.lines().getLast());
         }
     }
