@@ -45,7 +45,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * of a retired chain failed or came back short while it ran (the other manager holds every record), that retirements
  * stood still for no longer than a few failover deadlines (they never wait for the cluster to down the manager), that
  * the hosts' heap does not grow with what they cannot send to the stalled manager, and that every retired chain
- * restores whole and byte-identical afterwards; it prints its figures ({@code [test +ms] ...}). The same stop and two
+ * restores whole and byte-identical afterwards; it prints its figures ({@code [test +ms] ...}). Then every live
+ * manager is stopped at once for 1.2 s (every connection silent, so the host suspects every manager): retirements
+ * must complete again as soon as the managers answer, well before the host's suspicion of them would end (3 s). The same stop and two
  * kills (of either manager) run under a served workload, with every process real, in
  * {@code ServedWorkloadFailoverProcessTest}.
  */
@@ -68,6 +70,16 @@ class PoolAvailabilityProcessTest {
      * entity what it took within 20 ms, in a cluster message; a lookup before that may miss it (not a failure).
      */
     private static final Duration REPORTED = Duration.ofMillis(250);
+    /** How long every live manager is stopped at once: longer than the failover deadline (500 ms). */
+    private static final Duration ALL_STALLED = Duration.ofMillis(1_200);
+    /** Time for the resumed managers to answer what waited for them. */
+    private static final Duration ALL_RESUMED_GRACE = Duration.ofMillis(300);
+    /**
+     * The window after that in which retirements must complete: it ends before a host that left out every suspected
+     * manager would try them again (3 s after the first transfer failed silent, 500 ms into the stall: 2.3 s after
+     * the resume).
+     */
+    private static final Duration RESUMED_WINDOW = Duration.ofMillis(1_500);
     /** The publisher's pace: one chain per this many milliseconds at most (about 60 records a second). */
     private static final long CHAIN_EVERY_MILLIS = 50;
 
@@ -100,7 +112,7 @@ class PoolAvailabilityProcessTest {
     }
 
     @Test
-    void theManagerRunningTheDirectoryStoppedFor15s_noRestoreFails_retirementsGoOn_everyRetiredChainRestores(
+    void theManagerRunningTheDirectoryStoppedFor15s_noRestoreFails_retirementsGoOn_everyRetiredChainRestores_andAfterEveryManagerStalled_retirementsResumeAtOnce(
             @TempDir Path tmp) throws Exception {
         scenario(tmp);
     }
@@ -126,6 +138,8 @@ class PoolAvailabilityProcessTest {
         publishing.start();
         String entity = PoolDirectory.entityId(NS, ManagerConfig.DEFAULT_DIRECTORY_SHARDS);
         SeleneProcess victim;
+        List<SeleneProcess> live;
+        long allResumedAt;
         long faultAt;
         long heapBefore;
         long heapDuring;
@@ -147,6 +161,23 @@ class PoolAvailabilityProcessTest {
             victim.signal("CONT");
             report(victim.name() + " resumed");
             Thread.sleep(3_000);
+
+            // Then every manager stalls at once, as when their machine stalls: every connection goes silent and the
+            // host suspects every manager. Once they answer again, retirements must go to them at once, not fail
+            // until the suspicion ends. (Restores stop first: while every holder is stalled they may fail.)
+            restoring.stop();
+            publishing.assertNoFailure();
+            live = java.util.stream.Stream.of(first, second).filter(p -> p.process().isAlive()).toList();
+            for (SeleneProcess p : live) {
+                signalUnlessExited(p, "STOP");
+            }
+            Thread.sleep(ALL_STALLED.toMillis());
+            for (SeleneProcess p : live) {
+                signalUnlessExited(p, "CONT");
+            }
+            allResumedAt = System.nanoTime();
+            report("every live manager (" + live.size() + ") stopped " + ALL_STALLED.toMillis() + " ms, resumed");
+            Thread.sleep(2_500);
         } finally {
             publishing.stop();
             restoring.stop();
@@ -161,11 +192,18 @@ class PoolAvailabilityProcessTest {
                 + publisher.counters().get("pool.under_replicated") + ", retire failures "
                 + publisher.counters().get("pool.retire.failures"));
         report(restoring + "; restore failures: " + restoring.failures().size());
+        Duration windowEnd = ALL_RESUMED_GRACE.plus(RESUMED_WINDOW);
+        long afterAll = publishing.retiredBetween(allResumedAt + ALL_RESUMED_GRACE.toNanos(),
+                allResumedAt + windowEnd.toNanos());
+        report("after every manager was stalled: retirements completed in " + afterAll + " of the 10 ms samples from "
+                + ALL_RESUMED_GRACE.toMillis() + " ms to " + windowEnd.toMillis() + " ms after they resumed");
         publishing.assertNoFailure();
         restoring.assertNoFailure();
         assertEquals(List.of(), restoring.failures(), "no restore of a retired chain failed or came back short");
         assertTrue(restoring.restored() > 0, "restores ran: " + restoring);
         assertTrue(still < STILL_BOUND.toNanos(), "retirements stood still " + still / 1_000_000 + " ms");
+        assertTrue(afterAll > 0, "retirements went to the managers as soon as they answered again after every one "
+                + "of them had stalled (not only once the host stopped suspecting them)");
         // The hosts (in this JVM) do not hold on to what they could not send: their heap does not grow with it.
         report("heap after GC " + (heapBefore >> 20) + " MiB before the fault, " + (heapDuring >> 20)
                 + " MiB at the end of its watch");
@@ -186,6 +224,17 @@ class PoolAvailabilityProcessTest {
                 + " records, in " + millisSince(verifying) + " ms");
         if (!victim.process().isAlive()) {
             report(victim.name() + " exited with " + victim.process().exitValue() + ": " + victim.lines().getLast());
+        }
+    }
+
+    /** Sends {@code signal} to {@code p}, unless it has exited (the stopped manager may be downed and exit 4). */
+    private static void signalUnlessExited(SeleneProcess p, String signal) throws Exception {
+        try {
+            p.signal(signal);
+        } catch (IllegalStateException e) {
+            if (p.process().isAlive()) {
+                throw e;
+            }
         }
     }
 
@@ -335,6 +384,11 @@ class PoolAvailabilityProcessTest {
         }
 
         /** How long after {@code nanos} the first retirement completed; -1 if none did. */
+        /** How many of the 10 ms samples within [from, to] saw the retired count grow. */
+        long retiredBetween(long from, long to) {
+            return retiredAt.stream().filter(t -> t - from >= 0 && t - to <= 0).count();
+        }
+
         long firstRetiredAfter(long nanos) {
             for (long t : retiredAt) {
                 if (t - nanos > 0) {
