@@ -210,7 +210,8 @@ public final class BurstReport {
         m.put("failed", publish.failed());
         m.put("abandoned", new LinkedHashMap<>(publish.abandoned()));
         m.put("accounted", accountedFor() == publish.published());
-        m.put("retries_per_publication", publish.published() > 0 ? round(publish.retries() / (double) publish.published()) : 0.0);
+        m.put("retries_per_publication", publish.published() > 0
+                ? round(publish.retries() / (double) publish.published()) : 0.0);
         m.put("restored_full", probe.full());
         m.put("dropped_unwritable", droppedUnwritable);
         m.put("restored_partial", probe.partial());
@@ -218,7 +219,8 @@ public final class BurstReport {
         m.put("restored_from_disk_records", probe.fromDisk());
         m.put("restored_from_pool", probe.fromPool());
         m.put("verified", verified());
-        m.put("verified_records", probe.verifiedRecords() + (afterRestart == null ? 0 : afterRestart.verifiedRecords()));
+        m.put("verified_records", probe.verifiedRecords()
+                + (afterRestart == null ? 0 : afterRestart.verifiedRecords()));
         if (afterRestart != null) {
             m.put("restored_after_restart", afterRestart.toMap());
             m.put("restart_seconds", round(restartSeconds));

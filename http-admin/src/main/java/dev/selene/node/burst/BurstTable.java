@@ -18,7 +18,8 @@ final class BurstTable {
         row(b, "slots (intake)", r.totalSlots + " (" + r.intakeSlots + ")");
         row(b, "published", Long.toString(r.publish.published()));
         row(b, "stored", Long.toString(r.publish.stored()));
-        row(b, "present / oversize / failed", r.publish.present() + " / " + r.publish.oversize() + " / " + r.publish.failed());
+        row(b, "present / oversize / failed", r.publish.present() + " / " + r.publish.oversize() + " / "
+                + r.publish.failed());
         row(b, "abandoned", r.publish.abandoned().isEmpty() ? "0" : r.abandonedTotal() + " " + r.publish.abandoned());
         row(b, "every publication accounted for", r.accountedFor() == r.publish.published() ? "yes" : "NO");
         row(b, "retries per publication", String.format(Locale.ROOT, "%.2f", r.publish.published() > 0
@@ -29,10 +30,12 @@ final class BurstTable {
         row(b, "recomputed", Long.toString(r.probe.recomputed()));
         row(b, "verified (byte-identical)", r.verified() ? "yes (" + (r.probe.verifiedRecords()
                 + (r.afterRestart == null ? 0 : r.afterRestart.verifiedRecords())) + " records)"
-                : "NO (" + (r.probe.mismatchedRecords() + (r.afterRestart == null ? 0 : r.afterRestart.mismatchedRecords()))
+                : "NO (" + (r.probe.mismatchedRecords()
+                + (r.afterRestart == null ? 0 : r.afterRestart.mismatchedRecords()))
                 + " records differ)");
         if (r.afterRestart != null) {
-            row(b, "after restart: full / partial / recomputed", r.afterRestart.full() + " / " + r.afterRestart.partial()
+            row(b, "after restart: full / partial / recomputed", r.afterRestart.full() + " / "
+                    + r.afterRestart.partial()
                     + " / " + r.afterRestart.recomputed() + String.format(Locale.ROOT, "  (restart %.1f s)",
                     r.restartSeconds));
         }
@@ -63,7 +66,8 @@ final class BurstTable {
             row(b, "spilled records / bytes", String.format(Locale.ROOT, "%d / %.2f GiB", r.spilled,
                     r.diskWriteBytes / (double) (1L << 30)));
             row(b, "disk write GB/s (raw O_DIRECT)", String.format(Locale.ROOT, "%.2f (%.2f, spill at %.2fx)",
-                    r.diskWriteGbps, r.rawDiskWriteGbps, r.rawDiskWriteGbps > 0 ? r.diskWriteGbps / r.rawDiskWriteGbps : 0));
+                    r.diskWriteGbps, r.rawDiskWriteGbps,
+                    r.rawDiskWriteGbps > 0 ? r.diskWriteGbps / r.rawDiskWriteGbps : 0));
             row(b, "disk read GB/s (raw O_DIRECT)", String.format(Locale.ROOT, "%.2f (%.2f, restore at %.2fx)",
                     r.diskReadGbps, r.rawDiskReadGbps, r.rawDiskReadGbps > 0 ? r.diskReadGbps / r.rawDiskReadGbps : 0));
             row(b, "writes in flight (mean / max / cap)", String.format(Locale.ROOT, "%.1f / %d / %d",

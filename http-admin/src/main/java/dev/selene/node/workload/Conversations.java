@@ -108,7 +108,8 @@ public final class Conversations {
         AtomicLong done = new AtomicLong();
         Progress progress = new Progress(settings.progress() ? progressOut : null, "prefill",
                 () -> done.get() + "/" + list.size() + " conversations");
-        try (ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Runtime.getRuntime().availableProcessors()))) {
+        int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
+        try (ExecutorService pool = Executors.newFixedThreadPool(threads)) {
             for (Conversation conv : list) {
                 pool.submit(() -> {
                     for (int i = 0; i < conv.specs.length; i++) {

@@ -13,7 +13,7 @@ public final class Progress {
     private final Supplier<String> line;
     private final long start = System.nanoTime();
 
-    /** Starts the line of {@code phase}, showing {@code line} every half second on {@code out}; none when it is null. */
+    /** Starts the line of {@code phase}, showing {@code line} every half second on {@code out} (none when null). */
     public Progress(PrintStream out, String phase, Supplier<String> line) {
         this.out = out;
         this.phase = phase;

@@ -68,7 +68,8 @@ public record PublishTally(long published, long stored, long present, long overs
                 case PublishResult.Failed f -> failed++;
                 case PublishResult.Disabled d -> disabled++;
                 case PublishResult.Retry r -> throw new IllegalStateException("retry outcome not abandoned: " + r);
-                case PublishResult.Abandoned a -> throw new IllegalStateException("abandoned outcome not counted: " + a);
+                case PublishResult.Abandoned a ->
+                        throw new IllegalStateException("abandoned outcome not counted: " + a);
             }
         }
         Arrays.sort(latencies);
