@@ -1,11 +1,12 @@
 package dev.selene.node.burst;
 
 import dev.selene.engine.layout.Layout;
+import dev.selene.node.workload.WorkloadSettings;
 
 import java.nio.file.Path;
 
 /**
- * The knobs of one burst run: the workload's shape, the GPU snapshot budget and the node under test.
+ * The knobs of one burst run: the workload's shape (its {@link #workload()}), the device and the node under test.
  *
  * @param layout          model layout
  * @param conversations   conversations per run
@@ -38,21 +39,7 @@ public record BurstSettings(Layout layout, int conversations, int concurrency, i
     }
 
     public BurstSettings {
-        if (conversations < 1) {
-            throw new IllegalArgumentException("--conversations must be at least 1, was " + conversations);
-        }
-        if (concurrency < 1) {
-            throw new IllegalArgumentException("--concurrency must be at least 1, was " + concurrency);
-        }
-        if (tokens < 1) {
-            throw new IllegalArgumentException("--tokens must be at least 1, was " + tokens);
-        }
-        if (turns < 1) {
-            throw new IllegalArgumentException("--turns must be at least 1, was " + turns);
-        }
-        if (snapshotMillis < 1) {
-            throw new IllegalArgumentException("--snapshot-ms must be at least 1, was " + snapshotMillis);
-        }
+        new WorkloadSettings(layout, conversations, concurrency, tokens, turns, snapshotMillis, seed, progress);
         if (copyThreads < 1 || copyThreads > 64) {
             throw new IllegalArgumentException("--copy-threads must be in 1..64, was " + copyThreads);
         }
@@ -61,21 +48,14 @@ public record BurstSettings(Layout layout, int conversations, int concurrency, i
         }
     }
 
-    /** Records per conversation: whole records of prompt tokens, at least one. */
-    public int recordsPerConversation() {
-        return Math.max(1, tokens / layout.tokensPerRecord());
+    /** The workload's shape: what the run publishes and probes. */
+    public WorkloadSettings workload() {
+        return new WorkloadSettings(layout, conversations, concurrency, tokens, turns, snapshotMillis, seed, progress);
     }
 
-    /** Whether record {@code i} of a conversation carries a row: the last record of each turn does. */
-    public boolean hasRow(int i) {
-        int n = recordsPerConversation();
-        int turnsHere = Math.min(turns, n);
-        for (int t = 1; t <= turnsHere; t++) {
-            if (i == (int) ((long) n * t / turnsHere) - 1) {
-                return true;
-            }
-        }
-        return false;
+    /** Records per conversation: whole records of prompt tokens, at least one. */
+    public int recordsPerConversation() {
+        return workload().recordsPerConversation();
     }
 
     /** These settings with a warm tier of {@code bytes}. */
@@ -86,10 +66,6 @@ public record BurstSettings(Layout layout, int conversations, int concurrency, i
 
     /** Host slots the whole burst occupies if every record stays resident. */
     public long slotsNeeded() {
-        long perConversation = 0;
-        for (int i = 0; i < recordsPerConversation(); i++) {
-            perConversation += layout.slotsPerRecord(hasRow(i));
-        }
-        return perConversation * conversations;
+        return workload().slotsNeeded();
     }
 }

@@ -2,6 +2,7 @@ package dev.selene.node.burst;
 
 import dev.selene.transport.gpu.DeviceCopier;
 import dev.selene.transport.gpu.ForwardingDeviceCopier;
+import dev.selene.transport.gpu.SimulatedDevice;
 import dev.selene.transport.host.HostMemory;
 
 /**
@@ -25,5 +26,20 @@ final class WatchedCopier extends ForwardingDeviceCopier {
     public void register(HostMemory host) {
         super.register(host);
         registered = host;
+    }
+
+    /** The host slots the node registered with {@code copier} (the node has started by now). */
+    static HostMemory nodeSlots(DeviceCopier copier) {
+        HostMemory slots = copier instanceof WatchedCopier w ? w.registered() : null;
+        if (slots == null || !slots.isOpen()) {
+            throw new IllegalStateException("the node registered no host slots with the device; no raw copy baseline");
+        }
+        return slots;
+    }
+
+    /** The simulated device under {@code copier}, or null on a GPU. */
+    static SimulatedDevice simulated(DeviceCopier copier) {
+        DeviceCopier device = copier instanceof WatchedCopier w ? w.delegate() : copier;
+        return device instanceof SimulatedDevice sim ? sim : null;
     }
 }

@@ -10,6 +10,7 @@ import dev.selene.node.burst.BurstRun;
 import dev.selene.node.burst.BurstSettings;
 import dev.selene.node.burst.PoolManagers;
 import dev.selene.node.burst.RawDisk;
+import dev.selene.node.burst.WarmUp;
 import dev.selene.node.config.EnvironmentCheck;
 import dev.selene.node.logging.ConsoleLogging;
 import picocli.CommandLine.Command;
@@ -245,7 +246,7 @@ final class BurstCommand implements Callable<Integer> {
                 emptyDirectory(dir);
             }
             RawDisk.removeLeftover(dir);
-            BurstRun.deleteWarmUpDirectory(BurstRun.warmUpDirectory(dir));
+            WarmUp.deleteDirectory(WarmUp.directory(dir));
         }
         long cap = ByteSize.parse("--bandwidth-cap", bandwidthCap);
         BurstSettings settings = new BurstSettings(l, conversations, workload.concurrency, workload.shape.tokens(),
@@ -390,17 +391,7 @@ final class BurstCommand implements Callable<Integer> {
             BurstRun run = new BurstRun(settings, System.err, copier -> SeleneCache.start(nodeConfig, copier));
             if (settings.diskDir() != null) {
                 // The warm-up writes and reads a disk too, in a scratch directory beside the tier's, deleted after.
-                Path warmUpDir = BurstRun.warmUpDirectory(settings.diskDir());
-                run = run.withWarmUpNodes(copier -> {
-                    try {
-                        Files.createDirectories(warmUpDir);
-                    } catch (IOException e) {
-                        throw new IllegalStateException("cannot create the warm-up directory " + warmUpDir + ": "
-                                + e.getMessage());
-                    }
-                    return SeleneCache.start(nodeConfig.withDisk(warmUpDir.toString(), nodeConfig.diskBytes()),
-                            copier);
-                }, () -> BurstRun.deleteWarmUpDirectory(warmUpDir));
+                run = run.withDiskWarmUp(nodeConfig, settings.diskDir());
             }
             report = run.run(warmUp);
         }

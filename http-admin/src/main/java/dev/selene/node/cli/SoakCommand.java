@@ -186,7 +186,7 @@ final class SoakCommand implements Callable<Integer> {
             BurstSettings s = settings(l, warmBytes, seed + burst, dir);
             BurstRun run = new BurstRun(s, System.err, holder::start);
             if (dir != null) {
-                run = withDiskWarmUp(run, first.cache(), dir);
+                run = run.withDiskWarmUp(first.cache(), dir);
             }
             BurstReport report = run.run(burst == 0 && !noWarmup);
             long burstPublished = ((Number) report.toMap().get("published")).longValue();
@@ -203,24 +203,6 @@ final class SoakCommand implements Callable<Integer> {
         }
         out.print(summary(startSample, warmedUp, last, published, lost, unverified));
         return lost == 0 && unverified == 0 ? 0 : 1;
-    }
-
-    /**
-     * {@code run} with its warm-up on nodes with the soak's disk tier in a scratch directory beside {@code dir},
-     * deleted after: a disk preset's node may have no warm tier, and a warm-up node without its disk would have no
-     * tier at all.
-     */
-    private static BurstRun withDiskWarmUp(BurstRun run, CacheConfig config, Path dir) {
-        Path warmUpDir = BurstRun.warmUpDirectory(dir);
-        return run.withWarmUpNodes(copier -> {
-            try {
-                Files.createDirectories(warmUpDir);
-            } catch (IOException e) {
-                throw new IllegalStateException("cannot create the warm-up directory " + warmUpDir + ": "
-                        + e.getMessage());
-            }
-            return SeleneCache.start(config.withDisk(warmUpDir.toString(), config.diskBytes()), copier);
-        }, () -> BurstRun.deleteWarmUpDirectory(warmUpDir));
     }
 
     /**

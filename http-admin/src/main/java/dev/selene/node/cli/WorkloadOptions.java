@@ -3,8 +3,8 @@ package dev.selene.node.cli;
 import dev.selene.engine.config.ByteSize;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.intake.IntakeSizing;
-import dev.selene.node.burst.BurstShapeOptions;
 import dev.selene.node.config.MachineMemory;
+import dev.selene.node.workload.WorkloadShapeOptions;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
@@ -22,7 +22,7 @@ final class WorkloadOptions {
     int concurrency;
 
     @Mixin
-    BurstShapeOptions shape;
+    WorkloadShapeOptions shape;
 
     @Option(names = "--warm", defaultValue = "auto",
             description = "Warm tier size, e.g. 512m or 3g; 'auto' sizes it for the preset (default: ${DEFAULT-VALUE}).")

@@ -3,13 +3,13 @@ package dev.selene.node.serve;
 import dev.selene.actors.api.Durations;
 import dev.selene.engine.config.ByteSize;
 import dev.selene.engine.config.CacheConfig;
-import dev.selene.node.burst.BurstShapeOptions;
 import dev.selene.node.cli.ClusterRemoval;
 import dev.selene.node.config.EnvironmentCheck;
 import dev.selene.node.config.NodeOptions;
 import dev.selene.node.config.NodeSettings;
 import dev.selene.node.config.SettingsLoader;
 import dev.selene.node.logging.ConsoleLogging;
+import dev.selene.node.workload.WorkloadShapeOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -64,7 +64,7 @@ public final class ServeCommand implements Callable<Integer> {
     Integer conversationsOption;
 
     @Mixin
-    BurstShapeOptions shape;
+    WorkloadShapeOptions shape;
 
     @Option(names = "--seed", paramLabel = "N", defaultValue = "42",
             description = "With --workload: content seed of the first run; each later run adds one (default: "

@@ -1,9 +1,9 @@
 package dev.selene.node.serve;
 
 import dev.selene.engine.config.CacheConfig;
-import dev.selene.node.burst.BurstReport;
-import dev.selene.node.burst.BurstRun;
-import dev.selene.node.burst.BurstSettings;
+import dev.selene.node.workload.BurstWorkload;
+import dev.selene.node.workload.RoundResult;
+import dev.selene.node.workload.WorkloadSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -88,13 +88,13 @@ record ServedWorkload(int runs) {
     }
 
     /**
-     * The settings of the burst run {@code run} (from 0) on {@code cache}'s node: its layout, warm size, concurrency
-     * and device, the conversations' shape, and seed {@code seed + run}.
+     * The settings of the burst run {@code run} (from 0) on {@code cache}'s node: its layout and concurrency, the
+     * conversations' shape, and seed {@code seed + run}.
      */
-    static BurstSettings burst(CacheConfig cache, int conversations, int tokens, int turns, long snapshotMillis,
-                               long seed, int run) {
-        return new BurstSettings(cache.layout(), conversations, cache.concurrency(), tokens, turns,
-                cache.warmBytes(), snapshotMillis, cache.device(), 1, 0, seed + run, false, false, null);
+    static WorkloadSettings burst(CacheConfig cache, int conversations, int tokens, int turns, long snapshotMillis,
+                                  long seed, int run) {
+        return new WorkloadSettings(cache.layout(), conversations, cache.concurrency(), tokens, turns, snapshotMillis,
+                seed + run, false);
     }
 
     /**
@@ -102,7 +102,7 @@ record ServedWorkload(int runs) {
      * when the last has ended; a run that fails while the node stops ({@code stopping}) ends them without a word,
      * one that fails otherwise is logged as a warning and ends them.
      */
-    Thread start(SeleneNode node, IntFunction<BurstSettings> settings, BooleanSupplier stopping,
+    Thread start(SeleneNode node, IntFunction<WorkloadSettings> settings, BooleanSupplier stopping,
                  Consumer<String> announce) {
         return Thread.ofPlatform().daemon().name("served-burst").start(() -> {
             for (int run = 0; forever() || run < runs; run++) {
@@ -110,9 +110,9 @@ record ServedWorkload(int runs) {
                     return;
                 }
                 long start = System.nanoTime();
-                BurstReport report;
+                RoundResult result;
                 try {
-                    report = new BurstRun(settings.apply(run), System.err).runOn(node.cache(), node.copier());
+                    result = new BurstWorkload(settings.apply(run), System.err).runOn(node.cache(), node.copier());
                 } catch (Exception | Error e) {
                     if (!stopping.getAsBoolean()) {
                         LOG.warn("burst {} failed, the workload ends (the node keeps serving): {}", run + 1,
@@ -125,7 +125,7 @@ record ServedWorkload(int runs) {
                 }
                 announce.accept(String.format(Locale.ROOT, "selene serve: burst %d%s done in %.1f s, %s "
                         + "publications; %s", run + 1, forever() ? "" : "/" + runs, (System.nanoTime() - start) / 1e9,
-                        report.toMap().get("published"), report.verdict()));
+                        result.published(), result.verdict()));
             }
             announce.accept("selene serve: workload done; the node serves until SIGTERM");
         });

@@ -1,6 +1,10 @@
 package dev.selene.node.burst;
 
+import dev.selene.node.workload.ProbeTally;
+import dev.selene.node.workload.PublishTally;
 import org.junit.jupiter.api.Test;
+
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,9 +14,8 @@ class BurstVerdictTest {
 
     private static BurstReport everythingKept() {
         BurstReport r = new BurstReport();
-        r.published = 12;
-        r.stored = 12;
-        r.probe.full = 2;
+        r.publish = new PublishTally(12, 12, 0, 0, 0, 0, Map.of(), 0, 12L << 20, 0, 0, 1_000_000);
+        r.probe = new ProbeTally(2, 0, 0, 12, 0, 12L << 20, 0, 0, 0.1, 0);
         return r;
     }
 

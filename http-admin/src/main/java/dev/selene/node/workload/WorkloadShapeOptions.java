@@ -1,12 +1,12 @@
-package dev.selene.node.burst;
+package dev.selene.node.workload;
 
 import picocli.CommandLine.Option;
 
 /**
- * The command-line options of a burst's conversations, shared by every command that runs the burst ({@code burst},
- * {@code soak}, {@code serve --workload}): prompt tokens, turns and how long a GPU snapshot lives.
+ * The command-line options of the burst workload's conversations, shared by every command that runs it
+ * ({@code burst}, {@code soak}, {@code serve --workload}): prompt tokens, turns and how long a GPU snapshot lives.
  */
-public final class BurstShapeOptions {
+public final class WorkloadShapeOptions {
 
     @Option(names = "--tokens", paramLabel = "N", defaultValue = "3072",
             description = "Prompt tokens per conversation (default: ${DEFAULT-VALUE}).")

@@ -1,0 +1,171 @@
+package dev.selene.node.workload;
+
+import dev.selene.actors.api.RestoreResult;
+import dev.selene.actors.api.SeleneCache;
+import dev.selene.engine.layout.Layout;
+import dev.selene.transport.gpu.DeviceCopier;
+import dev.selene.transport.gpu.DevicePlacement;
+import dev.selene.transport.gpu.KeyedContent;
+
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Restores every conversation into fresh device memory and checks every byte against the keyed content it was
+ * published with (byte-identical restores). The device memory of the restores in flight is allocated before the
+ * first restore starts, so that the timed restores do not share the machine with the page faults of memory just
+ * mapped.
+ */
+public final class RestoreProbe {
+
+    private RestoreProbe() {
+    }
+
+    /**
+     * What one conversation's probe found: the depth restored, records verified and mismatched, bytes restored,
+     * records from disk and from the pool, and when its restore started and was answered (verification not included).
+     */
+    private record Probed(int depth, long verified, long mismatched, long bytes, int fromDisk, int fromPool,
+                          long startNanos, long endNanos) {
+    }
+
+    /**
+     * Probes every conversation of {@code conversations} on {@code cache}, as many at once as the settings'
+     * concurrency, with a progress line named {@code phase} on {@code progressOut} when the settings ask for one.
+     */
+    public static ProbeTally run(SeleneCache cache, DeviceCopier copier, Conversations conversations,
+                                 PrintStream progressOut, String phase) throws InterruptedException {
+        WorkloadSettings settings = conversations.settings();
+        Layout layout = settings.layout();
+        List<Conversation> list = conversations.list();
+        AtomicLong probed = new AtomicLong();
+        Progress progress = new Progress(settings.progress() ? progressOut : null, phase,
+                () -> probed.get() + "/" + list.size() + " conversations");
+        List<Probed> fromPool = new ArrayList<>();
+        long full = 0;
+        long partial = 0;
+        long recomputed = 0;
+        long verified = 0;
+        long mismatched = 0;
+        long bytes = 0;
+        long fromDisk = 0;
+        long fromPoolRecords = 0;
+        // One set of restore targets per restore in flight, taken and given back: the probe's device memory is what
+        // the concurrency restores at once, not the whole run again beside its snapshots.
+        int sets = Math.min(settings.concurrency(), list.size());
+        List<long[]> bases = new ArrayList<>(sets);
+        BlockingQueue<long[]> freeTargets = new ArrayBlockingQueue<>(sets);
+        long start = 0;
+        try (ExecutorService pool = Executors.newFixedThreadPool(settings.concurrency())) {
+            for (int s = 0; s < sets; s++) {
+                long[] b = new long[settings.recordsPerConversation()];
+                bases.add(b);
+                for (int i = 0; i < b.length; i++) {
+                    b[i] = copier.allocateDevice(DevicePlacement.bytesNeeded(layout, settings.hasRow(i)));
+                }
+                freeTargets.add(b);
+            }
+            start = System.nanoTime();
+            List<Future<Probed>> results = new ArrayList<>();
+            for (Conversation conv : list) {
+                results.add(pool.submit(() -> {
+                    long[] b = freeTargets.take();
+                    try {
+                        Probed r = probeOne(cache, copier, layout, conv, b);
+                        probed.incrementAndGet();
+                        return r;
+                    } finally {
+                        freeTargets.add(b);
+                    }
+                }));
+            }
+            for (var f : results) {
+                Probed r = f.get();
+                if (r.depth() == list.getFirst().chain.length) {
+                    full++;
+                } else if (r.depth() > 0) {
+                    partial++;
+                } else {
+                    recomputed++;
+                }
+                verified += r.verified();
+                mismatched += r.mismatched();
+                bytes += r.bytes();
+                fromDisk += r.fromDisk();
+                fromPoolRecords += r.fromPool();
+                if (r.fromPool() > 0) {
+                    fromPool.add(r);
+                }
+            }
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("probe failed: " + e.getCause(), e.getCause());
+        } finally {
+            progress.stop();
+            for (long[] b : bases) {
+                for (long base : b) {
+                    if (base != 0) {
+                        copier.freeDevice(base);
+                    }
+                }
+            }
+        }
+        return new ProbeTally(full, partial, recomputed, verified, mismatched, bytes, fromDisk, fromPoolRecords,
+                (System.nanoTime() - start) / 1e9, busyNanos(fromPool));
+    }
+
+    /** Restores {@code conv} into the device memory at {@code bases} (one allocation per record) and checks it. */
+    private static Probed probeOne(SeleneCache cache, DeviceCopier copier, Layout layout, Conversation conv,
+                                   long[] bases) {
+        List<DevicePlacement> targets = new ArrayList<>(conv.specs.length);
+        for (int i = 0; i < conv.specs.length; i++) {
+            targets.add(DevicePlacement.contiguous(layout, bases[i], conv.specs[i].hasRow()));
+        }
+        long start = System.nanoTime();
+        RestoreResult r = cache.restore(Conversations.NAMESPACE, conv.chain, targets, Duration.ofHours(1))
+                .toCompletableFuture().join();
+        long end = System.nanoTime();
+        if (r.outcome() != RestoreResult.Outcome.RESTORED) {
+            return new Probed(0, 0, 0, 0, 0, 0, start, end);
+        }
+        long ok = 0;
+        long bad = 0;
+        for (int i = 0; i < r.records(); i++) {
+            if (KeyedContent.verifyRecord(copier, layout, targets.get(i), conv.specs[i].key(),
+                    conv.specs[i].hasRow())) {
+                ok++;
+            } else {
+                bad++;
+            }
+        }
+        return new Probed(r.records(), ok, bad, r.bytes(), r.fromDisk(), r.fromPool(), start, end);
+    }
+
+    /** The time during which at least one of {@code restores} was in flight. */
+    private static long busyNanos(List<Probed> restores) {
+        List<Probed> sorted = new ArrayList<>(restores);
+        sorted.sort(Comparator.comparingLong(Probed::startNanos));
+        long total = 0;
+        long from = 0;
+        long to = Long.MIN_VALUE;
+        for (Probed r : sorted) {
+            if (r.startNanos() > to) {
+                total += to == Long.MIN_VALUE ? 0 : to - from;
+                from = r.startNanos();
+                to = r.endNanos();
+            } else {
+                to = Math.max(to, r.endNanos());
+            }
+        }
+        return total + (to == Long.MIN_VALUE ? 0 : to - from);
+    }
+}
