@@ -216,6 +216,7 @@ public final class BurstReport {
         m.put("dropped_unwritable", droppedUnwritable);
         m.put("restored_partial", probe.partial());
         m.put("recomputed", probe.recomputed());
+        m.put("not_restored", new java.util.TreeMap<>(probe.notRestored()));
         m.put("restored_from_disk_records", probe.fromDisk());
         m.put("restored_from_pool", probe.fromPool());
         m.put("verified", verified());

@@ -27,7 +27,9 @@ final class BurstTable {
         row(b, "restored full / partial", r.probe.full() + " / " + r.probe.partial()
                 + (r.probe.fromDisk() > 0 ? "  (" + r.probe.fromDisk() + " records from disk)" : "")
                 + (r.probe.fromPool() > 0 ? "  (" + r.probe.fromPool() + " records from the pool)" : ""));
-        row(b, "recomputed", Long.toString(r.probe.recomputed()));
+        row(b, "recomputed", r.probe.recomputed() + (r.probe.notRestored().isEmpty() ? "" : "  ("
+                + r.probe.notRestoredWords() + (r.probe.firstDetail().isEmpty() ? "" : "; the first: "
+                + r.probe.firstDetail()) + ")"));
         row(b, "verified (byte-identical)", r.verified() ? "yes (" + (r.probe.verifiedRecords()
                 + (r.afterRestart == null ? 0 : r.afterRestart.verifiedRecords())) + " records)"
                 : "NO (" + (r.probe.mismatchedRecords()

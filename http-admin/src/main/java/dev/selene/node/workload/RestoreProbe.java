@@ -12,6 +12,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutionException;
@@ -36,7 +39,7 @@ public final class RestoreProbe {
      * records from disk and from the pool, and when its restore started and was answered (verification not included).
      */
     private record Probed(int depth, long verified, long mismatched, long bytes, int fromDisk, int fromPool,
-                          long startNanos, long endNanos) {
+                          long startNanos, long endNanos, RestoreResult.Outcome outcome, String detail) {
     }
 
     /**
@@ -60,6 +63,8 @@ public final class RestoreProbe {
         long bytes = 0;
         long fromDisk = 0;
         long fromPoolRecords = 0;
+        Map<String, Long> notRestored = new TreeMap<>();
+        String firstDetail = "";
         // One set of restore targets per restore in flight, taken and given back: the probe's device memory is what
         // the concurrency restores at once, not the whole run again beside its snapshots.
         int sets = Math.min(settings.concurrency(), list.size());
@@ -97,6 +102,10 @@ public final class RestoreProbe {
                     partial++;
                 } else {
                     recomputed++;
+                    notRestored.merge(r.outcome().name().toLowerCase(Locale.ROOT), 1L, Long::sum);
+                    if (firstDetail.isEmpty() && !r.detail().isEmpty()) {
+                        firstDetail = r.detail();
+                    }
                 }
                 verified += r.verified();
                 mismatched += r.mismatched();
@@ -120,7 +129,7 @@ public final class RestoreProbe {
             }
         }
         return new ProbeTally(full, partial, recomputed, verified, mismatched, bytes, fromDisk, fromPoolRecords,
-                (System.nanoTime() - start) / 1e9, busyNanos(fromPool));
+                (System.nanoTime() - start) / 1e9, busyNanos(fromPool), notRestored, firstDetail);
     }
 
     /** Restores {@code conv} into the device memory at {@code bases} (one allocation per record) and checks it. */
@@ -135,7 +144,7 @@ public final class RestoreProbe {
                 .toCompletableFuture().join();
         long end = System.nanoTime();
         if (r.outcome() != RestoreResult.Outcome.RESTORED) {
-            return new Probed(0, 0, 0, 0, 0, 0, start, end);
+            return new Probed(0, 0, 0, 0, 0, 0, start, end, r.outcome(), r.detail());
         }
         long ok = 0;
         long bad = 0;
@@ -147,7 +156,8 @@ public final class RestoreProbe {
                 bad++;
             }
         }
-        return new Probed(r.records(), ok, bad, r.bytes(), r.fromDisk(), r.fromPool(), start, end);
+        return new Probed(r.records(), ok, bad, r.bytes(), r.fromDisk(), r.fromPool(), start, end, r.outcome(),
+                r.detail());
     }
 
     /** The time during which at least one of {@code restores} was in flight. */
