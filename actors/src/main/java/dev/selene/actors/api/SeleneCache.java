@@ -1,11 +1,10 @@
 package dev.selene.actors.api;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
 import dev.selene.actors.cache.HostCache;
 import dev.selene.actors.census.ActorCensus;
 import dev.selene.actors.metrics.CacheCounters;
-import dev.selene.actors.pool.PoolCluster;
+import dev.selene.actors.store.RemoteTier;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
@@ -142,13 +141,14 @@ public final class SeleneCache implements AutoCloseable {
     private static SeleneCache own(CacheConfig config, HostCache.Parts parts, boolean ownsCopier, Config pekko,
                                    String name) {
         if (config.poolEnabled()) {
-            PoolCluster.failoverAfter(pekko.withFallback(ConfigFactory.defaultReference())); // one line if invalid
-        }
-        if (config.poolEnabled() && !"cluster".equals(pekko.getString("pekko.actor.provider"))) {
-            // A pool host is a member of the pool's cluster: the system joins the managers under the pool's name.
-            pekko = PoolCluster.config(pekko.getString("selene.pool.bind"), pekko.getInt("selene.pool.port"),
-                    config.poolManagers(), PoolCluster.HOST_ROLE, pekko);
-            name = PoolCluster.SYSTEM_NAME;
+            // A pool host is a member of the pool's cluster: the remote tier says how its system joins the managers.
+            RemoteTier remote = parts.remoteTierOrInstalled();
+            if (remote == null) {
+                throw new IllegalArgumentException(HostCache.NO_REMOTE_TIER);
+            }
+            RemoteTier.SystemSetup setup = remote.system(pekko, name, config);
+            pekko = setup.settings();
+            name = setup.name();
         }
         CompletableFuture<Void> stopped = new CompletableFuture<>();
         ActorSystem<HostCache.Command> system = ActorSystem.create(

@@ -4,6 +4,7 @@ import dev.selene.actors.api.AbandonReason;
 import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.RetryReason;
 import dev.selene.actors.census.ActorCensus;
+import dev.selene.actors.store.Store;
 import dev.selene.actors.trace.TraceOutcome;
 import dev.selene.engine.catalog.RecordCatalog;
 import dev.selene.engine.key.RecordKey;

@@ -2,6 +2,7 @@ package dev.selene.actors.cache;
 
 import dev.selene.actors.api.AbandonReason;
 import dev.selene.actors.api.PublishResult;
+import dev.selene.actors.store.Store;
 import dev.selene.actors.trace.TraceOutcome;
 import dev.selene.actors.trace.TraceSource;
 import dev.selene.engine.key.RecordKey;

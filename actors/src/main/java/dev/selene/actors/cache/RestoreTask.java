@@ -2,6 +2,7 @@ package dev.selene.actors.cache;
 
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.Tier;
+import dev.selene.actors.store.Store;
 import dev.selene.actors.trace.TraceOutcome;
 import dev.selene.actors.trace.TraceSource;
 import dev.selene.engine.index.ChainMatch;

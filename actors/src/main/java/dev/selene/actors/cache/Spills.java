@@ -3,6 +3,7 @@ package dev.selene.actors.cache;
 import dev.selene.actors.api.DrainReport;
 import dev.selene.actors.api.Durations;
 import dev.selene.actors.api.Tier;
+import dev.selene.actors.store.Store;
 import dev.selene.actors.trace.TraceOutcome;
 import dev.selene.engine.catalog.RecordCatalog;
 import dev.selene.engine.config.ByteSize;

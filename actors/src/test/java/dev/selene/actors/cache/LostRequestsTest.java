@@ -6,6 +6,7 @@ import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.RecordDescription;
 import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.store.Store;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;

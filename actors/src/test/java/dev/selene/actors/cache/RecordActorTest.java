@@ -4,6 +4,7 @@ import com.typesafe.config.ConfigFactory;
 import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.metrics.CacheMetrics;
+import dev.selene.actors.store.Store;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;

@@ -5,6 +5,7 @@ import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.Tier;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.metrics.CacheMetrics;
+import dev.selene.actors.store.Store;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.actors.trace.TraceSource;
 import dev.selene.engine.key.RecordKey;

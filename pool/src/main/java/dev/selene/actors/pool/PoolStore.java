@@ -1,24 +1,18 @@
-package dev.selene.actors.cache;
+package dev.selene.actors.pool;
 
-import dev.selene.actors.cache.Store.Delete;
-import dev.selene.actors.cache.Store.NotWritten;
-import dev.selene.actors.cache.Store.Read;
-import dev.selene.actors.cache.Store.ReadFailed;
-import dev.selene.actors.cache.Store.ReadReply;
-import dev.selene.actors.cache.Store.Settle;
-import dev.selene.actors.cache.Store.SettleRead;
-import dev.selene.actors.cache.Store.Write;
-import dev.selene.actors.cache.Store.WriteFailed;
-import dev.selene.actors.cache.Store.WriteReply;
-import dev.selene.actors.cache.Store.Written;
+import dev.selene.actors.store.Store;
+import dev.selene.actors.store.Store.Delete;
+import dev.selene.actors.store.Store.NotWritten;
+import dev.selene.actors.store.Store.Read;
+import dev.selene.actors.store.Store.ReadFailed;
+import dev.selene.actors.store.Store.ReadReply;
+import dev.selene.actors.store.Store.Settle;
+import dev.selene.actors.store.Store.SettleRead;
+import dev.selene.actors.store.Store.Write;
+import dev.selene.actors.store.Store.WriteFailed;
+import dev.selene.actors.store.Store.WriteReply;
+import dev.selene.actors.store.Store.Written;
 import dev.selene.actors.metrics.CacheMetrics;
-import dev.selene.actors.pool.ManagerConfig;
-import dev.selene.actors.pool.ManagerStore;
-import dev.selene.actors.pool.PoolCluster;
-import dev.selene.actors.pool.PoolSecurity;
-import dev.selene.actors.pool.PoolDirectory;
-import dev.selene.actors.pool.PoolEntry;
-import dev.selene.actors.pool.Placement;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.actors.trace.TraceSource;
 import dev.selene.engine.codec.PieceShares;
@@ -60,35 +54,13 @@ import java.util.Set;
  * {@code replicas} managers by rendezvous hashing over the managers' stores the cluster lists, and counted as
  * written once each of them has stored and validated it), a read fetches one into staging slots (failing over to
  * the next holder); a delete only forgets (the pool is shared, its managers decide what it keeps). It also answers
- * which part of a chain the pool holds ({@link Find}), so a match can go on where the host's own tiers end.
+ * which part of a chain the pool holds ({@link Store.Find}), so a match can go on where the host's own tiers end.
  *
  * <p>The cluster is the control plane: it lists the stores (each tells, once, where its data plane listens, its
  * layout and its replica count) and the directory says who holds what. Record bytes go on the data plane, named by
  * their keys, with no cluster message per transfer.
  */
 final class PoolStore extends AbstractBehavior<Store.Command> {
-
-    /** Asks for the longest run of {@code chain} (record key hashes, in order) the pool holds. */
-    record Find(String namespace, List<Long> chain, ActorRef<Found> replyTo) implements Store.Command {
-    }
-
-    /** Reply to {@link Find}: the entries in chain order (empty when the directory did not answer). */
-    record Found(List<PoolEntry> entries) {
-    }
-
-    /**
-     * Asks to be told what the pool can hold ({@link Capacity}) now, once it is known, and whenever it changes
-     * (the catalog of a host whose only durable tier is the pool bounds what it remembers by it).
-     */
-    record WatchCapacity(ActorRef<Capacity> replyTo) implements Store.Command {
-    }
-
-    /**
-     * What the pool can hold for this host: the record bytes of the usable managers' stores together, divided by
-     * the replica count (each record takes that many copies), as the managers advertise them.
-     */
-    record Capacity(long bytes, int managers) {
-    }
 
     /** The directory's answer to lookup {@code id} (null: it failed or timed out). */
     private record DirectoryAnswered(long id, PoolDirectory.Found found) implements Store.Command {
@@ -173,7 +145,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private final Map<RecordKey, WriteReply> ended = new LinkedHashMap<>(64, 0.75f, false) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<RecordKey, WriteReply> eldest) {
-            return size() > DiskStore.RECENT_OUTCOMES;
+            return size() > Store.RECENT_OUTCOMES;
         }
     };
     /** The managers' stores the cluster lists and this host can use: where each one's data plane listens. */
@@ -201,8 +173,8 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private final Runnable onReachable;
     private final java.util.function.Consumer<String> onMisfit;
     /** Who is told the pool's capacity; it outlives a restart of this actor (it belongs to the behaviour's factory). */
-    private final List<ActorRef<Capacity>> capacityWatchers;
-    private Capacity capacity;
+    private final List<ActorRef<Store.Capacity>> capacityWatchers;
+    private Store.Capacity capacity;
     private boolean everUp;
     private boolean up;
     /** Retirements and fetches on the data plane now, and since when each kind has had one in flight without a break. */
@@ -219,7 +191,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     static Behavior<Store.Command> create(Layout layout, HostMemory host, int shards, CacheMetrics metrics,
                                           TraceBook traces, Runnable onReachable,
                                           java.util.function.Consumer<String> onMisfit) {
-        List<ActorRef<Capacity>> capacityWatchers = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<ActorRef<Store.Capacity>> capacityWatchers = new java.util.concurrent.CopyOnWriteArrayList<>();
         return Behaviors.setup(ctx -> {
             ctx.getSystem().receptionist().tell(Receptionist.subscribe(ManagerStore.KEY, ctx.messageAdapter(
                     Receptionist.Listing.class, l -> new StoresListed(l.getServiceInstances(ManagerStore.KEY)))));
@@ -235,7 +207,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
 
     private PoolStore(ActorContext<Store.Command> ctx, Layout layout, HostMemory host, int shards,
                       CacheMetrics metrics, TraceBook traces, Runnable onReachable,
-                      java.util.function.Consumer<String> onMisfit, List<ActorRef<Capacity>> capacityWatchers) {
+                      java.util.function.Consumer<String> onMisfit, List<ActorRef<Store.Capacity>> capacityWatchers) {
         super(ctx);
         this.capacityWatchers = capacityWatchers;
         this.onMisfit = onMisfit;
@@ -295,8 +267,8 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             case Delete d -> onDelete(d);
             case Settle s -> onSettle(s);
             case SettleRead s -> onSettleRead(s);
-            case Find f -> onFind(f);
-            case WatchCapacity w -> {
+            case Store.Find f -> onFind(f);
+            case Store.WatchCapacity w -> {
                 capacityWatchers.add(w.replyTo());
                 if (capacity != null) {
                     w.replyTo().tell(capacity);
@@ -379,7 +351,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             bytes += s.capacityBytes();
             replicas = Math.max(replicas, s.replicas());
         }
-        Capacity now = new Capacity(bytes / Math.min(replicas, stores.size()), stores.size());
+        Store.Capacity now = new Store.Capacity(bytes / Math.min(replicas, stores.size()), stores.size());
         if (!now.equals(capacity)) {
             capacity = now;
             capacityWatchers.forEach(w -> w.tell(now));
@@ -577,21 +549,22 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
 
     // ---- lookups and removal ----
 
-    private void onFind(Find f) {
+    private void onFind(Store.Find f) {
         if (f.chain().isEmpty() || !up) {
-            f.replyTo().tell(new Found(List.of()));
+            f.replyTo().tell(new Store.Found(List.of()));
             return;
         }
-        ActorRef<Found> replyTo = f.replyTo();
+        ActorRef<Store.Found> replyTo = f.replyTo();
         lookup(f.namespace(), f.chain(), found -> {
-            List<PoolEntry> entries = new ArrayList<>();
+            List<Store.Held> entries = new ArrayList<>();
             if (found != null) {
                 found.records().forEach(l -> {
-                    entries.add(l.entry());
+                    PoolEntry e = l.entry();
+                    entries.add(new Store.Held(e.key(), e.parent(), e.hasRow(), e.imageBytes()));
                     holders.put(l.entry().key(), l.holders());
                 });
             }
-            replyTo.tell(new Found(entries));
+            replyTo.tell(new Store.Found(entries));
         });
     }
 

@@ -1,5 +1,6 @@
-package dev.selene.actors.cache;
+package dev.selene.actors.pool;
 
+import dev.selene.actors.store.Store;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.transport.pool.DataAddress;
