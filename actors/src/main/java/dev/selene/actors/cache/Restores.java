@@ -1,10 +1,10 @@
 package dev.selene.actors.cache;
 
-import dev.selene.actors.api.LookupResult;
-import dev.selene.actors.api.RestoreResult;
-import dev.selene.actors.api.Tier;
 import dev.selene.actors.census.ActorCensus;
 import dev.selene.actors.store.Store;
+import dev.selene.actors.value.LookupResult;
+import dev.selene.actors.value.RestoreResult;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.catalog.RecordCatalog;
 import dev.selene.engine.cost.BandwidthEstimator;
 import dev.selene.engine.cost.RestoreCost;

@@ -1,14 +1,14 @@
 package dev.selene.node.burst;
 
-import dev.selene.actors.api.CacheStatus;
-import dev.selene.actors.api.DrainReport;
 import dev.selene.actors.api.PublishOutcome;
-import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.Publisher;
-import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
 import dev.selene.actors.cache.HostCache;
+import dev.selene.actors.value.CacheStatus;
+import dev.selene.actors.value.DrainReport;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RestoreResult;
 import dev.selene.engine.codec.RecordHeader;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.ChainHash;

@@ -1,9 +1,9 @@
 package dev.selene.actors.pool;
 
-import dev.selene.actors.api.DrainReport;
 import dev.selene.actors.api.PublishOutcome;
-import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.value.DrainReport;
+import dev.selene.actors.value.PublishResult;
 import dev.selene.engine.codec.PieceShares;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -16,10 +16,10 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
 
 import java.io.DataOutputStream;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.io.IOException;
 import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

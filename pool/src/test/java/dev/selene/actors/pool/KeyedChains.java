@@ -2,11 +2,11 @@ package dev.selene.actors.pool;
 
 import dev.selene.actors.api.PublishOutcome;
 import dev.selene.actors.api.Publisher;
-import dev.selene.actors.api.RecordDescription;
-import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
 import dev.selene.actors.trace.TraceEvent;
+import dev.selene.actors.value.RecordDescription;
+import dev.selene.actors.value.RestoreResult;
 import dev.selene.engine.codec.PieceShares;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;

@@ -1,7 +1,7 @@
 package dev.selene.actors.pool;
 
-import dev.selene.actors.api.LookupResult;
 import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.value.LookupResult;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import org.junit.jupiter.api.AfterEach;

@@ -2,11 +2,11 @@ package dev.selene.actors.pool;
 
 import dev.selene.actors.api.CacheSettings;
 import dev.selene.actors.api.PublishOutcome;
-import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.Publisher;
-import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RestoreResult;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -20,10 +20,10 @@ import dev.selene.transport.pool.LoopbackPorts;
 import dev.selene.transport.tls.PoolTls;
 
 import java.io.IOException;
-import java.util.Map;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 

@@ -1,11 +1,11 @@
 package dev.selene.actors.pool;
 
-import dev.selene.actors.api.DrainReport;
 import dev.selene.actors.api.PublishOutcome;
-import dev.selene.actors.api.PublishResult;
-import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.trace.TraceEvent;
+import dev.selene.actors.value.DrainReport;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RestoreResult;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.transport.gpu.SimulatedDevice;
@@ -32,8 +32,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 import static dev.selene.actors.pool.KeyedChains.await;

@@ -1,10 +1,10 @@
 package dev.selene.actors.pool;
 
-import dev.selene.actors.api.DrainReport;
-import dev.selene.actors.api.LookupResult;
-import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
-import dev.selene.actors.api.Tier;
+import dev.selene.actors.value.DrainReport;
+import dev.selene.actors.value.LookupResult;
+import dev.selene.actors.value.RestoreResult;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.codec.RecordFileFormat;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.transport.gpu.DevicePlacement;

@@ -1,4 +1,4 @@
-package dev.selene.actors.api;
+package dev.selene.actors.value;
 
 /**
  * What a drain did: records written to disk, dirty records skipped (they could not be written), and whether it

@@ -1,4 +1,4 @@
-package dev.selene.actors.api;
+package dev.selene.actors.value;
 
 /**
  * Why a publication was lost between the GPU and host memory: the reason label of {@link PublishResult.Abandoned}

@@ -1,4 +1,4 @@
-package dev.selene.actors.api;
+package dev.selene.actors.value;
 
 /**
  * The answer to one publication. Errors the caller can act on are values here, not exceptions.

@@ -1,4 +1,4 @@
-package dev.selene.actors.api;
+package dev.selene.actors.value;
 
 /**
  * The answer to an operator's eviction of one record (with its descendants).

@@ -1,4 +1,4 @@
-package dev.selene.actors.api;
+package dev.selene.actors.value;
 
 /**
  * The answer to a restore: how much of the chain was copied back to the device and from where, or why not.

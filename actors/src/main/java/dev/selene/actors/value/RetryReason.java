@@ -1,4 +1,4 @@
-package dev.selene.actors.api;
+package dev.selene.actors.value;
 
 /** Why a publication must be retried; the label is also the abandon reason when the caller gives up. */
 public enum RetryReason {

@@ -1,4 +1,4 @@
-package dev.selene.actors.api;
+package dev.selene.actors.value;
 
 import dev.selene.engine.key.RecordKey;
 
