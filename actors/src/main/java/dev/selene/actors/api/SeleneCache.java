@@ -294,9 +294,10 @@ public final class SeleneCache implements AutoCloseable {
 
     /**
      * A self-check of the node's bookkeeping (slot totals, pins, no file of a record without its parent's, no
-     * record in two states): the first broken invariant, or an empty string.
+     * record in two states): the first broken invariant, or an empty string. For tests (the test artifact's
+     * {@code NodeInvariants}), not part of the API.
      */
-    public CompletionStage<String> invariantViolation() {
+    CompletionStage<String> invariantViolation() {
         return ask(HostCache.CheckInvariants::new, ASK_TIMEOUT);
     }
 

@@ -273,12 +273,33 @@ public final class HostCache {
      * What a node is built from besides its configuration: the device copier (the caller keeps and closes it), the
      * record I/O of a disk tier (the seam for disk faults in tests), the in-process counters its metrics also
      * count into, traces, the one clock every actor reads, and the remote tier of a node whose settings name pool
-     * managers (null: the one a module on the class path provides, {@link RemoteTier#installed()}).
+     * managers (null: the one a module on the class path provides, {@link RemoteTier#installed()}). Immutable: each
+     * {@code with} returns new parts.
      */
-    public record Parts(DeviceCopier copier, Function<Executor, RecordIo> recordIo, CacheCounters counters,
-                        TraceBook traces, LongSupplier clock, FaultInjection faults, Duration writeCheck,
-                        RemoteTier remoteTier) {
-        /** Real O_DIRECT files, the system nano clock, fresh counters and traces, no injected faults. */
+    public static final class Parts {
+        private final DeviceCopier copier;
+        private final Function<Executor, RecordIo> recordIo;
+        private final CacheCounters counters;
+        private final TraceBook traces;
+        private final LongSupplier clock;
+        private final FaultInjection faults;
+        private final Duration writeCheck;
+        private final RemoteTier remoteTier;
+
+        private Parts(DeviceCopier copier, Function<Executor, RecordIo> recordIo, CacheCounters counters,
+                      TraceBook traces, LongSupplier clock, FaultInjection faults, Duration writeCheck,
+                      RemoteTier remoteTier) {
+            this.copier = copier;
+            this.recordIo = recordIo;
+            this.counters = counters;
+            this.traces = traces;
+            this.clock = clock;
+            this.faults = faults;
+            this.writeCheck = writeCheck;
+            this.remoteTier = remoteTier;
+        }
+
+        /** Real O_DIRECT files, the system nano clock, fresh counters and traces. */
         public static Parts of(DeviceCopier copier) {
             return new Parts(copier, DEFAULT_RECORD_IO, new CacheCounters(), new TraceBook(DEFAULT_TRACE_RECORDS),
                     System::nanoTime, FaultInjection.NONE, RecordContext.DEFAULT_WRITE_CHECK, null);
@@ -292,7 +313,8 @@ public final class HostCache {
             return new Parts(copier, recordIo, counters, traces, c, faults, writeCheck, remoteTier);
         }
 
-        public Parts withFaults(FaultInjection f) {
+        /** The seam through which this package's tests make the node's actors fail. */
+        Parts withFaults(FaultInjection f) {
             return new Parts(copier, recordIo, counters, traces, clock, f, writeCheck, remoteTier);
         }
 
@@ -306,6 +328,34 @@ public final class HostCache {
             return new Parts(copier, recordIo, counters, traces, clock, faults, writeCheck, tier);
         }
 
+        public DeviceCopier copier() {
+            return copier;
+        }
+
+        public Function<Executor, RecordIo> recordIo() {
+            return recordIo;
+        }
+
+        public CacheCounters counters() {
+            return counters;
+        }
+
+        public TraceBook traces() {
+            return traces;
+        }
+
+        public LongSupplier clock() {
+            return clock;
+        }
+
+        FaultInjection faults() {
+            return faults;
+        }
+
+        public Duration writeCheck() {
+            return writeCheck;
+        }
+
         /** The remote tier given, else the one a module on the class path provides; null when there is none. */
         public RemoteTier remoteTierOrInstalled() {
             return remoteTier != null ? remoteTier : RemoteTier.installed().orElse(null);
@@ -317,7 +367,7 @@ public final class HostCache {
             + "not on the class path: add it to the application, or leave selene.pool.managers empty";
 
     /** Default number of records whose traces are kept. */
-    public static final int DEFAULT_TRACE_RECORDS = 65_536;
+    static final int DEFAULT_TRACE_RECORDS = 65_536;
 
     /**
      * Records written to disk at most at once. Chosen from disk-only bursts at 4, 8 and 12 (the figures are in
@@ -333,7 +383,7 @@ public final class HostCache {
      * waiting on control-plane round trips rather than moving bytes, so more of them in flight keep the data plane
      * busy; they hold no memory beyond the records' own slots.
      */
-    public static final int POOL_IN_FLIGHT_CAP = Integer.getInteger("selene.pool-cap", 32);
+    static final int POOL_IN_FLIGHT_CAP = Integer.getInteger("selene.pool-cap", 32);
 
     /** The dispatcher of blocking work (disk I/O, mapping the slots), from {@code reference.conf}. */
     public static final String BLOCKING_DISPATCHER = "selene.blocking-dispatcher";

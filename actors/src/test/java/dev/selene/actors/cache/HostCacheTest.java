@@ -1,5 +1,6 @@
 package dev.selene.actors.cache;
 
+import dev.selene.actors.api.NodeInvariants;
 import dev.selene.actors.api.PublishOutcome;
 import dev.selene.actors.api.Publisher;
 import dev.selene.actors.api.SeleneCache;
@@ -49,7 +50,7 @@ class HostCacheTest {
     void stop() throws Exception {
         copier.open();
         for (SeleneCache cache : nodes) {
-            assertEquals("", cache.invariantViolation().toCompletableFuture().get(10, TimeUnit.SECONDS),
+            assertEquals("", NodeInvariants.violation(cache).toCompletableFuture().get(10, TimeUnit.SECONDS),
                     "the catalog's invariants hold after the test");
         }
         nodes.forEach(SeleneCache::close);

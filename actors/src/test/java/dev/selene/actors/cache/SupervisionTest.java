@@ -1,5 +1,6 @@
 package dev.selene.actors.cache;
 
+import dev.selene.actors.api.NodeInvariants;
 import dev.selene.actors.api.PublishOutcome;
 import dev.selene.actors.api.Publisher;
 import dev.selene.actors.api.SeleneCache;
@@ -145,7 +146,7 @@ class SupervisionTest {
     private void assertServesAndIsConsistent(SeleneCache cache) throws Exception {
         DrainReport drained = await(cache.drain(Duration.ofSeconds(20)));
         assertTrue(!drained.timedOut(), drained.toString());
-        assertEquals("", await(cache.invariantViolation()));
+        assertEquals("", await(NodeInvariants.violation(cache)));
         RecordSpec fresh = spec(90, 0);
         assertInstanceOf(PublishResult.Stored.class, await(cache.publish(fresh, snapshot(fresh),
                 Duration.ofSeconds(5))), "the node keeps serving");

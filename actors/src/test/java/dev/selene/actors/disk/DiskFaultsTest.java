@@ -1,5 +1,6 @@
 package dev.selene.actors.disk;
 
+import dev.selene.actors.api.NodeInvariants;
 import dev.selene.actors.api.PublishOutcome;
 import dev.selene.actors.api.Publisher;
 import dev.selene.actors.api.SeleneCache;
@@ -63,7 +64,7 @@ class DiskFaultsTest {
     @AfterEach
     void stop() throws Exception {
         for (SeleneCache cache : nodes) {
-            assertEquals("", cache.invariantViolation().toCompletableFuture().get(10, TimeUnit.SECONDS),
+            assertEquals("", NodeInvariants.violation(cache).toCompletableFuture().get(10, TimeUnit.SECONDS),
                     "the catalog's invariants hold after the test");
         }
         nodes.forEach(SeleneCache::close);

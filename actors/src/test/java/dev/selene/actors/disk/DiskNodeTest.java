@@ -1,5 +1,6 @@
 package dev.selene.actors.disk;
 
+import dev.selene.actors.api.NodeInvariants;
 import dev.selene.actors.api.PublishOutcome;
 import dev.selene.actors.api.Publisher;
 import dev.selene.actors.api.SeleneCache;
@@ -70,7 +71,7 @@ class DiskNodeTest {
     @AfterEach
     void stop() throws Exception {
         for (SeleneCache cache : nodes) {
-            assertEquals("", await(cache.invariantViolation()), "the catalog's invariants hold after the test");
+            assertEquals("", await(NodeInvariants.violation(cache)), "the catalog's invariants hold after the test");
         }
         nodes.forEach(SeleneCache::close);
         copier.close();

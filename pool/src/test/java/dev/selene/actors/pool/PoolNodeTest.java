@@ -1,5 +1,6 @@
 package dev.selene.actors.pool;
 
+import dev.selene.actors.api.NodeInvariants;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.value.DrainReport;
 import dev.selene.actors.value.LookupResult;
@@ -152,7 +153,7 @@ class PoolNodeTest {
         }
         // Publishing goes on: new records are stored (and, with no manager to retire them to, dropped later).
         assertEquals(10, pool.publishChain(a, 300, 10).size());
-        assertEquals("", await(a.invariantViolation()));
+        assertEquals("", await(NodeInvariants.violation(a)));
     }
 
     private static long total(List<PoolManagerNode> managers) throws Exception {
