@@ -1,5 +1,8 @@
 package dev.selene.actors.api;
 
+import dev.selene.actors.value.PublishResult;
+
+
 /**
  * How a publication driven by {@link Publisher} ended: with a final answer from the cache, or abandoned because
  * the snapshot was given up while the cache still said {@code Retry}.

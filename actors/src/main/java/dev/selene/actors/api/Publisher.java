@@ -1,5 +1,6 @@
 package dev.selene.actors.api;
 
+import dev.selene.actors.value.PublishResult;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.transport.gpu.DevicePlacement;
 

@@ -1,12 +1,23 @@
 package dev.selene.actors.api;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
 import dev.selene.actors.cache.HostCache;
 import dev.selene.actors.census.ActorCensus;
 import dev.selene.actors.metrics.CacheCounters;
-import dev.selene.actors.pool.PoolCluster;
+import dev.selene.actors.store.RemoteTier;
 import dev.selene.actors.trace.TraceBook;
+import dev.selene.actors.value.AbandonReason;
+import dev.selene.actors.value.CacheStatus;
+import dev.selene.actors.value.DrainReport;
+import dev.selene.actors.value.EvictOutcome;
+import dev.selene.actors.value.ExpiryReport;
+import dev.selene.actors.value.LookupResult;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RecordDescription;
+import dev.selene.actors.value.RecordPage;
+import dev.selene.actors.value.RestoreResult;
+import dev.selene.actors.value.RetryReason;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -142,13 +153,14 @@ public final class SeleneCache implements AutoCloseable {
     private static SeleneCache own(CacheConfig config, HostCache.Parts parts, boolean ownsCopier, Config pekko,
                                    String name) {
         if (config.poolEnabled()) {
-            PoolCluster.failoverAfter(pekko.withFallback(ConfigFactory.defaultReference())); // one line if invalid
-        }
-        if (config.poolEnabled() && !"cluster".equals(pekko.getString("pekko.actor.provider"))) {
-            // A pool host is a member of the pool's cluster: the system joins the managers under the pool's name.
-            pekko = PoolCluster.config(pekko.getString("selene.pool.bind"), pekko.getInt("selene.pool.port"),
-                    config.poolManagers(), PoolCluster.HOST_ROLE, pekko);
-            name = PoolCluster.SYSTEM_NAME;
+            // A pool host is a member of the pool's cluster: the remote tier says how its system joins the managers.
+            RemoteTier remote = parts.remoteTierOrInstalled();
+            if (remote == null) {
+                throw new IllegalArgumentException(HostCache.NO_REMOTE_TIER);
+            }
+            RemoteTier.SystemSetup setup = remote.system(pekko, name, config);
+            pekko = setup.settings();
+            name = setup.name();
         }
         CompletableFuture<Void> stopped = new CompletableFuture<>();
         ActorSystem<HostCache.Command> system = ActorSystem.create(
@@ -282,9 +294,10 @@ public final class SeleneCache implements AutoCloseable {
 
     /**
      * A self-check of the node's bookkeeping (slot totals, pins, no file of a record without its parent's, no
-     * record in two states): the first broken invariant, or an empty string.
+     * record in two states): the first broken invariant, or an empty string. For tests (the test artifact's
+     * {@code NodeInvariants}), not part of the API.
      */
-    public CompletionStage<String> invariantViolation() {
+    CompletionStage<String> invariantViolation() {
         return ask(HostCache.CheckInvariants::new, ASK_TIMEOUT);
     }
 

@@ -1,16 +1,16 @@
 package dev.selene.actors.cache;
 
-import dev.selene.actors.api.CacheStatus;
-import dev.selene.actors.api.DrainReport;
-import dev.selene.actors.api.EvictOutcome;
-import dev.selene.actors.api.ExpiryReport;
-import dev.selene.actors.api.LookupResult;
-import dev.selene.actors.api.PublishResult;
-import dev.selene.actors.api.RecordDescription;
-import dev.selene.actors.api.RecordPage;
-import dev.selene.actors.api.RestoreResult;
-import dev.selene.actors.api.Tier;
-import dev.selene.actors.pool.PoolEntry;
+import dev.selene.actors.store.Store;
+import dev.selene.actors.value.CacheStatus;
+import dev.selene.actors.value.DrainReport;
+import dev.selene.actors.value.EvictOutcome;
+import dev.selene.actors.value.ExpiryReport;
+import dev.selene.actors.value.LookupResult;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RecordDescription;
+import dev.selene.actors.value.RecordPage;
+import dev.selene.actors.value.RestoreResult;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.expiry.ExpirySweep;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -181,7 +181,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     }
 
     /** A lookup or restore, with what the pool holds of the chain beyond this node's own records. */
-    record PoolExtended(Command request, int from, List<PoolEntry> found) implements Command {
+    record PoolExtended(Command request, int from, List<Store.Held> found) implements Command {
     }
 
     /** A watched record actor stopped (only a failure stops one). */
@@ -205,7 +205,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     }
 
     /** What the pool can hold, when the pool is the only durable tier: the bound of what this host remembers. */
-    record PoolCapacityKnown(PoolStore.Capacity capacity) implements Command {
+    record PoolCapacityKnown(Store.Capacity capacity) implements Command {
     }
 
     enum SweepTick implements Command {

@@ -1,8 +1,9 @@
 package dev.selene.actors.cache;
 
-import dev.selene.actors.api.Tier;
+import dev.selene.actors.store.Store;
 import dev.selene.actors.trace.TraceOutcome;
 import dev.selene.actors.trace.TraceSource;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.catalog.RecordCatalog;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.policy.Policies;

@@ -1,11 +1,11 @@
 package dev.selene.actors.cache;
 
-import dev.selene.actors.api.CacheStatus;
-import dev.selene.actors.api.DiskStatus;
-import dev.selene.actors.api.RecordDescription;
-import dev.selene.actors.api.RecordPage;
-import dev.selene.actors.api.RecordView;
-import dev.selene.actors.api.Tier;
+import dev.selene.actors.value.CacheStatus;
+import dev.selene.actors.value.DiskStatus;
+import dev.selene.actors.value.RecordDescription;
+import dev.selene.actors.value.RecordPage;
+import dev.selene.actors.value.RecordView;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.catalog.RecordCatalog;
 import dev.selene.engine.cost.BandwidthEstimator;
 import dev.selene.engine.key.RecordKey;

@@ -1,19 +1,20 @@
 package dev.selene.actors.cache;
 
-import dev.selene.actors.cache.Store.Command;
-import dev.selene.actors.cache.Store.Write;
-import dev.selene.actors.cache.Store.Read;
-import dev.selene.actors.cache.Store.Delete;
-import dev.selene.actors.cache.Store.Settle;
-import dev.selene.actors.cache.Store.SettleRead;
-import dev.selene.actors.cache.Store.WriteReply;
-import dev.selene.actors.cache.Store.Written;
-import dev.selene.actors.cache.Store.WriteFailed;
-import dev.selene.actors.cache.Store.NotWritten;
-import dev.selene.actors.cache.Store.ReadReply;
-import dev.selene.actors.cache.Store.ReadDone;
-import dev.selene.actors.cache.Store.ReadFailed;
+import dev.selene.actors.store.Store.Command;
+import dev.selene.actors.store.Store.Write;
+import dev.selene.actors.store.Store.Read;
+import dev.selene.actors.store.Store.Delete;
+import dev.selene.actors.store.Store.Settle;
+import dev.selene.actors.store.Store.SettleRead;
+import dev.selene.actors.store.Store.WriteReply;
+import dev.selene.actors.store.Store.Written;
+import dev.selene.actors.store.Store.WriteFailed;
+import dev.selene.actors.store.Store.NotWritten;
+import dev.selene.actors.store.Store.ReadReply;
+import dev.selene.actors.store.Store.ReadDone;
+import dev.selene.actors.store.Store.ReadFailed;
 import dev.selene.actors.metrics.CacheMetrics;
+import dev.selene.actors.store.Store;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.actors.trace.TraceSource;
 import dev.selene.engine.codec.ChainCompleteness;
@@ -97,7 +98,7 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
     }
 
     /** Outcomes of finished writes remembered for late {@link Settle}s. */
-    static final int RECENT_OUTCOMES = 1024;
+    static final int RECENT_OUTCOMES = Store.RECENT_OUTCOMES;
 
     /** How long a stopping store waits for transfers in flight. */
     static final long IO_DRAIN_TIMEOUT_SECONDS = 30;

@@ -6,12 +6,12 @@ import org.apache.pekko.actor.typed.TypedActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 
 /**
- * A seam through which tests inject failures into the node's actors: every actor shows it each message before
- * handling it, and an implementation may throw to make that actor fail there, as a bug would. The node's own is
- * {@link #NONE}.
+ * A seam through which this package's tests inject failures into the node's actors: every actor shows it each
+ * message before handling it, and an implementation may throw to make that actor fail there, as a bug would. The
+ * node's own is {@link #NONE}; nothing outside this package can set another.
  */
 @FunctionalInterface
-public interface FaultInjection {
+interface FaultInjection {
 
     /** Injects nothing. */
     FaultInjection NONE = (actor, message) -> { };

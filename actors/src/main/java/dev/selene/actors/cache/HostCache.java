@@ -1,23 +1,25 @@
 package dev.selene.actors.cache;
 
-import dev.selene.actors.api.AbandonReason;
-import dev.selene.actors.api.CacheStatus;
-import dev.selene.actors.api.DrainReport;
-import dev.selene.actors.api.EvictOutcome;
-import dev.selene.actors.api.ExpiryReport;
-import dev.selene.actors.api.LookupResult;
-import dev.selene.actors.api.PublishResult;
-import dev.selene.actors.api.RecordDescription;
-import dev.selene.actors.api.RecordPage;
-import dev.selene.actors.api.RestoreResult;
-import dev.selene.actors.api.RetryReason;
-import dev.selene.actors.api.Tier;
 import dev.selene.actors.census.ActorCensus;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.metrics.CacheMetrics;
+import dev.selene.actors.store.RemoteTier;
+import dev.selene.actors.store.Store;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.actors.trace.TraceOutcome;
 import dev.selene.actors.trace.TraceSource;
+import dev.selene.actors.value.AbandonReason;
+import dev.selene.actors.value.CacheStatus;
+import dev.selene.actors.value.DrainReport;
+import dev.selene.actors.value.EvictOutcome;
+import dev.selene.actors.value.ExpiryReport;
+import dev.selene.actors.value.LookupResult;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RecordDescription;
+import dev.selene.actors.value.RecordPage;
+import dev.selene.actors.value.RestoreResult;
+import dev.selene.actors.value.RetryReason;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.intake.IntakeSizing;
 import dev.selene.engine.key.RecordKey;
@@ -270,36 +272,102 @@ public final class HostCache {
     /**
      * What a node is built from besides its configuration: the device copier (the caller keeps and closes it), the
      * record I/O of a disk tier (the seam for disk faults in tests), the in-process counters its metrics also
-     * count into, traces and the one clock every actor reads.
+     * count into, traces, the one clock every actor reads, and the remote tier of a node whose settings name pool
+     * managers (null: the one a module on the class path provides, {@link RemoteTier#installed()}). Immutable: each
+     * {@code with} returns new parts.
      */
-    public record Parts(DeviceCopier copier, Function<Executor, RecordIo> recordIo, CacheCounters counters,
-                        TraceBook traces, LongSupplier clock, FaultInjection faults, Duration writeCheck) {
-        /** Real O_DIRECT files, the system nano clock, fresh counters and traces, no injected faults. */
+    public static final class Parts {
+        private final DeviceCopier copier;
+        private final Function<Executor, RecordIo> recordIo;
+        private final CacheCounters counters;
+        private final TraceBook traces;
+        private final LongSupplier clock;
+        private final FaultInjection faults;
+        private final Duration writeCheck;
+        private final RemoteTier remoteTier;
+
+        private Parts(DeviceCopier copier, Function<Executor, RecordIo> recordIo, CacheCounters counters,
+                      TraceBook traces, LongSupplier clock, FaultInjection faults, Duration writeCheck,
+                      RemoteTier remoteTier) {
+            this.copier = copier;
+            this.recordIo = recordIo;
+            this.counters = counters;
+            this.traces = traces;
+            this.clock = clock;
+            this.faults = faults;
+            this.writeCheck = writeCheck;
+            this.remoteTier = remoteTier;
+        }
+
+        /** Real O_DIRECT files, the system nano clock, fresh counters and traces. */
         public static Parts of(DeviceCopier copier) {
             return new Parts(copier, DEFAULT_RECORD_IO, new CacheCounters(), new TraceBook(DEFAULT_TRACE_RECORDS),
-                    System::nanoTime, FaultInjection.NONE, RecordContext.DEFAULT_WRITE_CHECK);
+                    System::nanoTime, FaultInjection.NONE, RecordContext.DEFAULT_WRITE_CHECK, null);
         }
 
         public Parts withRecordIo(Function<Executor, RecordIo> io) {
-            return new Parts(copier, io, counters, traces, clock, faults, writeCheck);
+            return new Parts(copier, io, counters, traces, clock, faults, writeCheck, remoteTier);
         }
 
         public Parts withClock(LongSupplier c) {
-            return new Parts(copier, recordIo, counters, traces, c, faults, writeCheck);
+            return new Parts(copier, recordIo, counters, traces, c, faults, writeCheck, remoteTier);
         }
 
-        public Parts withFaults(FaultInjection f) {
-            return new Parts(copier, recordIo, counters, traces, clock, f, writeCheck);
+        /** The seam through which this package's tests make the node's actors fail. */
+        Parts withFaults(FaultInjection f) {
+            return new Parts(copier, recordIo, counters, traces, clock, f, writeCheck, remoteTier);
         }
 
         /** How long a record actor waits for a write's answer before it asks the store how the write ended. */
         public Parts withWriteCheck(Duration d) {
-            return new Parts(copier, recordIo, counters, traces, clock, faults, d);
+            return new Parts(copier, recordIo, counters, traces, clock, faults, d, remoteTier);
+        }
+
+        /** The remote tier of a node whose settings name pool managers. */
+        public Parts withRemoteTier(RemoteTier tier) {
+            return new Parts(copier, recordIo, counters, traces, clock, faults, writeCheck, tier);
+        }
+
+        public DeviceCopier copier() {
+            return copier;
+        }
+
+        public Function<Executor, RecordIo> recordIo() {
+            return recordIo;
+        }
+
+        public CacheCounters counters() {
+            return counters;
+        }
+
+        public TraceBook traces() {
+            return traces;
+        }
+
+        public LongSupplier clock() {
+            return clock;
+        }
+
+        FaultInjection faults() {
+            return faults;
+        }
+
+        public Duration writeCheck() {
+            return writeCheck;
+        }
+
+        /** The remote tier given, else the one a module on the class path provides; null when there is none. */
+        public RemoteTier remoteTierOrInstalled() {
+            return remoteTier != null ? remoteTier : RemoteTier.installed().orElse(null);
         }
     }
 
+    /** Why a node whose settings name pool managers cannot start without the pool's module. */
+    public static final String NO_REMOTE_TIER = "selene.pool.managers is set, but the pool's module (selene-pool) is "
+            + "not on the class path: add it to the application, or leave selene.pool.managers empty";
+
     /** Default number of records whose traces are kept. */
-    public static final int DEFAULT_TRACE_RECORDS = 65_536;
+    static final int DEFAULT_TRACE_RECORDS = 65_536;
 
     /**
      * Records written to disk at most at once. Chosen from disk-only bursts at 4, 8 and 12 (the figures are in
@@ -315,7 +383,7 @@ public final class HostCache {
      * waiting on control-plane round trips rather than moving bytes, so more of them in flight keep the data plane
      * busy; they hold no memory beyond the records' own slots.
      */
-    public static final int POOL_IN_FLIGHT_CAP = Integer.getInteger("selene.pool-cap", 32);
+    static final int POOL_IN_FLIGHT_CAP = Integer.getInteger("selene.pool-cap", 32);
 
     /** The dispatcher of blocking work (disk I/O, mapping the slots), from {@code reference.conf}. */
     public static final String BLOCKING_DISPATCHER = "selene.blocking-dispatcher";
@@ -361,6 +429,10 @@ public final class HostCache {
             ctx.getLog().info("no tier configured (warm size 0, no disk, no pool): the cache is disabled");
             return disabled(metrics);
         }
+        RemoteTier remote = config.poolEnabled() ? parts.remoteTierOrInstalled() : null;
+        if (config.poolEnabled() && remote == null) {
+            return refused(NO_REMOTE_TIER, StartFault.SETTING);
+        }
         if (config.poolEnabled() && !isCluster(ctx)) {
             return refused("selene.pool.managers is set, but the actor system is not a cluster node: start the cache "
                     + "on a system of its own (it joins the pool's cluster) or give yours the settings of "
@@ -373,7 +445,7 @@ public final class HostCache {
         }
         Executor blocking = ctx.getSystem().dispatchers()
                 .lookup(DispatcherSelector.fromConfig(BLOCKING_DISPATCHER));
-        Starting starting = new Starting(ctx, stash, config, parts, metrics, sizing, blocking, direct);
+        Starting starting = new Starting(ctx, stash, config, parts, metrics, sizing, blocking, direct, remote);
         if (config.diskDir() == null) {
             return starting.mapping();
         }
@@ -457,7 +529,8 @@ public final class HostCache {
      * else is stashed.
      */
     private record Starting(ActorContext<Command> ctx, StashBuffer<Command> stash, CacheConfig config, Parts parts,
-                            CacheMetrics metrics, IntakeSizing sizing, Executor blocking, DirectPublish direct) {
+                            CacheMetrics metrics, IntakeSizing sizing, Executor blocking, DirectPublish direct,
+                            RemoteTier remote) {
 
         /** Waits for the disk directory's check, which runs before the slots are mapped (it is fast, they are not). */
         Behavior<Command> checkingDisk() {
@@ -534,11 +607,10 @@ public final class HostCache {
                         "disk-store", ActorCensus.MAILBOX.withDispatcherFromConfig(BLOCKING_DISPATCHER));
             }
             ActorRef<Store.Command> pool = null;
-            if (config.poolEnabled()) {
-                pool = ctx.spawn(Behaviors.supervise(PoolStore.create(config.layout(), host,
-                                PoolStore.DIRECTORY_SHARDS, metrics, parts.traces(),
-                                () -> self.tell(PoolReachable.INSTANCE),
-                                misfit -> self.tell(new StartFailed(misfit, StartFault.SETTING))))
+            if (remote != null) {
+                pool = ctx.spawn(Behaviors.supervise(remote.store(new RemoteTier.Context(config.layout(), host,
+                                metrics, parts.traces(), () -> self.tell(PoolReachable.INSTANCE),
+                                misfit -> self.tell(new StartFailed(misfit, StartFault.SETTING)))))
                                 .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200),
                                         Duration.ofSeconds(10), 0.2)),
                         "pool-store", ActorCensus.MAILBOX.withDispatcherFromConfig(BLOCKING_DISPATCHER));
@@ -586,9 +658,7 @@ public final class HostCache {
                             : failStart(running, "no pool manager reachable at " + String.join(", ",
                             config.poolManagers()) + " within " + POOL_JOIN_TIMEOUT.toSeconds() + " s: check "
                             + "selene.pool.managers and that a manager runs there"
-                            + (dev.selene.actors.pool.PoolSecurity.from(ctx.getSystem().settings().config()).tls()
-                            ? ", and that this host's certificate (selene.pool.tls) is signed by the pool's CA and "
-                            + "valid (a manager that refused it logged why)" : ""), StartFault.ENVIRONMENT))
+                            + remote.unreachableHint(ctx.getSystem().settings().config()), StartFault.ENVIRONMENT))
                     .onMessage(StartFailed.class, f -> failStart(running, f.reason(), f.fault()))
                     .onMessage(ChildStopped.class, c -> {
                         ctx.getLog().error("{} stopped while the node started", c.name());

@@ -1,9 +1,9 @@
 package dev.selene.actors.cache;
 
-import dev.selene.actors.api.Durations;
-import dev.selene.actors.api.EvictOutcome;
-import dev.selene.actors.api.ExpiryReport;
-import dev.selene.actors.api.Tier;
+import dev.selene.actors.value.Durations;
+import dev.selene.actors.value.EvictOutcome;
+import dev.selene.actors.value.ExpiryReport;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.catalog.RecordCatalog;
 import dev.selene.engine.key.RecordKey;
 

@@ -1,10 +1,11 @@
 package dev.selene.actors.cache;
 
-import dev.selene.actors.api.AbandonReason;
-import dev.selene.actors.api.PublishResult;
-import dev.selene.actors.api.RetryReason;
 import dev.selene.actors.census.ActorCensus;
+import dev.selene.actors.store.Store;
 import dev.selene.actors.trace.TraceOutcome;
+import dev.selene.actors.value.AbandonReason;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RetryReason;
 import dev.selene.engine.catalog.RecordCatalog;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.slots.SlotAccounting.Purpose;

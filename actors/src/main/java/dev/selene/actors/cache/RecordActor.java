@@ -1,9 +1,10 @@
 package dev.selene.actors.cache;
 
-import dev.selene.actors.api.AbandonReason;
-import dev.selene.actors.api.PublishResult;
+import dev.selene.actors.store.Store;
 import dev.selene.actors.trace.TraceOutcome;
 import dev.selene.actors.trace.TraceSource;
+import dev.selene.actors.value.AbandonReason;
+import dev.selene.actors.value.PublishResult;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.slots.SlotList;

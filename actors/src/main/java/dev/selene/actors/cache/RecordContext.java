@@ -1,8 +1,8 @@
 package dev.selene.actors.cache;
 
-import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.trace.TraceBook;
+import dev.selene.actors.value.PublishResult;
 import dev.selene.engine.layout.Layout;
 import dev.selene.transport.gpu.DeviceCopier;
 import dev.selene.transport.host.HostMemory;

@@ -1,5 +1,6 @@
 package dev.selene.actors.cache;
 
+import dev.selene.actors.store.Store;
 import dev.selene.engine.catalog.RecordCatalog;
 import dev.selene.engine.config.ByteSize;
 
@@ -27,7 +28,7 @@ final class Recovery {
     /** At start: asks a pool that is the only durable tier for its capacity; sets the disk's gauges. */
     void start() {
         if (!core.diskTier && core.pool != null) {
-            core.pool.tell(new PoolStore.WatchCapacity(core.ctx.messageAdapter(PoolStore.Capacity.class,
+            core.pool.tell(new Store.WatchCapacity(core.ctx.messageAdapter(Store.Capacity.class,
                     Catalog.PoolCapacityKnown::new)));
         }
         if (core.diskTier) {
@@ -74,7 +75,7 @@ final class Recovery {
         spills.plan();
     }
 
-    void poolCapacity(PoolStore.Capacity c) {
+    void poolCapacity(Store.Capacity c) {
         core.ctx.getLog().info("the pool holds {} of records on {} manager(s): this host remembers at most that "
                 + "much of what it retired", ByteSize.format(c.bytes()), c.managers());
         spills.apply(core.catalog.setDurableCapacity(c.bytes()), "Forgotten by this host: it remembers no more "

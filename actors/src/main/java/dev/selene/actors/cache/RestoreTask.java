@@ -1,9 +1,10 @@
 package dev.selene.actors.cache;
 
-import dev.selene.actors.api.RestoreResult;
-import dev.selene.actors.api.Tier;
+import dev.selene.actors.store.Store;
 import dev.selene.actors.trace.TraceOutcome;
 import dev.selene.actors.trace.TraceSource;
+import dev.selene.actors.value.RestoreResult;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.index.ChainMatch;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;

@@ -1,10 +1,10 @@
 package dev.selene.actors.cache;
 
-import dev.selene.actors.api.LookupResult;
-import dev.selene.actors.api.RestoreResult;
-import dev.selene.actors.api.Tier;
 import dev.selene.actors.census.ActorCensus;
-import dev.selene.actors.pool.PoolEntry;
+import dev.selene.actors.store.Store;
+import dev.selene.actors.value.LookupResult;
+import dev.selene.actors.value.RestoreResult;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.catalog.RecordCatalog;
 import dev.selene.engine.cost.BandwidthEstimator;
 import dev.selene.engine.cost.RestoreCost;
@@ -86,7 +86,7 @@ final class Restores {
         for (int i = from; i < chain.length && rest.size() < POOL_FIND_MAX_RECORDS; i++) {
             rest.add(chain[i]);
         }
-        core.ctx.ask(PoolStore.Found.class, core.pool, POOL_FIND_TIMEOUT, r -> new PoolStore.Find(namespace, rest, r),
+        core.ctx.ask(Store.Found.class, core.pool, POOL_FIND_TIMEOUT, r -> new Store.Find(namespace, rest, r),
                 (found, failure) -> new Catalog.PoolExtended(request, from,
                         found == null ? List.of() : found.entries()));
     }
@@ -101,7 +101,7 @@ final class Restores {
         answer(e.request(), joins ? e.found() : List.of());
     }
 
-    private void answer(Catalog.Command request, List<PoolEntry> fromPool) {
+    private void answer(Catalog.Command request, List<Store.Held> fromPool) {
         switch (request) {
             case Catalog.Lookup l -> l.replyTo().tell(lookup(l.namespace(), l.chain(), fromPool));
             case Catalog.Restore r -> onRestore(r, fromPool);
@@ -117,12 +117,12 @@ final class Restores {
      * The match of a chain: the node's own records, then the pool's, up to the deepest record with a row (lookup);
      * empty with the reason when nothing matches.
      */
-    private List<Matched> match(String namespace, long[] chain, List<PoolEntry> fromPool) {
+    private List<Matched> match(String namespace, long[] chain, List<Store.Held> fromPool) {
         List<Matched> present = new ArrayList<>();
         for (RecordCatalog.Located l : core.catalog.present(namespace, chain)) {
             present.add(new Matched(l.spec(), core.tier(l.where())));
         }
-        for (PoolEntry p : fromPool) {
+        for (Store.Held p : fromPool) {
             present.add(new Matched(p.spec(), Tier.POOL));
         }
         int depth = ChainMatch.depth(present.size(), i -> true, i -> present.get(i).spec().hasRow());
@@ -134,7 +134,7 @@ final class Restores {
         return core.pool == null ? local : local + " (nor held by the pool)";
     }
 
-    private LookupResult lookup(String namespace, long[] chain, List<PoolEntry> fromPool) {
+    private LookupResult lookup(String namespace, long[] chain, List<Store.Held> fromPool) {
         List<Matched> m = match(namespace, chain, fromPool);
         long tokens = (long) m.size() * core.records.layout().tokensPerRecord();
         core.records.metrics().lookup(!m.isEmpty(), tokens);
@@ -148,7 +148,7 @@ final class Restores {
         return new LookupResult(located, tokens, "");
     }
 
-    private void onRestore(Catalog.Restore r, List<PoolEntry> fromPool) {
+    private void onRestore(Catalog.Restore r, List<Store.Held> fromPool) {
         core.records.metrics().restoreRequested((long) r.chain().length * core.records.layout().tokensPerRecord());
         List<Matched> m = match(r.namespace(), r.chain(), fromPool);
         if (m.isEmpty()) {

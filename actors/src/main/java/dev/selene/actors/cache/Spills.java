@@ -1,9 +1,10 @@
 package dev.selene.actors.cache;
 
-import dev.selene.actors.api.DrainReport;
-import dev.selene.actors.api.Durations;
-import dev.selene.actors.api.Tier;
+import dev.selene.actors.store.Store;
 import dev.selene.actors.trace.TraceOutcome;
+import dev.selene.actors.value.DrainReport;
+import dev.selene.actors.value.Durations;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.catalog.RecordCatalog;
 import dev.selene.engine.config.ByteSize;
 import dev.selene.engine.key.RecordKey;

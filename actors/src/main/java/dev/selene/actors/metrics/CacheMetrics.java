@@ -1,9 +1,9 @@
 package dev.selene.actors.metrics;
 
-import dev.selene.actors.api.AbandonReason;
-import dev.selene.actors.api.PublishResult;
-import dev.selene.actors.api.RetryReason;
-import dev.selene.actors.api.Tier;
+import dev.selene.actors.value.AbandonReason;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RetryReason;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.catalog.RecordCatalog;
 import kamon.Kamon;
 import kamon.metric.Counter;

@@ -1,5 +1,6 @@
 package dev.selene.actors.api;
 
+import dev.selene.actors.value.PublishResult;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;

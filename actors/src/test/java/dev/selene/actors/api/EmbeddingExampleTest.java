@@ -3,6 +3,8 @@ package dev.selene.actors.api;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import dev.selene.actors.cache.HostCache;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RestoreResult;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;

@@ -1,16 +1,16 @@
 package dev.selene.actors.cache;
 
 import com.typesafe.config.ConfigFactory;
-import dev.selene.actors.api.CacheStatus;
-import dev.selene.actors.api.EvictOutcome;
-import dev.selene.actors.api.ExpiryReport;
-import dev.selene.actors.api.PublishResult;
-import dev.selene.actors.api.RecordDescription;
-import dev.selene.actors.api.RecordPage;
-import dev.selene.actors.api.RecordView;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.trace.TraceBook;
+import dev.selene.actors.value.CacheStatus;
+import dev.selene.actors.value.EvictOutcome;
+import dev.selene.actors.value.ExpiryReport;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RecordDescription;
+import dev.selene.actors.value.RecordPage;
+import dev.selene.actors.value.RecordView;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;

@@ -1,15 +1,16 @@
 package dev.selene.actors.cache;
 
 import com.typesafe.config.ConfigFactory;
-import dev.selene.actors.api.CacheStatus;
-import dev.selene.actors.api.DrainReport;
-import dev.selene.actors.api.ExpiryReport;
-import dev.selene.actors.api.LookupResult;
-import dev.selene.actors.api.PublishResult;
-import dev.selene.actors.api.Tier;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.metrics.CacheMetrics;
+import dev.selene.actors.store.Store;
 import dev.selene.actors.trace.TraceBook;
+import dev.selene.actors.value.CacheStatus;
+import dev.selene.actors.value.DrainReport;
+import dev.selene.actors.value.ExpiryReport;
+import dev.selene.actors.value.LookupResult;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;

@@ -2,6 +2,7 @@ package dev.selene.actors.cache;
 
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.metrics.CacheMetrics;
+import dev.selene.actors.store.Store;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;

@@ -1,17 +1,18 @@
 package dev.selene.actors.cache;
 
-import dev.selene.actors.api.CacheStatus;
-import dev.selene.actors.api.LookupResult;
+import dev.selene.actors.api.NodeInvariants;
 import dev.selene.actors.api.PublishOutcome;
-import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.Publisher;
-import dev.selene.actors.api.RestoreResult;
-import dev.selene.actors.api.RetryReason;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
-import dev.selene.actors.api.Tier;
 import dev.selene.actors.census.ActorCensus;
 import dev.selene.actors.trace.TraceEvent;
+import dev.selene.actors.value.CacheStatus;
+import dev.selene.actors.value.LookupResult;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RestoreResult;
+import dev.selene.actors.value.RetryReason;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -49,7 +50,7 @@ class HostCacheTest {
     void stop() throws Exception {
         copier.open();
         for (SeleneCache cache : nodes) {
-            assertEquals("", cache.invariantViolation().toCompletableFuture().get(10, TimeUnit.SECONDS),
+            assertEquals("", NodeInvariants.violation(cache).toCompletableFuture().get(10, TimeUnit.SECONDS),
                     "the catalog's invariants hold after the test");
         }
         nodes.forEach(SeleneCache::close);

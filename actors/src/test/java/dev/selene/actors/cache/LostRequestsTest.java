@@ -1,11 +1,12 @@
 package dev.selene.actors.cache;
 
-import dev.selene.actors.api.DrainReport;
-import dev.selene.actors.api.EvictOutcome;
-import dev.selene.actors.api.PublishResult;
-import dev.selene.actors.api.RecordDescription;
-import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.store.Store;
+import dev.selene.actors.value.DrainReport;
+import dev.selene.actors.value.EvictOutcome;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RecordDescription;
+import dev.selene.actors.value.RestoreResult;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;

@@ -1,10 +1,11 @@
 package dev.selene.actors.cache;
 
 import com.typesafe.config.ConfigFactory;
-import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.metrics.CacheCounters;
 import dev.selene.actors.metrics.CacheMetrics;
+import dev.selene.actors.store.Store;
 import dev.selene.actors.trace.TraceBook;
+import dev.selene.actors.value.PublishResult;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;

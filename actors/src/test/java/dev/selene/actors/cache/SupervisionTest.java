@@ -1,14 +1,15 @@
 package dev.selene.actors.cache;
 
-import dev.selene.actors.api.CacheStatus;
-import dev.selene.actors.api.DrainReport;
-import dev.selene.actors.api.EvictOutcome;
+import dev.selene.actors.api.NodeInvariants;
 import dev.selene.actors.api.PublishOutcome;
-import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.Publisher;
-import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
+import dev.selene.actors.value.CacheStatus;
+import dev.selene.actors.value.DrainReport;
+import dev.selene.actors.value.EvictOutcome;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RestoreResult;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
@@ -145,7 +146,7 @@ class SupervisionTest {
     private void assertServesAndIsConsistent(SeleneCache cache) throws Exception {
         DrainReport drained = await(cache.drain(Duration.ofSeconds(20)));
         assertTrue(!drained.timedOut(), drained.toString());
-        assertEquals("", await(cache.invariantViolation()));
+        assertEquals("", await(NodeInvariants.violation(cache)));
         RecordSpec fresh = spec(90, 0);
         assertInstanceOf(PublishResult.Stored.class, await(cache.publish(fresh, snapshot(fresh),
                 Duration.ofSeconds(5))), "the node keeps serving");

@@ -1,11 +1,12 @@
 package dev.selene.actors.disk;
 
+import dev.selene.actors.api.NodeInvariants;
 import dev.selene.actors.api.PublishOutcome;
-import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.Publisher;
-import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RestoreResult;
 import dev.selene.engine.codec.RecordFileFormat;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
@@ -63,7 +64,7 @@ class DiskFaultsTest {
     @AfterEach
     void stop() throws Exception {
         for (SeleneCache cache : nodes) {
-            assertEquals("", cache.invariantViolation().toCompletableFuture().get(10, TimeUnit.SECONDS),
+            assertEquals("", NodeInvariants.violation(cache).toCompletableFuture().get(10, TimeUnit.SECONDS),
                     "the catalog's invariants hold after the test");
         }
         nodes.forEach(SeleneCache::close);
@@ -194,7 +195,7 @@ class DiskFaultsTest {
             publish(cache, s);
         }
         var report = await(cache.drain(Duration.ofSeconds(20)));
-        assertEquals(new dev.selene.actors.api.DrainReport(2, 3, false), report,
+        assertEquals(new dev.selene.actors.value.DrainReport(2, 3, false), report,
                 "the other chain is written; the refused root and the two records under it are skipped");
         refused.forEach(s -> assertFalse(onDisk(s), s.key() + " never visible"));
         fine.forEach(s -> assertTrue(onDisk(s), s.key() + " written"));

@@ -1,19 +1,20 @@
 package dev.selene.actors.disk;
 
-import dev.selene.actors.api.DrainReport;
-import dev.selene.actors.api.ExpiryReport;
-import dev.selene.actors.api.LookupResult;
+import dev.selene.actors.api.NodeInvariants;
 import dev.selene.actors.api.PublishOutcome;
-import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.Publisher;
-import dev.selene.actors.api.RecordDescription;
-import dev.selene.actors.api.RecordPage;
-import dev.selene.actors.api.RecordView;
-import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
-import dev.selene.actors.api.Tier;
 import dev.selene.actors.cache.HostCache;
+import dev.selene.actors.value.DrainReport;
+import dev.selene.actors.value.ExpiryReport;
+import dev.selene.actors.value.LookupResult;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RecordDescription;
+import dev.selene.actors.value.RecordPage;
+import dev.selene.actors.value.RecordView;
+import dev.selene.actors.value.RestoreResult;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.codec.RecordFileFormat;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
@@ -70,7 +71,7 @@ class DiskNodeTest {
     @AfterEach
     void stop() throws Exception {
         for (SeleneCache cache : nodes) {
-            assertEquals("", await(cache.invariantViolation()), "the catalog's invariants hold after the test");
+            assertEquals("", await(NodeInvariants.violation(cache)), "the catalog's invariants hold after the test");
         }
         nodes.forEach(SeleneCache::close);
         copier.close();

@@ -1,11 +1,11 @@
 package dev.selene.actors.metrics;
 
-import dev.selene.actors.api.AbandonReason;
 import dev.selene.actors.api.CacheSettings;
-import dev.selene.actors.api.PublishResult;
-import dev.selene.actors.api.RetryReason;
 import dev.selene.actors.api.SeleneCache;
-import dev.selene.actors.api.Tier;
+import dev.selene.actors.value.AbandonReason;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RetryReason;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.layout.Layout;
 import dev.selene.transport.gpu.SimulatedDevice;

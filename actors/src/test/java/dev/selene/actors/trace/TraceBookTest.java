@@ -1,8 +1,8 @@
 package dev.selene.actors.trace;
 
-import dev.selene.actors.api.AbandonReason;
-import dev.selene.actors.api.PublishResult;
-import dev.selene.actors.api.RetryReason;
+import dev.selene.actors.value.AbandonReason;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RetryReason;
 import dev.selene.engine.key.RecordKey;
 import org.apache.pekko.actor.ActorPath;
 import org.apache.pekko.actor.ActorPaths;

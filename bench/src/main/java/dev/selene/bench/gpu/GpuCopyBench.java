@@ -1,8 +1,8 @@
 package dev.selene.bench.gpu;
 
-import dev.selene.actors.api.PublishResult;
-import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RestoreResult;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;

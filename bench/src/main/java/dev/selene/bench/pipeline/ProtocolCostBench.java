@@ -1,7 +1,7 @@
 package dev.selene.bench.pipeline;
 
-import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.value.PublishResult;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;

@@ -1,10 +1,10 @@
 package dev.selene.bench.pipeline;
 
 import dev.selene.actors.api.PublishOutcome;
-import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.Publisher;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
+import dev.selene.actors.value.PublishResult;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;

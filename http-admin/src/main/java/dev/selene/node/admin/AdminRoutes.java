@@ -1,16 +1,16 @@
 package dev.selene.node.admin;
 
-import dev.selene.actors.api.CacheStatus;
-import dev.selene.actors.api.EvictOutcome;
-import dev.selene.actors.api.ExpiryReport;
-import dev.selene.actors.api.RecordDescription;
-import dev.selene.actors.api.RecordPage;
 import dev.selene.actors.api.SeleneCache;
-import dev.selene.actors.api.RecordView;
-import dev.selene.actors.api.Tier;
 import dev.selene.actors.pool.PoolCluster;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.actors.trace.TraceEvent;
+import dev.selene.actors.value.CacheStatus;
+import dev.selene.actors.value.EvictOutcome;
+import dev.selene.actors.value.ExpiryReport;
+import dev.selene.actors.value.RecordDescription;
+import dev.selene.actors.value.RecordPage;
+import dev.selene.actors.value.RecordView;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.layout.Layout;

@@ -3,7 +3,7 @@ package dev.selene.node.admin;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import dev.selene.actors.api.RecordView;
+import dev.selene.actors.value.RecordView;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.layout.Layout;
 import org.apache.pekko.http.javadsl.model.ContentTypes;

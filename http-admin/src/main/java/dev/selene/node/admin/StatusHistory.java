@@ -1,6 +1,6 @@
 package dev.selene.node.admin;
 
-import dev.selene.actors.api.CacheStatus;
+import dev.selene.actors.value.CacheStatus;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;

@@ -1,8 +1,8 @@
 package dev.selene.node.burst;
 
-import dev.selene.actors.api.CacheStatus;
-import dev.selene.actors.api.DrainReport;
 import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.value.CacheStatus;
+import dev.selene.actors.value.DrainReport;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.layout.Layout;
 import dev.selene.node.workload.Conversations;

@@ -40,7 +40,7 @@ public final class ManagerCommand implements Callable<Integer> {
         System.err.printf("selene manager: cluster %s, layout %s, store %s, replicas %d, max age %s, seeds %s; "
                         + "admin http://%s:%d/%n", node.clusterAddress(), settings.cache().layout().name(),
                 ByteSize.format(m.storeBytes()), m.replicas(),
-                m.maxAge() == null ? "off" : dev.selene.actors.api.Durations.human(m.maxAge()),
+                m.maxAge() == null ? "off" : dev.selene.actors.value.Durations.human(m.maxAge()),
                 m.seeds().isEmpty() ? "none (a cluster of its own)" : String.join(",", m.seeds()),
                 settings.admin().bind(), node.adminPort());
         System.err.flush();

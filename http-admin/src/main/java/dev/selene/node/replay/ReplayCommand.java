@@ -2,8 +2,8 @@ package dev.selene.node.replay;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.selene.actors.api.CacheSettings;
-import dev.selene.actors.api.CacheStatus;
 import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.value.CacheStatus;
 import dev.selene.engine.config.ByteSize;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.cost.PrefillCost;

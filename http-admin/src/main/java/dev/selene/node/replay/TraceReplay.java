@@ -1,14 +1,14 @@
 package dev.selene.node.replay;
 
-import dev.selene.actors.api.CacheStatus;
-import dev.selene.actors.api.LookupResult;
 import dev.selene.actors.api.PublishOutcome;
-import dev.selene.actors.api.PublishResult;
 import dev.selene.actors.api.Publisher;
-import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.api.SnapshotLease;
-import dev.selene.actors.api.Tier;
+import dev.selene.actors.value.CacheStatus;
+import dev.selene.actors.value.LookupResult;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RestoreResult;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.cost.PrefillCost;
 import dev.selene.engine.key.ChainHash;
 import dev.selene.engine.key.RecordKey;

@@ -1,6 +1,6 @@
 package dev.selene.node.serve;
 
-import dev.selene.actors.api.Durations;
+import dev.selene.actors.value.Durations;
 import dev.selene.engine.config.ByteSize;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.node.cli.ClusterRemoval;

@@ -1,7 +1,7 @@
 package dev.selene.node.workload;
 
 import dev.selene.actors.api.PublishOutcome;
-import dev.selene.actors.api.PublishResult;
+import dev.selene.actors.value.PublishResult;
 
 import java.util.Arrays;
 import java.util.Collection;

@@ -1,6 +1,6 @@
 package dev.selene.node.workload;
 
-import dev.selene.actors.api.RestoreResult;
+import dev.selene.actors.value.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.engine.layout.Layout;
 import dev.selene.transport.gpu.DeviceCopier;

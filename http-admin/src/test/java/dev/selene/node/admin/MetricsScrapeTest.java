@@ -1,6 +1,6 @@
 package dev.selene.node.admin;
 
-import dev.selene.actors.api.RestoreResult;
+import dev.selene.actors.value.RestoreResult;
 import dev.selene.engine.key.ChainHash;
 import org.junit.jupiter.api.Test;
 

@@ -2,7 +2,7 @@ package dev.selene.node.admin;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.selene.actors.api.RetryReason;
+import dev.selene.actors.value.RetryReason;
 import dev.selene.engine.key.RecordKey;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -2,8 +2,8 @@ package dev.selene.node.admin;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.selene.actors.api.PublishResult;
-import dev.selene.actors.api.RestoreResult;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RestoreResult;
 import dev.selene.engine.key.ChainHash;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;

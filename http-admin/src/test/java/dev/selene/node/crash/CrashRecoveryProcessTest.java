@@ -1,7 +1,7 @@
 package dev.selene.node.crash;
 
-import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.value.RestoreResult;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;

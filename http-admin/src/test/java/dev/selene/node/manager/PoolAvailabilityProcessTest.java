@@ -2,12 +2,12 @@ package dev.selene.node.manager;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.selene.actors.api.PublishOutcome;
-import dev.selene.actors.api.PublishResult;
-import dev.selene.actors.api.RestoreResult;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.pool.KeyedChains;
 import dev.selene.actors.pool.ManagerConfig;
 import dev.selene.actors.pool.PoolDirectory;
+import dev.selene.actors.value.PublishResult;
+import dev.selene.actors.value.RestoreResult;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.transport.gpu.SimulatedDevice;

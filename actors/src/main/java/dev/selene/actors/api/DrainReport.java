@@ -1,8 +1,0 @@
-package dev.selene.actors.api;
-
-/**
- * What a drain did: records written to disk, dirty records skipped (they could not be written), and whether it
- * ran out of time.
- */
-public record DrainReport(int written, int skipped, boolean timedOut) {
-}

@@ -1,0 +1,15 @@
+package dev.selene.actors.value;
+
+/**
+ * A point-in-time view of a node's disk tier.
+ *
+ * @param records                 committed record files
+ * @param bytes                   their total size
+ * @param capacityBytes           the tier's size
+ * @param writesInFlight          record writes in flight now (the disk queue depth)
+ * @param readBytesPerSecond      the restore cost estimator's current read bandwidth
+ * @param readSamples             waves the estimator has seen
+ */
+public record DiskStatus(int records, long bytes, long capacityBytes, int writesInFlight,
+                         double readBytesPerSecond, long readSamples) {
+}

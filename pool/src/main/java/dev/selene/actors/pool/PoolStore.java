@@ -1,0 +1,737 @@
+package dev.selene.actors.pool;
+
+import dev.selene.actors.store.Store;
+import dev.selene.actors.store.Store.Delete;
+import dev.selene.actors.store.Store.NotWritten;
+import dev.selene.actors.store.Store.Read;
+import dev.selene.actors.store.Store.ReadFailed;
+import dev.selene.actors.store.Store.ReadReply;
+import dev.selene.actors.store.Store.Settle;
+import dev.selene.actors.store.Store.SettleRead;
+import dev.selene.actors.store.Store.Write;
+import dev.selene.actors.store.Store.WriteFailed;
+import dev.selene.actors.store.Store.WriteReply;
+import dev.selene.actors.store.Store.Written;
+import dev.selene.actors.metrics.CacheMetrics;
+import dev.selene.actors.trace.TraceBook;
+import dev.selene.actors.trace.TraceSource;
+import dev.selene.engine.codec.PieceShares;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.layout.Layout;
+import dev.selene.engine.slots.SlotList;
+import dev.selene.transport.host.HostMemory;
+import dev.selene.transport.pool.DataAddress;
+import dev.selene.transport.pool.DataPlane;
+import dev.selene.transport.pool.NettyDataPlane;
+import dev.selene.transport.pool.OutgoingImage;
+import dev.selene.transport.pool.RecordImage;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.PreRestart;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.cluster.ClusterEvent;
+import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Subscribe;
+import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
+import org.apache.pekko.cluster.sharding.typed.javadsl.EntityRef;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The host side of the shared pool, a store like the disk store: a write retires a record (placed on
+ * {@code replicas} managers by rendezvous hashing over the managers' stores the cluster lists, and counted as
+ * written once each of them has stored and validated it), a read fetches one into staging slots (failing over to
+ * the next holder); a delete only forgets (the pool is shared, its managers decide what it keeps). It also answers
+ * which part of a chain the pool holds ({@link Store.Find}), so a match can go on where the host's own tiers end.
+ *
+ * <p>The cluster is the control plane: it lists the stores (each tells, once, where its data plane listens, its
+ * layout and its replica count) and the directory says who holds what. Record bytes go on the data plane, named by
+ * their keys, with no cluster message per transfer.
+ */
+final class PoolStore extends AbstractBehavior<Store.Command> {
+
+    /** The directory's answer to lookup {@code id} (null: it failed or timed out). */
+    private record DirectoryAnswered(long id, PoolDirectory.Found found) implements Store.Command {
+    }
+
+    /** The directory has not answered lookup {@code id} within the failover deadline. */
+    private record DirectoryLate(long id) implements Store.Command {
+    }
+
+    /** A store's answer to lookup {@code id}'s probe (null: none in time). */
+    private record StoreProbed(long id, ActorRef<ManagerStore.Command> store, List<PoolEntry> held)
+            implements Store.Command {
+    }
+
+    /** A fetch from the store at {@code address} failed (it did not say it lacks the record: it failed). */
+    private record HolderFailed(DataAddress address) implements Store.Command {
+    }
+
+    private record StoresListed(Set<ActorRef<ManagerStore.Command>> stores) implements Store.Command {
+    }
+
+    /** A listed store's figures: where its data plane listens, its layout, its replica count. */
+    private record StoreAnswered(ActorRef<ManagerStore.Command> store, ManagerStore.StoreStatus status,
+                                 Throwable failure) implements Store.Command {
+    }
+
+    private record WriteEnded(RecordKey key, PoolUpload.Outcome outcome) implements Store.Command {
+    }
+
+    /** A cluster member became unreachable or reachable again. */
+    private record Reachability(String address, boolean reachable) implements Store.Command {
+    }
+
+    /** How the read into the staging slots starting at {@code firstSlot} ended. */
+    private record FetchEnded(int firstSlot, ReadReply reply) implements Store.Command {
+    }
+
+    /** Directory shards of the pool's cluster: the same number on hosts and managers. */
+    static final int DIRECTORY_SHARDS = ManagerConfig.DEFAULT_DIRECTORY_SHARDS;
+
+    /**
+     * How long a directory request may take in all (a lost manager's shards move to another within seconds); the
+     * stores themselves are asked once it has not answered within the failover deadline.
+     */
+    static final Duration DIRECTORY_TIMEOUT = Duration.ofSeconds(5);
+    /** How long after a directory entity was late lookups of its namespaces ask the stores at once as well. */
+    static final Duration DIRECTORY_LATE_MEMORY = Duration.ofSeconds(2);
+    /** Why a transfer fails at once while no manager is up. */
+    static final String NO_MANAGER = "no pool manager is up";
+
+    /** How long one retirement may take, all replicas together. */
+    static final Duration UPLOAD_DEADLINE = Duration.ofSeconds(60);
+    /**
+     * How long a fetch may take on one holder in all before the next holder is tried: a safety net only, for a
+     * holder that trickles bytes; a silent holder is left after the failover deadline.
+     */
+    static final Duration FETCH_HOLDER_DEADLINE = Duration.ofSeconds(60);
+    /** Threads of a host's data plane. */
+    static final int DATA_THREADS = 2;
+    /** How long a listed store may take to say where its data plane listens. */
+    static final Duration STORE_STATUS_TIMEOUT = Duration.ofSeconds(5);
+    /**
+     * How long a store whose data connection failed is left out of placement and tried last for reads: long enough
+     * for the retirements behind it not to fail the same way, short enough to take it back soon after it recovers.
+     */
+    static final Duration SUSPECT_FOR = Duration.ofSeconds(3);
+    /** Holders of records found in the pool that a host remembers for the reads that follow its lookups. */
+    static final int HOLDERS_REMEMBERED = 16_384;
+
+    private final Layout layout;
+    private final HostMemory host;
+    private final CacheMetrics metrics;
+    private final TraceBook traces;
+    private final TraceSource origin;
+    private final ClusterSharding sharding;
+    private final DataPlane data;
+    private final int shards;
+    private final Map<RecordKey, List<ActorRef<WriteReply>>> writing = new HashMap<>();
+    private final Map<Integer, List<ActorRef<ReadReply>>> reading = new HashMap<>();
+    /** When each running read started, by its first staging slot. */
+    private final Map<Integer, Long> readStarted = new HashMap<>();
+    private final Map<RecordKey, WriteReply> ended = new LinkedHashMap<>(64, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<RecordKey, WriteReply> eldest) {
+            return size() > Store.RECENT_OUTCOMES;
+        }
+    };
+    /** The managers' stores the cluster lists and this host can use: where each one's data plane listens. */
+    private final Map<ActorRef<ManagerStore.Command>, ManagerStore.StoreStatus> stores = new HashMap<>();
+    private Set<ActorRef<ManagerStore.Command>> listed = Set.of();
+    /** Stores left out for now, until when ({@link System#nanoTime()}; Long.MAX_VALUE: while unreachable). */
+    private final Map<ActorRef<ManagerStore.Command>, Long> suspect = new HashMap<>();
+    private final Set<String> unreachable = new java.util.HashSet<>();
+    /** Who held the records the last lookups found, for the reads that follow them. */
+    private final Map<RecordKey, List<ActorRef<ManagerStore.Command>>> holders =
+            new LinkedHashMap<>(1024, 0.75f, true) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<RecordKey, List<ActorRef<ManagerStore.Command>>> e) {
+                    return size() > HOLDERS_REMEMBERED;
+                }
+            };
+    /** Directory entities that were late to answer, until when the stores are asked at once beside them. */
+    private final Map<String, Long> directoryLate = new HashMap<>();
+    /** Lookups waiting for the directory or the stores, by id. */
+    private final Map<Long, Lookup> lookups = new HashMap<>();
+    private long lookupIds;
+    /** Lookups the stores answered because the directory did not in time. */
+    private long lookupsFromStores;
+    private final Duration failover;
+    private final Runnable onReachable;
+    private final java.util.function.Consumer<String> onMisfit;
+    /** Who is told the pool's capacity; it outlives a restart of this actor (it belongs to the behaviour's factory). */
+    private final List<ActorRef<Store.Capacity>> capacityWatchers;
+    private Store.Capacity capacity;
+    private boolean everUp;
+    private boolean up;
+    /** Retirements and fetches on the data plane now, and since when each kind has had one in flight without a break. */
+    private int uploadsInFlight;
+    private long uploadBusySince;
+    private int fetchesInFlight;
+    private long fetchBusySince;
+
+    /**
+     * The pool store of a host whose cluster has {@code shards} directory shards; {@code onReachable} runs once,
+     * when a manager's store is first seen in the cluster; {@code onMisfit} runs, with one line naming both layouts,
+     * when a manager of another layout is seen before any this host can use.
+     */
+    static Behavior<Store.Command> create(Layout layout, HostMemory host, int shards, CacheMetrics metrics,
+                                          TraceBook traces, Runnable onReachable,
+                                          java.util.function.Consumer<String> onMisfit) {
+        List<ActorRef<Store.Capacity>> capacityWatchers = new java.util.concurrent.CopyOnWriteArrayList<>();
+        return Behaviors.setup(ctx -> {
+            ctx.getSystem().receptionist().tell(Receptionist.subscribe(ManagerStore.KEY, ctx.messageAdapter(
+                    Receptionist.Listing.class, l -> new StoresListed(l.getServiceInstances(ManagerStore.KEY)))));
+            // A manager the failure detector suspects is left out of placement and tried last for reads at once,
+            // long before the cluster downs it.
+            Cluster.get(ctx.getSystem()).subscriptions().tell(Subscribe.create(ctx.messageAdapter(
+                    ClusterEvent.ReachabilityEvent.class, e -> new Reachability(e.member().address().toString(),
+                            e instanceof ClusterEvent.ReachableMember)), ClusterEvent.ReachabilityEvent.class));
+            return new PoolStore(ctx, layout, host, shards, metrics, traces, onReachable, onMisfit,
+                    capacityWatchers);
+        });
+    }
+
+    private PoolStore(ActorContext<Store.Command> ctx, Layout layout, HostMemory host, int shards,
+                      CacheMetrics metrics, TraceBook traces, Runnable onReachable,
+                      java.util.function.Consumer<String> onMisfit, List<ActorRef<Store.Capacity>> capacityWatchers) {
+        super(ctx);
+        this.capacityWatchers = capacityWatchers;
+        this.onMisfit = onMisfit;
+        this.origin = TraceSource.of("PoolStore", ctx);
+        this.onReachable = onReachable;
+        this.layout = layout;
+        this.host = host;
+        this.shards = shards;
+        this.metrics = metrics;
+        this.traces = traces;
+        this.sharding = ClusterSharding.get(ctx.getSystem());
+        this.failover = PoolCluster.failoverAfter(ctx.getSystem().settings().config());
+        // A transfer that moves no byte for the failover deadline fails (a slow one that keeps moving does not):
+        // the retirement completes on the other replicas, the read goes to the next holder. TLS when the node's
+        // cluster runs it (the same certificates: PoolCluster wrote them into its settings).
+        this.data = NettyDataPlane.client(NettyDataPlane.Backend.best(), failover, DATA_THREADS,
+                PoolSecurity.from(ctx.getSystem().settings().config()).dataPlane());
+        // Hosts only proxy to the directory: its entities run on manager nodes, so this factory is never used here.
+        sharding.init(Entity.of(PoolDirectory.TYPE, e -> Behaviors.<PoolDirectory.Command>empty())
+                .withRole(PoolCluster.MANAGER_ROLE));
+    }
+
+    @Override
+    public Receive<Store.Command> createReceive() {
+        // The data plane's threads read and write the host's slots: they stop before the node unmaps them.
+        return newReceiveBuilder().onMessage(Store.Command.class, this::onCommand)
+                .onSignal(PostStop.class, s -> closeData())
+                .onSignal(PreRestart.class, s -> closeData())
+                .build();
+    }
+
+    private Behavior<Store.Command> closeData() {
+        data.close();
+        return this;
+    }
+
+    private Behavior<Store.Command> onCommand(Store.Command command) {
+        switch (command) {
+            case Write w -> onWrite(w);
+            case WriteEnded e -> {
+                if (--uploadsInFlight == 0) {
+                    metrics.poolBusy(CacheMetrics.Direction.WRITE, System.nanoTime() - uploadBusySince);
+                }
+                onWriteEnded(e);
+            }
+            case Read r -> onRead(r);
+            case DirectoryAnswered a -> onDirectoryAnswered(a);
+            case DirectoryLate l -> onDirectoryLate(l);
+            case StoreProbed p -> onStoreProbed(p);
+            case HolderFailed f -> suspectStores(List.of(f.address()));
+            case FetchEnded e -> {
+                if (--fetchesInFlight == 0) {
+                    metrics.poolBusy(CacheMetrics.Direction.READ, System.nanoTime() - fetchBusySince);
+                }
+                finishRead(e.firstSlot(), e.reply());
+            }
+            case Delete d -> onDelete(d);
+            case Settle s -> onSettle(s);
+            case SettleRead s -> onSettleRead(s);
+            case Store.Find f -> onFind(f);
+            case Store.WatchCapacity w -> {
+                capacityWatchers.add(w.replyTo());
+                if (capacity != null) {
+                    w.replyTo().tell(capacity);
+                }
+            }
+            case StoresListed l -> onStoresListed(l.stores());
+            case StoreAnswered a -> onStoreAnswered(a);
+            case Reachability r -> {
+                if (r.reachable()) {
+                    unreachable.remove(r.address());
+                } else {
+                    unreachable.add(r.address());
+                }
+            }
+            default -> throw new IllegalArgumentException("not a pool store command: " + command);
+        }
+        return this;
+    }
+
+    private void onStoresListed(Set<ActorRef<ManagerStore.Command>> now) {
+        listed = now;
+        stores.keySet().retainAll(now);
+        for (ActorRef<ManagerStore.Command> s : now) {
+            if (!stores.containsKey(s)) {
+                getContext().ask(ManagerStore.StoreStatus.class, s, STORE_STATUS_TIMEOUT, ManagerStore.GetStatus::new,
+                        (status, failure) -> new StoreAnswered(s, status, failure));
+            }
+        }
+        noteUp();
+    }
+
+    private void onStoreAnswered(StoreAnswered a) {
+        if (!listed.contains(a.store())) {
+            return;
+        }
+        if (a.failure() != null) {
+            // Asked again the next time the cluster's listing changes; meanwhile this host does not use it.
+            getContext().getLog().warn("pool manager {} did not say where its data plane listens: {}",
+                    a.store().path().address(), a.failure().getMessage());
+            return;
+        }
+        if (!layout.name().equals(a.status().layout())) {
+            String line = "pool manager " + a.store().path().address().hostPort() + " holds the "
+                    + a.status().layout() + " layout and this host the " + layout.name() + " layout (selene.layout): "
+                    + "records cannot move between them";
+            getContext().getLog().error("{}; this host does not use it", line);
+            if (!everUp) {
+                onMisfit.accept(line); // refused at join: the host does not start with a pool it cannot use
+            }
+            return;
+        }
+        stores.put(a.store(), a.status());
+        noteUp();
+    }
+
+    private void noteUp() {
+        noteCapacity();
+        boolean any = !stores.isEmpty();
+        if (any && !everUp) {
+            everUp = true;
+            onReachable.run();
+        } else if (any != up) {
+            getContext().getLog().warn(any ? "a pool manager is up again"
+                    : "no pool manager is up: retirements fail and the pool's records are misses until one is");
+        }
+        up = any;
+    }
+
+    /**
+     * Tells the watchers what the pool can hold when that changed. With no usable manager the last figure stands:
+     * a manager that is away for a moment does not make the host forget what it retired.
+     */
+    private void noteCapacity() {
+        if (stores.isEmpty()) {
+            return;
+        }
+        long bytes = 0;
+        int replicas = 1;
+        for (ManagerStore.StoreStatus s : stores.values()) {
+            bytes += s.capacityBytes();
+            replicas = Math.max(replicas, s.replicas());
+        }
+        Store.Capacity now = new Store.Capacity(bytes / Math.min(replicas, stores.size()), stores.size());
+        if (!now.equals(capacity)) {
+            capacity = now;
+            capacityWatchers.forEach(w -> w.tell(now));
+        }
+    }
+
+    // ---- retire ----
+
+    private void onWrite(Write w) {
+        RecordKey key = w.spec().key();
+        writing.computeIfAbsent(key, k -> new ArrayList<>()).add(w.replyTo());
+        ended.remove(key);
+        if (!up) {
+            finishWrite(key, new WriteFailed(key, false, NO_MANAGER));
+            return;
+        }
+        RecordImage.Frame frame;
+        try {
+            frame = RecordImage.frame(w.spec(), layout, shares(w.slots()));
+        } catch (RuntimeException e) {
+            finishWrite(key, new WriteFailed(key, false, "could not frame it: " + e.getMessage()));
+            return;
+        }
+        int replicas = stores.values().stream().mapToInt(ManagerStore.StoreStatus::replicas).max().orElse(1);
+        List<ActorRef<ManagerStore.Command>> usable = stores.keySet().stream().filter(s -> !isSuspect(s)).toList();
+        if (usable.isEmpty()) {
+            // Every manager failed a transfer a moment ago. A stall of this host, or of the managers' machine, looks
+            // like that to every connection at once; failing every retirement for the suspicion's length would drop
+            // what memory cannot keep. They are tried anyway, as reads try suspected holders last; only the
+            // managers the cluster finds unreachable are left out.
+            usable = stores.keySet().stream()
+                    .filter(s -> !unreachable.contains(s.path().address().toString())).toList();
+        }
+        if (usable.isEmpty()) {
+            finishWrite(key, new WriteFailed(key, false, "every pool manager is unreachable"));
+            return;
+        }
+        List<ActorRef<ManagerStore.Command>> placed = Placement.ranked(key, usable).stream().limit(replicas)
+                .toList();
+        if (placed.size() < Math.min(replicas, stores.size())) {
+            metrics.poolUnderReplicated();
+            traces.append(key, origin, "Retire: " + placed.size() + " of " + replicas + " managers reachable; the "
+                    + "record is short of replicas until the directory copies it");
+        }
+        List<DataAddress> targets = placed.stream().map(s -> DataAddress.parse(stores.get(s).dataAddress()))
+                .toList();
+        traces.append(key, origin, "Retire: sending to " + targets.size() + " manager(s)");
+        OutgoingImage image = new OutgoingImage(layout, w.spec().hasRow(), frame.headerBlock(), frame.footerBlock(),
+                shares(w.slots()));
+        if (uploadsInFlight++ == 0) {
+            uploadBusySince = System.nanoTime();
+        }
+        getContext().pipeToSelf(PoolUpload.start(data, w.spec(), image, targets, UPLOAD_DEADLINE),
+                (outcome, failure) -> new WriteEnded(key, outcome != null ? outcome : new PoolUpload.Outcome(
+                        new WriteFailed(key, false, "the retirement failed: " + failure.getMessage()), List.of())));
+    }
+
+    /** Whether {@code store} is left out for now: unreachable, or its data plane failed a moment ago. */
+    private boolean isSuspect(ActorRef<ManagerStore.Command> store) {
+        if (unreachable.contains(store.path().address().toString())) {
+            return true;
+        }
+        Long until = suspect.get(store);
+        if (until != null && until - System.nanoTime() <= 0) {
+            suspect.remove(store);
+            return false;
+        }
+        return until != null;
+    }
+
+    /** Leaves out the stores at {@code addresses} for a while: their data plane failed a transfer. */
+    private void suspectStores(List<DataAddress> addresses) {
+        if (addresses.isEmpty()) {
+            return;
+        }
+        long until = System.nanoTime() + SUSPECT_FOR.toNanos();
+        stores.forEach((s, status) -> {
+            if (addresses.contains(DataAddress.parse(status.dataAddress()))) {
+                suspect.put(s, until);
+            }
+        });
+    }
+
+    private void onWriteEnded(WriteEnded e) {
+        suspectStores(e.outcome().failed());
+        if (!e.outcome().failed().isEmpty() && e.outcome().reply() instanceof Written) {
+            metrics.poolUnderReplicated();
+            traces.append(e.key(), origin, "Retired short of replicas: " + e.outcome().failed().size()
+                    + " manager(s) failed; the directory copies it when they are back or replaced");
+        }
+        finishWrite(e.key(), e.outcome().reply());
+    }
+
+    private void finishWrite(RecordKey key, WriteReply reply) {
+        switch (reply) {
+            case Written w -> {
+                metrics.poolRetired(w.bytes(), w.nanos());
+                traces.append(key, origin, "Retired: held by the pool");
+            }
+            case WriteFailed f -> {
+                metrics.poolRetireFailed();
+                traces.append(key, origin, "Retire failed: " + f.reason());
+                getContext().getLog().info("retiring {} to the pool failed: {}", key, f.reason());
+            }
+            case NotWritten n -> {
+            }
+        }
+        ended.put(key, reply);
+        List<ActorRef<WriteReply>> waiting = writing.remove(key);
+        if (waiting != null) {
+            waiting.forEach(r -> r.tell(reply));
+        }
+    }
+
+    private void onSettle(Settle s) {
+        List<ActorRef<WriteReply>> waiting = writing.get(s.key());
+        if (waiting != null) {
+            waiting.add(s.replyTo());
+        } else {
+            WriteReply outcome = ended.get(s.key());
+            s.replyTo().tell(outcome != null ? outcome : new NotWritten(s.key()));
+        }
+    }
+
+    // ---- restore ----
+
+    private void onRead(Read r) {
+        reading.computeIfAbsent(r.slots().slot(0), k -> new ArrayList<>()).add(r.replyTo());
+        readStarted.putIfAbsent(r.slots().slot(0), System.nanoTime());
+        if (!up) {
+            finishRead(r.slots().slot(0), new ReadFailed(r.key(), false, NO_MANAGER));
+            return;
+        }
+        List<ActorRef<ManagerStore.Command>> known = holders.remove(r.key());
+        if (known != null) {
+            fetch(r, known); // the lookup that found it said who holds it
+            return;
+        }
+        lookup(r.key().namespace(), List.of(r.key().hash()), found -> onLocated(r, found));
+    }
+
+    private void onLocated(Read r, PoolDirectory.Found found) {
+        if (found == null) {
+            finishRead(r.slots().slot(0), new ReadFailed(r.key(), false, "neither the pool directory nor a pool "
+                    + "manager answered within " + DIRECTORY_TIMEOUT.toSeconds() + " s"));
+            return;
+        }
+        if (found.records().isEmpty()) {
+            finishRead(r.slots().slot(0), new ReadFailed(r.key(), true, "the pool no longer holds it"));
+            return;
+        }
+        fetch(r, found.records().getFirst().holders());
+    }
+
+    /** Fetches {@code r} from those of {@code from} this host can reach, in order. */
+    private void fetch(Read r, List<ActorRef<ManagerStore.Command>> from) {
+        // Holders this host suspects are tried last, not left out: they may be the only ones.
+        List<DataAddress> addresses = from.stream().filter(stores::containsKey)
+                .sorted(java.util.Comparator.comparing(this::isSuspect))
+                .map(s -> DataAddress.parse(stores.get(s).dataAddress())).toList();
+        int firstSlot = r.slots().slot(0);
+        if (fetchesInFlight++ == 0) {
+            fetchBusySince = System.nanoTime();
+        }
+        ActorRef<Store.Command> self = getContext().getSelf();
+        getContext().pipeToSelf(PoolFetch.start(data, r.key(), layout, shares(r.slots()), addresses,
+                FETCH_HOLDER_DEADLINE, a -> self.tell(new HolderFailed(a))), (reply, failure) -> new FetchEnded(
+                firstSlot, reply != null ? reply : new ReadFailed(r.key(), false, "the fetch failed: "
+                + failure.getMessage())));
+    }
+
+    private void finishRead(int firstSlot, ReadReply reply) {
+        Long started = readStarted.remove(firstSlot);
+        if (reply instanceof Store.ReadDone d) {
+            metrics.poolRead(d.bytes(), started == null ? 0 : System.nanoTime() - started);
+            traces.append(d.key(), origin, "Fetched from the pool: " + d.bytes() + " bytes, verified");
+        } else if (reply instanceof ReadFailed f) {
+            metrics.poolReadFailed();
+            traces.append(f.key(), origin, "Fetch failed: " + f.reason());
+        }
+        List<ActorRef<ReadReply>> waiting = reading.remove(firstSlot);
+        if (waiting != null) {
+            waiting.forEach(w -> w.tell(reply));
+        }
+    }
+
+    private void onSettleRead(SettleRead s) {
+        List<ActorRef<ReadReply>> waiting = reading.get(s.slots().slot(0));
+        if (waiting != null) {
+            waiting.add(s.replyTo());
+        } else {
+            s.replyTo().tell(new ReadFailed(s.key(), false, "no read of it is running"));
+        }
+    }
+
+    // ---- lookups and removal ----
+
+    private void onFind(Store.Find f) {
+        if (f.chain().isEmpty() || !up) {
+            f.replyTo().tell(new Store.Found(List.of()));
+            return;
+        }
+        ActorRef<Store.Found> replyTo = f.replyTo();
+        lookup(f.namespace(), f.chain(), found -> {
+            List<Store.Held> entries = new ArrayList<>();
+            if (found != null) {
+                found.records().forEach(l -> {
+                    PoolEntry e = l.entry();
+                    entries.add(new Store.Held(e.key(), e.parent(), e.hasRow(), e.imageBytes()));
+                    holders.put(l.entry().key(), l.holders());
+                });
+            }
+            replyTo.tell(new Store.Found(entries));
+        });
+    }
+
+    // ---- lookups: the directory, or the stores themselves while it does not answer ----
+
+    /** One lookup of a chain: answered by the directory, or by the stores when the directory is late. */
+    private static final class Lookup {
+        final String namespace;
+        final String entity;
+        final List<Long> chain;
+        final java.util.function.Consumer<PoolDirectory.Found> answer;
+        final Map<ActorRef<ManagerStore.Command>, List<PoolEntry>> probed = new LinkedHashMap<>();
+        /** The stores whose answers the lookup waits for; null before they are asked. */
+        java.util.Set<ActorRef<ManagerStore.Command>> awaited;
+        boolean directoryFailed;
+
+        Lookup(String namespace, String entity, List<Long> chain,
+               java.util.function.Consumer<PoolDirectory.Found> answer) {
+            this.namespace = namespace;
+            this.entity = entity;
+            this.chain = chain;
+            this.answer = answer;
+        }
+    }
+
+    /**
+     * Looks {@code chain} up in its namespace's directory entity; when the entity has not answered within the
+     * failover deadline (its manager died or stopped, its shard is moving or rebuilding), asks every store this host
+     * uses which of the records it holds, and answers with the longest run that some store holds. The directory
+     * holds nothing the stores do not, so both answers are alike; whichever comes first is used. For a while after
+     * an entity was late, the stores are asked at once, beside it. {@code answer} gets null when neither answered.
+     */
+    private void lookup(String namespace, List<Long> chain, java.util.function.Consumer<PoolDirectory.Found> answer) {
+        long id = ++lookupIds;
+        String entity = PoolDirectory.entityId(namespace, shards);
+        Lookup l = new Lookup(namespace, entity, chain, answer);
+        lookups.put(id, l);
+        getContext().ask(PoolDirectory.Found.class, directory(namespace), DIRECTORY_TIMEOUT,
+                q -> new PoolDirectory.Find(namespace, chain, q),
+                (found, failure) -> new DirectoryAnswered(id, found));
+        Long lateUntil = directoryLate.get(entity);
+        if (lateUntil != null && lateUntil - System.nanoTime() > 0) {
+            probeStores(id, l);
+        } else {
+            getContext().scheduleOnce(failover, getContext().getSelf(), new DirectoryLate(id));
+        }
+    }
+
+    private void onDirectoryAnswered(DirectoryAnswered a) {
+        Lookup l = lookups.get(a.id());
+        if (l == null) {
+            return; // the stores answered first
+        }
+        if (a.found() != null) {
+            directoryLate.remove(l.entity);
+            answerLookup(a.id(), a.found());
+            return;
+        }
+        l.directoryFailed = true;
+        if (l.awaited == null) {
+            probeStores(a.id(), l);
+        } else if (l.awaited.isEmpty()) {
+            answerLookup(a.id(), l.probed.isEmpty() ? null : fromStores(l));
+        }
+    }
+
+    private void onDirectoryLate(DirectoryLate late) {
+        Lookup l = lookups.get(late.id());
+        if (l != null && l.awaited == null) {
+            directoryLate.put(l.entity, System.nanoTime() + DIRECTORY_LATE_MEMORY.toNanos());
+            probeStores(late.id(), l);
+        }
+    }
+
+    /**
+     * Asks the stores (but those the cluster marks unreachable) what they hold of the chain; the answer waits for
+     * those this host does not suspect (a store whose transfer just failed answers too if it can, but is not waited
+     * for), or for all of them when it suspects every one.
+     */
+    private void probeStores(long id, Lookup l) {
+        List<ActorRef<ManagerStore.Command>> asked = stores.keySet().stream()
+                .filter(s -> !unreachable.contains(s.path().address().toString())).toList();
+        l.awaited = new java.util.HashSet<>();
+        asked.stream().filter(s -> !isSuspect(s)).forEach(l.awaited::add);
+        if (l.awaited.isEmpty()) {
+            l.awaited.addAll(asked);
+        }
+        if (asked.isEmpty()) {
+            if (l.directoryFailed) {
+                answerLookup(id, null);
+            }
+            return;
+        }
+        for (ActorRef<ManagerStore.Command> s : asked) {
+            getContext().ask(ManagerStore.ProbeReply.class, s, failover,
+                    q -> new ManagerStore.Probe(l.namespace, l.chain, q),
+                    (reply, failure) -> new StoreProbed(id, s, reply == null ? null : reply.held()));
+        }
+    }
+
+    private void onStoreProbed(StoreProbed p) {
+        Lookup l = lookups.get(p.id());
+        if (l == null) {
+            return;
+        }
+        if (p.held() != null) {
+            l.probed.put(p.store(), p.held());
+        }
+        if (!l.awaited.remove(p.store()) || !l.awaited.isEmpty()) {
+            return;
+        }
+        if (!l.probed.isEmpty()) {
+            lookupsFromStores++;
+            if (lookupsFromStores == 1 || lookupsFromStores % 1000 == 0) {
+                getContext().getLog().info("the pool directory did not answer within {} ms: lookups answered by "
+                        + "the pool managers' stores themselves ({} so far)", failover.toMillis(), lookupsFromStores);
+            }
+            answerLookup(p.id(), fromStores(l));
+        } else if (l.directoryFailed) {
+            answerLookup(p.id(), null);
+        }
+        // otherwise no store answered: the directory may still
+    }
+
+    /** The longest run of the lookup's chain that some store holds, with the stores that hold each record. */
+    private static PoolDirectory.Found fromStores(Lookup l) {
+        Map<Long, PoolEntry> entries = new HashMap<>();
+        Map<Long, List<ActorRef<ManagerStore.Command>>> holding = new HashMap<>();
+        l.probed.forEach((store, held) -> held.forEach(e -> {
+            entries.putIfAbsent(e.key().hash(), e);
+            holding.computeIfAbsent(e.key().hash(), h -> new ArrayList<>()).add(store);
+        }));
+        List<PoolDirectory.Located> out = new ArrayList<>();
+        for (long hash : l.chain) {
+            PoolEntry e = entries.get(hash);
+            if (e == null) {
+                break;
+            }
+            out.add(new PoolDirectory.Located(e, List.copyOf(holding.get(hash))));
+        }
+        return new PoolDirectory.Found(out);
+    }
+
+    private void answerLookup(long id, PoolDirectory.Found found) {
+        Lookup l = lookups.remove(id);
+        if (l != null) {
+            l.answer.accept(found);
+        }
+    }
+
+    /**
+     * The catalog forgot records (for room in its own bookkeeping, expiry, an operator's eviction): the pool's copies
+     * stay, since other hosts may use them; the managers drop them by their own recency, size and max age.
+     */
+    private void onDelete(Delete d) {
+        for (RecordKey k : d.keys()) {
+            ended.remove(k);
+            traces.append(k, origin, "Forgotten by this host; the pool keeps its copy");
+        }
+    }
+
+    private EntityRef<PoolDirectory.Command> directory(String namespace) {
+        return sharding.entityRefFor(PoolDirectory.TYPE, PoolDirectory.entityId(namespace, shards));
+    }
+
+    private PieceShares shares(SlotList slots) {
+        int page = layout.pageBytes();
+        return (piece, rank) -> host.share(slots.slot(piece), rank, page);
+    }
+}

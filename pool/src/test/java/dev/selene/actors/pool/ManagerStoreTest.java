@@ -1,0 +1,96 @@
+package dev.selene.actors.pool;
+
+import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.value.LookupResult;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static dev.selene.actors.pool.PoolFixture.await;
+import static dev.selene.actors.pool.PoolFixture.chain;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * A manager's store on a real cluster node, fed by a real host: least recently used out by one recency order for
+ * the whole store (namespaces compete on recency alone), and max age swept in every namespace with totals per
+ * namespace, stale leaves only. The fixture checks the store's invariants after each test.
+ */
+class ManagerStoreTest {
+
+    /** Slots of one record of the small layout with a row (its pieces). */
+    private static final int RECORD_SLOTS = PoolFixture.LAYOUT.slotsPerRecord(true);
+
+    private final PoolFixture pool = new PoolFixture();
+
+    @AfterEach
+    void stop() {
+        pool.close();
+    }
+
+    private List<RecordSpec> retireRoot(SeleneCache host, String namespace, long hash) throws Exception {
+        List<RecordSpec> one = pool.publishChain(host, namespace, hash, 1);
+        assertEquals(0, await(host.drain(Duration.ofSeconds(20))).skipped());
+        return one;
+    }
+
+    private static int matched(SeleneCache host, List<RecordSpec> specs) throws Exception {
+        LookupResult r = await(host.lookup(specs.getFirst().key().namespace(), chain(specs)));
+        return r.records().size();
+    }
+
+    @Test
+    void whenFull_theLeastRecentlyUsedRecordOfAnyNamespaceGoesFirst() throws Exception {
+        PoolManagerNode manager = pool.manager(3 * RECORD_SLOTS, 1);
+        SeleneCache writer = pool.host(0, null);
+        SeleneCache reader = pool.host(0, null);
+        List<RecordSpec> a1 = retireRoot(writer, "tenant-a", 1);
+        List<RecordSpec> b2 = retireRoot(writer, "tenant-b", 2);
+        List<RecordSpec> a3 = retireRoot(writer, "tenant-a", 3);
+        pool.restoreAndVerify(reader, a1); // a1 is now the most recently used; b2 the least
+
+        List<RecordSpec> b4 = retireRoot(writer, "tenant-b", 4);
+
+        ManagerStore.StoreStatus s = await(manager.status());
+        assertEquals(3, s.records());
+        assertEquals(1, s.evicted());
+        assertEquals(0, matched(reader, b2), "the least recently used record, of another namespace, went");
+        assertEquals(1, matched(reader, a1));
+        assertEquals(1, matched(reader, a3));
+        assertEquals(1, matched(reader, b4));
+        pool.restoreAndVerify(reader, b4);
+    }
+
+    @Test
+    void maxAge_takesStaleLeavesOfEveryNamespace_countedPerNamespace_andKeepsAChainAChildRefreshed()
+            throws Exception {
+        int port = PoolFixture.freePort();
+        PoolManagerNode manager = pool.manager(port, port, 64, 1, Duration.ofSeconds(2));
+        SeleneCache writer = pool.host(0, null);
+        List<RecordSpec> a = retireRoot(writer, "tenant-a", 10);
+        retireRoot(writer, "tenant-b", 11);
+        retireRoot(writer, "tenant-b", 12);
+        List<RecordSpec> chain = new ArrayList<>(pool.publishChain(writer, "tenant-a", 20, 2));
+        assertEquals(0, await(writer.drain(Duration.ofSeconds(20))).skipped());
+        Thread.sleep(2_500); // every record above is now older than max age
+
+        chain.addAll(pool.publishChain(writer, "tenant-a", 22, 1, 21L)); // its upload refreshes 20 and 21
+        List<RecordSpec> fresh = retireRoot(writer, "tenant-b", 13);
+        List<RecordKey> expired = await(manager.expireNow()).keys();
+
+        SeleneCache reader = pool.host(0, null);
+        pool.restoreAndVerify(reader, chain);
+        assertEquals(1, matched(reader, fresh));
+        assertEquals(0, matched(reader, a));
+        assertEquals(Set.of(a.getFirst().key(), new RecordKey("tenant-b", 11), new RecordKey("tenant-b", 12)),
+                Set.copyOf(expired), "the stale leaves, and nothing fresh");
+        assertEquals(3, expired.size());
+        assertEquals(Map.of("tenant-a", 1L, "tenant-b", 2L), await(manager.status()).expiredByNamespace());
+    }
+}

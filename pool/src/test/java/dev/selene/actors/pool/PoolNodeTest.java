@@ -1,0 +1,178 @@
+package dev.selene.actors.pool;
+
+import dev.selene.actors.api.NodeInvariants;
+import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.value.DrainReport;
+import dev.selene.actors.value.LookupResult;
+import dev.selene.actors.value.RestoreResult;
+import dev.selene.actors.value.Tier;
+import dev.selene.engine.codec.RecordFileFormat;
+import dev.selene.engine.key.RecordSpec;
+import dev.selene.transport.gpu.DevicePlacement;
+import dev.selene.transport.gpu.KeyedContent;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import static dev.selene.actors.pool.PoolFixture.NS;
+import static dev.selene.actors.pool.PoolFixture.await;
+import static dev.selene.actors.pool.PoolFixture.chain;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Hosts and pool managers as real Pekko Cluster members on loopback, in one JVM (each its own actor system): a
+ * record retired by one host is restored byte-identically by another, with two replicas, unless recomputing is
+ * estimated faster (B15); a replica lost with its manager is rebuilt on another.
+ */
+class PoolNodeTest {
+
+    private final PoolFixture pool = new PoolFixture();
+
+    @AfterEach
+    void stop() {
+        pool.close();
+    }
+
+    @Test
+    void aRecordRetiredByOneHost_isRestoredByteIdenticallyByAnother_fromTwoReplicas_unlessRecomputingIsFaster() throws Exception {
+        PoolManagerNode m1 = pool.manager(256, 2);
+        PoolManagerNode m2 = pool.manager(256, 2);
+        SeleneCache a = pool.host(0, null);
+        List<RecordSpec> specs = pool.publishChain(a, 1, 6);
+        DrainReport drained = await(a.drain(Duration.ofSeconds(30)));
+        assertEquals(0, drained.skipped(), "every record retired: " + drained);
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+                await(m1.status()).records() == 6 && await(m2.status()).records() == 6);
+
+        SeleneCache b = pool.host(0, null);
+        LookupResult found = await(b.lookup(NS, chain(specs)));
+        assertEquals(6, found.records().size(), found.missReason());
+        assertTrue(found.records().stream().allMatch(l -> l.tier() == Tier.POOL), found.toString());
+        // The cost check counts the pool's bytes at the pool's estimate: recomputing in a microsecond wins.
+        List<DevicePlacement> unused = specs.stream().map(s -> pool.target()).toList();
+        RestoreResult refused = await(b.restore(NS, chain(specs), unused, Duration.ofNanos(1_000)));
+        assertEquals(RestoreResult.Outcome.REFUSED, refused.outcome(), refused.toString());
+        assertTrue(refused.detail().contains("from the pool"), refused.detail());
+        RestoreResult r = pool.restoreAndVerify(b, specs);
+        assertEquals(6, r.fromPool());
+    }
+
+    @Test
+    void aPoolOnlyHost_remembersOfWhatItRetiredNoMoreThanTheManagersHold() throws Exception {
+        int recordSlots = PoolFixture.LAYOUT.slotsPerRecord(true);
+        pool.manager(8 * recordSlots, 1); // room for fewer than 8 records (each image has a header and a footer)
+        SeleneCache a = pool.host(0, null);
+        List<RecordSpec> last = List.of();
+        for (int i = 0; i < 12; i++) {
+            last = pool.publishChain(a, NS, 100 + i, 1, null);
+            assertEquals(0, await(a.drain(Duration.ofSeconds(20))).skipped(), "record " + i + " retired");
+        }
+
+        long poolBytes = 8L * recordSlots * PoolFixture.LAYOUT.slotBytes();
+        long fits = poolBytes / RecordFileFormat.fileLength(PoolFixture.LAYOUT, true);
+        assertEquals(fits, await(a.records(NS, Tier.POOL, 0, 1_000)).total(),
+                "the host remembers what the pool can hold, not all 12 it retired");
+        assertEquals(1, await(a.lookup(NS, chain(last))).records().size(), "the latest is remembered");
+    }
+
+    @Test
+    void restoresFromThePoolAtTheSameTime_eachGetTheirOwnRecords_byteIdentical() throws Exception {
+        pool.manager(256, 2);
+        pool.manager(256, 2);
+        SeleneCache a = pool.host(0, null);
+        List<List<RecordSpec>> chains = new ArrayList<>();
+        for (int c = 0; c < 6; c++) {
+            chains.add(pool.publishChain(a, 1_000L * (c + 1), 3));
+        }
+        assertEquals(0, await(a.drain(Duration.ofSeconds(30))).skipped());
+        SeleneCache b = pool.host(0, null);
+        List<List<DevicePlacement>> targets = new ArrayList<>();
+        List<CompletableFuture<RestoreResult>> restores = new ArrayList<>();
+        for (List<RecordSpec> chain : chains) {
+            List<DevicePlacement> t = chain.stream().map(s -> pool.target()).toList();
+            targets.add(t);
+            restores.add(b.restore(NS, chain(chain), t, Duration.ofHours(1)).toCompletableFuture());
+        }
+        for (int c = 0; c < chains.size(); c++) {
+            RestoreResult r = await(restores.get(c));
+            assertEquals(RestoreResult.Outcome.RESTORED, r.outcome(), "chain " + c + ": " + r.detail());
+            assertEquals(3, r.fromPool(), "chain " + c);
+            for (int i = 0; i < 3; i++) {
+                assertTrue(KeyedContent.verifyRecord(pool.copier, PoolFixture.LAYOUT, targets.get(c).get(i),
+                        chains.get(c).get(i).key(), true), "chain " + c + " record " + i + " byte-identical");
+            }
+        }
+    }
+
+    @Test
+    void aManagerThatLeaves_hasItsReplicasRebuiltOnAnother_andNoRecordIsLost() throws Exception {
+        PoolManagerNode m1 = pool.manager(256, 2);
+        PoolManagerNode m2 = pool.manager(256, 2);
+        PoolManagerNode m3 = pool.manager(256, 2);
+        SeleneCache a = pool.host(0, null);
+        List<RecordSpec> specs = pool.publishChain(a, 100, 8);
+        assertEquals(0, await(a.drain(Duration.ofSeconds(30))).skipped());
+        List<PoolManagerNode> all = List.of(m1, m2, m3);
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> total(all) == 16);
+
+        m2.close();
+        List<PoolManagerNode> left = List.of(m1, m3);
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() ->
+                await(m1.status()).records() == 8 && await(m3.status()).records() == 8);
+        assertEquals(16, total(left), "every record on both remaining managers");
+
+        SeleneCache b = pool.host(0, null);
+        assertEquals(8, pool.restoreAndVerify(b, specs).fromPool());
+    }
+
+    @Test
+    void aPoolThatGoesAway_turnsItsRecordsIntoMisses_neverWrongBytes_andPublicationsGoOn() throws Exception {
+        PoolManagerNode m1 = pool.manager(256, 2);
+        PoolManagerNode m2 = pool.manager(256, 2);
+        SeleneCache a = pool.host(0, null);
+        List<RecordSpec> retired = pool.publishChain(a, 200, 8);
+        assertEquals(0, await(a.drain(Duration.ofSeconds(30))).skipped());
+
+        m2.close();
+        m1.close();
+        // The host's own memory still holds some of the chain; the rest was only in the pool. A restore gives the
+        // part it can verify, or nothing, and never wrong bytes.
+        List<DevicePlacement> targets = retired.stream().map(s -> pool.target()).toList();
+        RestoreResult r = await(a.restore(NS, chain(retired), targets, Duration.ofHours(1)));
+        assertTrue(r.outcome() != RestoreResult.Outcome.RESTORED || r.records() < retired.size(), r.toString());
+        for (int i = 0; i < r.records(); i++) {
+            assertTrue(KeyedContent.verifyRecord(pool.copier, PoolFixture.LAYOUT, targets.get(i),
+                    retired.get(i).key(), true), "restored record " + i + " byte-identical");
+        }
+        // Publishing goes on: new records are stored (and, with no manager to retire them to, dropped later).
+        assertEquals(10, pool.publishChain(a, 300, 10).size());
+        assertEquals("", await(NodeInvariants.violation(a)));
+    }
+
+    private static long total(List<PoolManagerNode> managers) throws Exception {
+        long n = 0;
+        for (PoolManagerNode m : managers) {
+            n += await(m.status()).records();
+        }
+        return n;
+    }
+
+    /** #23 item 3: a host and a manager of different layouts refuse each other at join, in one line naming both. */
+    @Test
+    void aHostAndAManagerOfDifferentLayouts_refuseEachOtherAtJoin_inOneLineNamingBoth() throws Exception {
+        int port = PoolFixture.freePort();
+        pool.manager(dev.selene.engine.layout.Layout.deepseekTp4(), port, port, 40, 1, null);
+        RuntimeException refused = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class,
+                () -> pool.host(0, null));
+        String line = refused.getMessage();
+        assertTrue(line.contains("deepseek-tp4 layout") && line.contains("small layout"), line);
+        assertFalse(line.contains("\n"), "one line: " + line);
+    }
+}
