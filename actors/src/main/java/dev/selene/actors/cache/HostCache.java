@@ -401,7 +401,22 @@ public final class HostCache {
     private static final Logger INTAKE_LOG = LoggerFactory.getLogger(IntakeSizing.class);
 
     /** How long a pool host waits at start for a pool manager to be reachable. */
-    static final Duration POOL_JOIN_TIMEOUT = Duration.ofSeconds(20);
+    /** Where the node reads how long a starting pool host waits for a manager (1 s .. 10 min; 20 s by default). */
+    static final String POOL_JOIN_TIMEOUT_SETTING = "selene.pool.join-timeout";
+
+    /**
+     * How long a starting pool host waits for a manager's store ({@code selene.pool.join-timeout}, 20 s unless set);
+     * a value outside 1 s .. 10 min is refused with one line naming the setting.
+     */
+    static Duration poolJoinTimeout(com.typesafe.config.Config config) {
+        Duration d = config.hasPath(POOL_JOIN_TIMEOUT_SETTING) ? config.getDuration(POOL_JOIN_TIMEOUT_SETTING)
+                : Duration.ofSeconds(20);
+        if (d.compareTo(Duration.ofSeconds(1)) < 0 || d.compareTo(Duration.ofMinutes(10)) > 0) {
+            throw new IllegalArgumentException(POOL_JOIN_TIMEOUT_SETTING + " = " + d.toSeconds()
+                    + " s is invalid; allowed: 1s .. 10m, e.g. 20s");
+        }
+        return d;
+    }
 
     /** How long a stopping node waits for device copies in flight before it unmaps the slots. */
     static final long TRANSFER_DRAIN_TIMEOUT_SECONDS = 30;
@@ -614,7 +629,12 @@ public final class HostCache {
                                 .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200),
                                         Duration.ofSeconds(10), 0.2)),
                         "pool-store", ActorCensus.MAILBOX.withDispatcherFromConfig(BLOCKING_DISPATCHER));
-                ctx.scheduleOnce(POOL_JOIN_TIMEOUT, self, PoolJoinTimeout.INSTANCE);
+                try {
+                    ctx.scheduleOnce(poolJoinTimeout(ctx.getSystem().settings().config()), self,
+                            PoolJoinTimeout.INSTANCE);
+                } catch (RuntimeException e) {
+                    self.tell(new StartFailed(e.getMessage(), StartFault.SETTING));
+                }
             }
             int inFlightCap = config.diskBytes() == 0 && config.poolEnabled() ? POOL_IN_FLIGHT_CAP
                     : SPILL_IN_FLIGHT_CAP;
@@ -656,7 +676,7 @@ public final class HostCache {
                     })
                     .onMessage(PoolJoinTimeout.class, t -> poolReady ? Behaviors.same()
                             : failStart(running, "no pool manager reachable at " + String.join(", ",
-                            config.poolManagers()) + " within " + POOL_JOIN_TIMEOUT.toSeconds() + " s: check "
+                            config.poolManagers()) + " within " + poolJoinTimeout(ctx.getSystem().settings().config()).toSeconds() + " s: check "
                             + "selene.pool.managers and that a manager runs there"
                             + remote.unreachableHint(ctx.getSystem().settings().config()), StartFault.ENVIRONMENT))
                     .onMessage(StartFailed.class, f -> failStart(running, f.reason(), f.fault()))

@@ -103,13 +103,19 @@ public final class SettingsLoader {
             throw SettingsException.invalid(r.path("pool.failover-after"), r.raw("pool.failover-after"),
                     "10ms .. 1m, e.g. 500ms");
         }
+        Duration join = r.duration("pool.join-timeout");
+        if (join.compareTo(Duration.ofSeconds(1)) < 0 || join.compareTo(Duration.ofMinutes(10)) > 0) {
+            throw SettingsException.invalid(r.path("pool.join-timeout"), r.raw("pool.join-timeout"),
+                    "1s .. 10m, e.g. 20s");
+        }
         PoolSecurity security;
         try {
             security = PoolSecurity.from(c);
         } catch (IllegalArgumentException e) {
             throw new SettingsException(e.getMessage());
         }
-        return new PoolHostSettings(address(r, "pool.bind"), r.integer("pool.port", 0, 65_535), failover, security);
+        return new PoolHostSettings(address(r, "pool.bind"), r.integer("pool.port", 0, 65_535), failover, join,
+                security);
     }
 
     private static String address(SettingsReader r, String setting) {

@@ -108,7 +108,8 @@ public final class SeleneNode implements AutoCloseable {
                 "pekko.coordinated-shutdown.exit-jvm", "off",
                 "selene.pool.bind", settings.poolHost().bind(),
                 "selene.pool.port", settings.poolHost().port(),
-                "selene.pool.failover-after", settings.poolHost().failoverAfter().toMillis() + "ms"))
+                "selene.pool.failover-after", settings.poolHost().failoverAfter().toMillis() + "ms",
+                "selene.pool.join-timeout", settings.poolHost().joinTimeout().toMillis() + "ms"))
                 .withFallback(settings.poolHost().security().settings())
                 .withFallback(CacheSettings.standaloneSystemConfig());
     }

@@ -155,6 +155,11 @@ class SettingsLoaderTest {
                 error(null, Map.of("selene.pool.failover-after", "2m")));
         assertEquals(Duration.ofMillis(250), SettingsLoader.load(null, Map.of("selene.pool.failover-after",
                 "250ms")).poolHost().failoverAfter());
+        assertEquals("selene.pool.join-timeout = '500ms' is invalid; allowed: 1s .. 10m, e.g. 20s",
+                error(null, Map.of("selene.pool.join-timeout", "500ms")));
+        assertEquals(Duration.ofSeconds(3), SettingsLoader.load(null, Map.of("selene.pool.join-timeout", "3s"))
+                .poolHost().joinTimeout());
+        assertEquals(Duration.ofSeconds(20), SettingsLoader.load(null, Map.of()).poolHost().joinTimeout());
     }
 
     @Test

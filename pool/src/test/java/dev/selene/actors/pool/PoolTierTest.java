@@ -5,6 +5,8 @@ import com.typesafe.config.ConfigFactory;
 import dev.selene.actors.api.CacheSettings;
 import dev.selene.actors.store.RemoteTier;
 import dev.selene.engine.config.CacheConfig;
+import dev.selene.actors.api.SeleneCache;
+import dev.selene.transport.gpu.SimulatedDevice;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -48,5 +50,23 @@ class PoolTierTest {
                 () -> new PoolTier().system(bad, "selene", config));
         assertTrue(e.getMessage().contains("selene.pool.failover-after") && !e.getMessage().contains("\n"),
                 e.getMessage());
+    }
+
+    /** A pool host told to wait an unusable time for its managers refuses to start at once, in one line. */
+    @Test
+    void anInvalidJoinTimeout_stopsTheStartAtOnce_inOneLineNamingTheSetting() {
+        Config bad = ConfigFactory.parseString("selene.pool.join-timeout = 100ms")
+                .withFallback(CacheSettings.standaloneSystemConfig());
+        CacheConfig config = CacheSettings.fromConfig(SETTINGS);
+        long start = System.nanoTime();
+        try (SimulatedDevice device = SimulatedDevice.create()) {
+            RuntimeException e = assertThrows(RuntimeException.class,
+                    () -> SeleneCache.start(config, device, bad, "selene").close());
+            long took = System.nanoTime() - start;
+            assertTrue(e.getMessage().contains("selene.pool.join-timeout") && !e.getMessage().contains("\n"),
+                    e.getMessage());
+            assertTrue(took < java.util.concurrent.TimeUnit.SECONDS.toNanos(15), "refused before any wait for "
+                    + "the managers would have ended (20 s): " + took / 1_000_000 + " ms");
+        }
     }
 }
