@@ -8,6 +8,7 @@ import dev.selene.actors.store.Store;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.actors.trace.TraceOutcome;
 import dev.selene.actors.trace.TraceSource;
+import dev.selene.actors.value.LogMarkers;
 import dev.selene.actors.value.AbandonReason;
 import dev.selene.actors.value.CacheStatus;
 import dev.selene.actors.value.DrainReport;
@@ -568,7 +569,7 @@ public final class HostCache {
         }
 
         private Behavior<Command> failStart(Running running, String reason, StartFault fault) {
-            ctx.getLog().error("the node could not start: {}", reason);
+            ctx.getLog().error(LogMarkers.START_FAILURE, "the node could not start: {}", reason);
             running.host().close();
             return stash.unstashAll(refused(reason, fault));
         }
@@ -599,7 +600,7 @@ public final class HostCache {
                         + host.segment().byteSize() + " bytes) could not be registered with the "
                         + parts.copier().name() + " device copier: " + e.getMessage();
                 host.close();
-                ctx.getLog().error("the node could not start: {}", reason);
+                ctx.getLog().error(LogMarkers.START_FAILURE, "the node could not start: {}", reason);
                 return stash.unstashAll(refused(reason, StartFault.NODE));
             }
             RecordContext records = new RecordContext(config.layout(), host, parts.copier(), metrics,

@@ -10,6 +10,8 @@ import ch.qos.logback.core.Appender;
 import ch.qos.logback.core.ConsoleAppender;
 import ch.qos.logback.core.FileAppender;
 import ch.qos.logback.core.filter.Filter;
+import ch.qos.logback.core.spi.FilterReply;
+import dev.selene.actors.value.LogMarkers;
 import org.slf4j.LoggerFactory;
 
 import java.nio.file.Files;
@@ -81,6 +83,7 @@ public final class ConsoleLogging implements AutoCloseable {
                 warnings.setLevel(Level.WARN.levelStr);
                 warnings.start();
                 console.addFilter(warnings);
+                console.addFilter(notForTheTerminal());
                 logging.undo.add(() -> {
                     console.clearAllFilters();
                     before.forEach(console::addFilter);
@@ -88,6 +91,30 @@ public final class ConsoleLogging implements AutoCloseable {
             });
         }
         return logging;
+    }
+
+    /**
+     * What the terminal of a command with a log file leaves out (the file keeps it): the node's lines that say why it
+     * could not start (the command prints that reason once, as its last line), and Pekko's stream warnings (a
+     * connection to a peer that went away, logged as the node stops or a member leaves; the cluster's own lines say
+     * what happened to the member).
+     */
+    static Filter<ILoggingEvent> notForTheTerminal() {
+        Filter<ILoggingEvent> f = new Filter<>() {
+            @Override
+            public FilterReply decide(ILoggingEvent e) {
+                if (e.getMarkerList() != null && e.getMarkerList().contains(LogMarkers.START_FAILURE)) {
+                    return FilterReply.DENY;
+                }
+                if (e.getLoggerName().startsWith("org.apache.pekko.stream") && !e.getLevel().isGreaterOrEqual(
+                        Level.ERROR)) {
+                    return FilterReply.DENY;
+                }
+                return FilterReply.NEUTRAL;
+            }
+        };
+        f.start();
+        return f;
     }
 
     /**

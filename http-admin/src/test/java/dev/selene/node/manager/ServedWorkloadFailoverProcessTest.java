@@ -24,12 +24,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * #23: a manager fails under a served workload, everything a real process: two {@code selene manager}s (two
  * replicas) and a pool host, {@code selene serve --workload burst:N}, whose small warm tier retires most of what each
- * burst publishes to the pool and whose probe restores and verifies every conversation. As soon as the second burst
+ * burst publishes to the pool and whose probe restores and verifies every conversation. As soon as the third burst
  * has ended (the first two warm the JVMs; the third is the baseline), one manager is killed (SIGKILL) or stopped
  * (SIGSTOP for 15 s, then resumed): the one that does not run the workload namespace's directory entity, or the one
  * that does. The host's live counters are watched every 100 ms throughout. Each fault asserts: no restore failed
- * after it (the survivor holds a replica of every record), retirements went on within a few fail-over deadlines of
- * it (never waiting for the cluster to down the manager), the bursts after it abandon no more than the baseline and
+ * after it (the survivor holds a replica of every record), a retirement completed within a few fail-over deadlines
+ * of it (never waiting for the cluster to down the manager), the bursts after it abandon no more than the baseline and
  * restore every conversation in full, and every burst from the fault on verified every restored byte.
  */
 class ServedWorkloadFailoverProcessTest {
@@ -46,8 +46,8 @@ class ServedWorkloadFailoverProcessTest {
     /** How long a stopped manager stays stopped. */
     private static final Duration STOPPED = Duration.ofSeconds(15);
     /**
-     * The bound on retirements standing still after the fault: a few fail-over deadlines (500 ms each) on a loaded
-     * 2-core machine, far below the cluster's downing of a dead member (10 s and more).
+     * The bound on the first retirement after the fault: a few fail-over deadlines (500 ms each) on a loaded 2-core
+     * machine, far below the cluster's downing of a dead member (10 s and more).
      */
     private static final Duration STILL_BOUND = Duration.ofSeconds(5);
     private static final Duration BURSTS_DONE = Duration.ofSeconds(180);
@@ -229,9 +229,10 @@ class ServedWorkloadFailoverProcessTest {
 
             assertEquals(BURSTS, v.size(), "every burst ended: " + host.tail(30));
             assertEquals(0, end.restoreFailed() - before.restoreFailed(), "no restore failed after the fault");
-            assertTrue(resumed >= 0 && still < STILL_BOUND.toNanos(), "retirements went on after the fault: first "
-                    + "after " + TimeUnit.NANOSECONDS.toMillis(resumed) + " ms, stood still at most "
-                    + TimeUnit.NANOSECONDS.toMillis(still) + " ms");
+            // The first retirement after the fault is the assertion; the longest standstill is reported only, as a
+            // burst's probe phase retires nothing and may fall inside its window.
+            assertTrue(resumed >= 0 && resumed < STILL_BOUND.toNanos(), "retirements went on after the fault: the "
+                    + "first after " + TimeUnit.NANOSECONDS.toMillis(resumed) + " ms");
         }
         List<Verdict> v = verdicts(host);
         Verdict baseline = v.get(BEFORE - 1);

@@ -12,6 +12,7 @@ import dev.selene.actors.store.Store.Write;
 import dev.selene.actors.store.Store.WriteFailed;
 import dev.selene.actors.store.Store.WriteReply;
 import dev.selene.actors.store.Store.Written;
+import dev.selene.actors.value.LogMarkers;
 import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.actors.trace.TraceSource;
@@ -314,9 +315,12 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             String line = "pool manager " + a.store().path().address().hostPort() + " holds the "
                     + a.status().layout() + " layout and this host the " + layout.name() + " layout (selene.layout): "
                     + "records cannot move between them";
-            getContext().getLog().error("{}; this host does not use it", line);
             if (!everUp) {
+                // The host does not start: the line reaches its starter as the reason, so it is marked as such.
+                getContext().getLog().error(LogMarkers.START_FAILURE, "{}; this host does not use it", line);
                 onMisfit.accept(line); // refused at join: the host does not start with a pool it cannot use
+            } else {
+                getContext().getLog().error("{}; this host does not use it", line);
             }
             return;
         }
