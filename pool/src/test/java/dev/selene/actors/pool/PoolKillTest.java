@@ -64,6 +64,8 @@ class PoolKillTest {
     private static final Duration CHILD_START = Duration.ofSeconds(60);
     /** How long a pool host waits at start for a manager (the host cache's pool join timeout). */
     private static final Duration HOST_JOIN_TIMEOUT = Duration.ofSeconds(20);
+    /** The join timeout of the host no manager ever answers ({@code selene.pool.join-timeout}): the test waits it out. */
+    private static final Duration UNREACHABLE_JOIN_TIMEOUT = Duration.ofSeconds(5);
     /**
      * Time for a killed member to be downed and its directory shards to move: the failure detector's pause (3 s),
      * the split-brain resolver's stable-after (5 s), the removal margin (5 s), and slack for a slow machine.
@@ -317,7 +319,13 @@ class PoolKillTest {
         // Nothing ever listens on these: this host's start fails after the join timeout, meanwhile the other runs.
         List<String> nowhere = addresses(freePorts(2));
         long unreachableStartedAt = System.nanoTime();
-        CompletableFuture<SeleneCache> unreachable = CompletableFuture.supplyAsync(() -> host(nowhere), starts);
+        CompletableFuture<SeleneCache> unreachable = CompletableFuture.supplyAsync(() -> {
+            SeleneCache h = SeleneCache.start(KeyedChains.hostConfig(nowhere), device, com.typesafe.config.ConfigFactory
+                    .parseString("selene.pool.join-timeout = " + UNREACHABLE_JOIN_TIMEOUT.toSeconds() + "s")
+                    .withFallback(dev.selene.actors.api.CacheSettings.standaloneSystemConfig()), "selene");
+            hosts.add(h);
+            return h;
+        }, starts);
         // When it failed, not when the test got to look: the rest of the test runs meanwhile.
         AtomicLong unreachableEndedAt = new AtomicLong();
         unreachable.whenComplete((h, e) -> unreachableEndedAt.set(System.nanoTime()));
@@ -352,14 +360,17 @@ class PoolKillTest {
                 + KeyedChains.traces(other, chain));
 
         ExecutionException failed = assertThrows(ExecutionException.class,
-                () -> unreachable.get(HOST_JOIN_TIMEOUT.plusSeconds(10).toSeconds(), TimeUnit.SECONDS));
+                () -> unreachable.get(UNREACHABLE_JOIN_TIMEOUT.plusSeconds(10).toSeconds(), TimeUnit.SECONDS));
         Duration took = Duration.ofNanos(unreachableEndedAt.get() - unreachableStartedAt);
         report("the host with no manager failed " + took.toMillis() + " ms after its start");
-        assertTrue(took.compareTo(HOST_JOIN_TIMEOUT.plusSeconds(10)) < 0, "failed within the join timeout: " + took);
+        assertTrue(took.compareTo(UNREACHABLE_JOIN_TIMEOUT.plusSeconds(10)) < 0, "failed within its join timeout: "
+                + took);
         Throwable e = failed.getCause();
         assertInstanceOf(IllegalStateException.class, e, "a start failure");
         String message = e.getMessage();
         assertFalse(message.contains("\n"), "one line: " + message);
+        assertTrue(message.contains("within " + UNREACHABLE_JOIN_TIMEOUT.toSeconds() + " s"), "names its join timeout: "
+                + message);
         for (String address : nowhere) {
             assertTrue(message.contains(address), "names " + address + ": " + message);
         }
