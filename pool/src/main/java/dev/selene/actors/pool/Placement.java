@@ -25,7 +25,12 @@ public final class Placement {
     }
 
     private static long score(RecordKey key, ActorRef<?> store) {
-        long h = key.hash() * 0x9E3779B97F4A7C15L ^ store.path().address().toString().hashCode();
+        return score(key, store.path().address().toString());
+    }
+
+    /** The rank score of {@code key} with the store of the node at {@code address} ({@code pekko://name@host:port}). */
+    static long score(RecordKey key, String address) {
+        long h = key.hash() * 0x9E3779B97F4A7C15L ^ address.hashCode();
         h ^= h >>> 33;
         h *= 0xff51afd7ed558ccdL;
         h ^= h >>> 33;

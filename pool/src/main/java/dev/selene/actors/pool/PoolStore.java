@@ -59,7 +59,8 @@ import java.util.Set;
  *
  * <p>The cluster is the control plane: it lists the stores (each tells, once, where its data plane listens, its
  * layout and its replica count) and the directory says who holds what. Record bytes go on the data plane, named by
- * their keys, with no cluster message per transfer.
+ * their keys, with no cluster message per transfer. A record this host knows without a lookup (one it retired) is read
+ * from the stores its key ranks first, as it was placed; the directory is asked only when they do not hold it.
  */
 final class PoolStore extends AbstractBehavior<Store.Command> {
 
@@ -97,6 +98,14 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
 
     /** How the read into the staging slots starting at {@code firstSlot} ended. */
     private record FetchEnded(int firstSlot, ReadReply reply) implements Store.Command {
+    }
+
+    /**
+     * How the read of {@code read} from the stores its key's placement ranks first ({@code tried}) ended: done, or
+     * failed, and then the directory is asked who holds it.
+     */
+    private record PlacedFetchEnded(Read read, List<ActorRef<ManagerStore.Command>> tried, ReadReply reply)
+            implements Store.Command {
     }
 
     /** Directory shards of the pool's cluster: the same number on hosts and managers. */
@@ -260,10 +269,12 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             case StoreProbed p -> onStoreProbed(p);
             case HolderFailed f -> suspectStores(List.of(f.address()));
             case FetchEnded e -> {
-                if (--fetchesInFlight == 0) {
-                    metrics.poolBusy(CacheMetrics.Direction.READ, System.nanoTime() - fetchBusySince);
-                }
+                fetchEnded();
                 finishRead(e.firstSlot(), e.reply());
+            }
+            case PlacedFetchEnded e -> {
+                fetchEnded();
+                onPlacedFetchEnded(e);
             }
             case Delete d -> onDelete(d);
             case Settle s -> onSettle(s);
@@ -494,37 +505,86 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             fetch(r, known); // the lookup that found it said who holds it
             return;
         }
-        lookup(r.key().namespace(), List.of(r.key().hash()), found -> onLocated(r, found));
+        // Where the record was placed follows from its key: every node ranks the stores alike, and the directory
+        // copies a lost replica to the next store in the same ranking. So the read goes to those stores at once,
+        // with no cluster message; the directory is asked only when none of them has it.
+        List<ActorRef<ManagerStore.Command>> placed = placedHolders(r.key());
+        if (placed.isEmpty()) {
+            lookup(r.key().namespace(), List.of(r.key().hash()), found -> onLocated(r, found, List.of()));
+            return;
+        }
+        startFetch(r, placed, reply -> new PlacedFetchEnded(r, placed, reply));
     }
 
-    private void onLocated(Read r, PoolDirectory.Found found) {
+    /**
+     * The stores that hold {@code key} when the stores now listed are those it was placed on: the first
+     * {@code replicas} of the ranking of every store this host uses (suspected or not; the fetch tries suspected
+     * ones last).
+     */
+    private List<ActorRef<ManagerStore.Command>> placedHolders(RecordKey key) {
+        int replicas = stores.values().stream().mapToInt(ManagerStore.StoreStatus::replicas).max().orElse(1);
+        return Placement.ranked(key, stores.keySet()).stream().limit(replicas).toList();
+    }
+
+    private void onPlacedFetchEnded(PlacedFetchEnded e) {
+        if (e.reply() instanceof Store.ReadDone || !up) {
+            finishRead(e.read().slots().slot(0), e.reply());
+            return;
+        }
+        // Not where its key places it (a store came or went since it was placed), or those stores failed: the
+        // directory says who holds it. Stores that said they do not hold it are not asked again; one whose transfer
+        // failed may be (last: it is suspected now), since the directory may name it as the only holder.
+        Read r = e.read();
+        List<ActorRef<ManagerStore.Command>> notHolding = e.reply() instanceof ReadFailed f && f.fileLost()
+                ? e.tried() : List.of();
+        lookup(r.key().namespace(), List.of(r.key().hash()), found -> onLocated(r, found, notHolding));
+    }
+
+    /** The directory's answer for {@code r}: its holders but those that said they do not hold it are read. */
+    private void onLocated(Read r, PoolDirectory.Found found, List<ActorRef<ManagerStore.Command>> notHolding) {
         if (found == null) {
             finishRead(r.slots().slot(0), new ReadFailed(r.key(), false, "neither the pool directory nor a pool "
                     + "manager answered within " + DIRECTORY_TIMEOUT.toSeconds() + " s"));
             return;
         }
-        if (found.records().isEmpty()) {
+        List<ActorRef<ManagerStore.Command>> untried = found.records().isEmpty() ? List.of()
+                : found.records().getFirst().holders().stream().filter(h -> !notHolding.contains(h)).toList();
+        if (untried.isEmpty()) {
             finishRead(r.slots().slot(0), new ReadFailed(r.key(), true, "the pool no longer holds it"));
             return;
         }
-        fetch(r, found.records().getFirst().holders());
+        fetch(r, untried);
     }
 
     /** Fetches {@code r} from those of {@code from} this host can reach, in order. */
     private void fetch(Read r, List<ActorRef<ManagerStore.Command>> from) {
+        int firstSlot = r.slots().slot(0);
+        startFetch(r, from, reply -> new FetchEnded(firstSlot, reply));
+    }
+
+    /**
+     * Fetches {@code r} from those of {@code from} this host can reach, in order, and tells this actor how it ended
+     * in the message {@code ended} makes.
+     */
+    private void startFetch(Read r, List<ActorRef<ManagerStore.Command>> from,
+                            java.util.function.Function<ReadReply, Store.Command> ended) {
         // Holders this host suspects are tried last, not left out: they may be the only ones.
         List<DataAddress> addresses = from.stream().filter(stores::containsKey)
                 .sorted(java.util.Comparator.comparing(this::isSuspect))
                 .map(s -> DataAddress.parse(stores.get(s).dataAddress())).toList();
-        int firstSlot = r.slots().slot(0);
         if (fetchesInFlight++ == 0) {
             fetchBusySince = System.nanoTime();
         }
         ActorRef<Store.Command> self = getContext().getSelf();
         getContext().pipeToSelf(PoolFetch.start(data, r.key(), layout, shares(r.slots()), addresses,
-                FETCH_HOLDER_DEADLINE, a -> self.tell(new HolderFailed(a))), (reply, failure) -> new FetchEnded(
-                firstSlot, reply != null ? reply : new ReadFailed(r.key(), false, "the fetch failed: "
-                + failure.getMessage())));
+                FETCH_HOLDER_DEADLINE, a -> self.tell(new HolderFailed(a))), (reply, failure) -> ended.apply(
+                reply != null ? reply : new ReadFailed(r.key(), false, "the fetch failed: " + failure.getMessage())));
+    }
+
+    private void fetchEnded() {
+        if (--fetchesInFlight == 0) {
+            metrics.poolBusy(CacheMetrics.Direction.READ, System.nanoTime() - fetchBusySince);
+        }
     }
 
     private void finishRead(int firstSlot, ReadReply reply) {

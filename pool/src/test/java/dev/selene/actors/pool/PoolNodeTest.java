@@ -112,6 +112,35 @@ class PoolNodeTest {
     }
 
     @Test
+    void aRecordHeldElsewhereThanItsKeyNowPlacesIt_isRestoredByItsHost_fromTheHolderTheDirectoryNames()
+            throws Exception {
+        // One replica: what the host retires while only the first manager is up stays there alone, and once a
+        // second manager has joined, about half of those keys rank the newcomer first.
+        PoolManagerNode m1 = pool.manager(256, 1);
+        SeleneCache a = pool.host(0, null);
+        List<RecordSpec> specs = pool.publishChain(a, 100, 8);
+        assertEquals(0, await(a.drain(Duration.ofSeconds(30))).skipped());
+        PoolManagerNode m2 = pool.manager(256, 1);
+        long[] next = {10_000};
+        // The host places records on the newcomer once it uses it.
+        Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> {
+            pool.publishChain(a, next[0]++, 1);
+            await(a.drain(Duration.ofSeconds(30)));
+            return await(m2.status()).records() > 0;
+        });
+        String at1 = await(m1.status()).address();
+        String at2 = await(m2.status()).address();
+        long placedOnM2 = specs.stream()
+                .filter(s -> Placement.score(s.key(), at2) > Placement.score(s.key(), at1)).count();
+        assertTrue(placedOnM2 > 0, "some of the chain's keys rank the newcomer first");
+
+        long served = await(m1.status()).serves();
+        RestoreResult r = pool.restoreAndVerify(a, specs);
+        assertEquals(8, r.fromPool());
+        assertEquals(served + 8, await(m1.status()).serves(), "every record came from the manager that holds it");
+    }
+
+    @Test
     void aManagerThatLeaves_hasItsReplicasRebuiltOnAnother_andNoRecordIsLost() throws Exception {
         PoolManagerNode m1 = pool.manager(256, 2);
         PoolManagerNode m2 = pool.manager(256, 2);
