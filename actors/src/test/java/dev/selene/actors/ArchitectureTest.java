@@ -4,10 +4,13 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import dev.selene.actors.cache.HostCache;
 import org.junit.jupiter.api.Test;
+import com.tngtech.archunit.lang.EvaluationResult;
 
 import java.net.URISyntaxException;
 import java.nio.file.Path;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 /**
@@ -22,6 +25,9 @@ class ArchitectureTest {
         // the module's main classes only (its class folder or jar), not its tests
         Path main = Path.of(HostCache.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         JavaClasses core = new ClassFileImporter().importPath(main);
-        slices().matching("dev.selene.actors.(*)..").should().beFreeOfCycles().check(core);
+        EvaluationResult result = slices().matching("dev.selene.actors.(*)..").should().beFreeOfCycles()
+                .evaluate(core);
+        assertTrue(core.size() > 0, "classes were read");
+        assertFalse(result.hasViolation(), result.getFailureReport().toString());
     }
 }

@@ -5,7 +5,10 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import com.tngtech.archunit.lang.EvaluationResult;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 /**
@@ -25,18 +28,22 @@ class WorkloadDependencyTest {
 
     @Test
     void theServedNode_usesNothingOfTheBenchmarkHarness() {
-        noClasses().that().resideInAPackage("dev.selene.node.serve..")
+        EvaluationResult result = noClasses().that().resideInAPackage("dev.selene.node.serve..")
                 .should().dependOnClassesThat().resideInAPackage("dev.selene.node.burst..")
                 .because("serve --workload runs the workload package; the burst harness is a benchmark's")
-                .check(node);
+                .evaluate(node);
+        assertTrue(node.size() > 0, "classes were read");
+        assertFalse(result.hasViolation(), result.getFailureReport().toString());
     }
 
     @Test
     void theWorkload_usesNeitherTheHarnessNorTheCommands() {
-        noClasses().that().resideInAPackage("dev.selene.node.workload..")
+        EvaluationResult result = noClasses().that().resideInAPackage("dev.selene.node.workload..")
                 .should().dependOnClassesThat().resideInAnyPackage("dev.selene.node.burst..",
                         "dev.selene.node.serve..", "dev.selene.node.cli..")
                 .because("the harness and the commands use the workload, never the other way round")
-                .check(node);
+                .evaluate(node);
+        assertTrue(node.size() > 0, "classes were read");
+        assertFalse(result.hasViolation(), result.getFailureReport().toString());
     }
 }
