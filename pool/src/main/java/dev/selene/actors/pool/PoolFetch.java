@@ -34,6 +34,8 @@ final class PoolFetch {
     private final Consumer<DataAddress> onHolderFailed;
     private final CompletableFuture<Store.ReadReply> answer = new CompletableFuture<>();
     private boolean anyFailed;
+    /** What each holder tried so far answered, for the reason of a read that fails on all of them. */
+    private final List<String> outcomes = new java.util.ArrayList<>();
 
     private PoolFetch(DataPlane data, RecordKey key, Layout layout, PieceShares target, List<DataAddress> holders,
                       Duration perHolder, Consumer<DataAddress> onHolderFailed) {
@@ -56,13 +58,14 @@ final class PoolFetch {
                                                     List<DataAddress> holders, Duration perHolder,
                                                     Consumer<DataAddress> onHolderFailed) {
         PoolFetch f = new PoolFetch(data, key, layout, target, holders, perHolder, onHolderFailed);
-        f.attempt(0, "no pool manager holds it");
+        f.attempt(0);
         return f.answer;
     }
 
-    private void attempt(int index, String lastFailure) {
+    private void attempt(int index) {
         if (index >= holders.size()) {
-            answer.complete(new Store.ReadFailed(key, !anyFailed, lastFailure));
+            answer.complete(new Store.ReadFailed(key, !anyFailed, !anyFailed ? "no pool manager holds it"
+                    : "every pool manager that may hold it failed: " + String.join("; ", outcomes)));
             return;
         }
         Transfer<ReceivedImage> fetch = data.fetch(holders.get(index), key, layout, target);
@@ -82,8 +85,8 @@ final class PoolFetch {
             if (!notHeld) {
                 onHolderFailed.accept(holders.get(index));
             }
-            attempt(index + 1, notHeld ? "no pool manager holds it"
-                    : "the transfer from a pool manager failed: " + cause.getMessage());
+            outcomes.add(holders.get(index) + (notHeld ? " does not hold it" : ": " + cause.getMessage()));
+            attempt(index + 1);
         });
     }
 }

@@ -101,8 +101,9 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     }
 
     /**
-     * How the read of {@code read} from the stores its key's placement ranks first ({@code tried}) ended: done, or
-     * failed, and then the directory is asked who holds it.
+     * How the read of {@code read} from the stores tried first ({@code tried}: those the lookup that found it named,
+     * or those its key's placement ranks first) ended: done, or failed, and then the directory is asked who holds it
+     * now.
      */
     private record PlacedFetchEnded(Read read, List<ActorRef<ManagerStore.Command>> tried, ReadReply reply)
             implements Store.Command {
@@ -502,7 +503,9 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         }
         List<ActorRef<ManagerStore.Command>> known = holders.remove(r.key());
         if (known != null) {
-            fetch(r, known); // the lookup that found it said who holds it
+            // The lookup that found it said who held it then; when they all fail, the directory is asked again (a
+            // holder may have gone and another taken its copy since).
+            startFetch(r, known, reply -> new PlacedFetchEnded(r, known, reply));
             return;
         }
         // Where the record was placed follows from its key: every node ranks the stores alike, and the directory
@@ -531,8 +534,8 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             finishRead(e.read().slots().slot(0), e.reply());
             return;
         }
-        // Not where its key places it (a store came or went since it was placed), or those stores failed: the
-        // directory says who holds it. Stores that said they do not hold it are not asked again; one whose transfer
+        // Not where its key places it or where the lookup found it (a store came or went since), or those stores
+        // failed: the directory says who holds it. Stores that said they do not hold it are not asked again; one whose transfer
         // failed may be (last: it is suspected now), since the directory may name it as the only holder.
         Read r = e.read();
         List<ActorRef<ManagerStore.Command>> notHolding = e.reply() instanceof ReadFailed f && f.fileLost()

@@ -69,7 +69,7 @@ final class ManagerProcess {
         ManagerStore.StoreStatus s = node.status().toCompletableFuture().get(ASK_TIMEOUT.toSeconds(),
                 TimeUnit.SECONDS);
         return "records=" + s.records() + " uploading=" + s.uploading() + " serving=" + s.serving() + " refused="
-                + s.refused() + " uploads=" + s.uploads();
+                + s.refused() + " uploads=" + s.uploads() + " evicted=" + s.evicted();
     }
 
     private static String invariants(PoolManagerNode node) throws Exception {

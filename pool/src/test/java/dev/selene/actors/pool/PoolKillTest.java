@@ -57,6 +57,12 @@ class PoolKillTest {
     private static final int CHAIN = 3;
     private static final int REPLICAS = 2;
     private static final int STORE_SLOTS = 4096;
+    /**
+     * Records published at most before the kill, and after it: together well below what one store holds (4096 slots,
+     * 5 a record), so that the survivor never evicts a record the test expects back, however fast the publisher or
+     * however long the cluster takes to settle.
+     */
+    private static final int PUBLISH_LIMIT = 300;
     /** Children's logs, per test JVM (two builds of the same tree may run at once). */
     private static final Path LOGS = Path.of("target", "pool-kill-logs",
             String.valueOf(ProcessHandle.current().pid()));
@@ -219,7 +225,7 @@ class PoolKillTest {
             assertTrue(r.wholeFromPool(prefix.size()), "chain up to " + prefix.getLast().key()
                     + " restored whole from the pool, byte-identically: " + r
                     + (retiredBeforeKill.contains(prefix.getLast().key()) ? " (retired before the kill)" : "")
-                    + KeyedChains.traces(restorer, prefix));
+                    + "; survivor " + status(survivorOf(managers, victimIndex)) + KeyedChains.traces(restorer, prefix));
         }
 
         // Restarted on its port (when it is the first seed, it must join the other rather than start a cluster of
@@ -436,6 +442,10 @@ class PoolKillTest {
         return s;
     }
 
+    private static ChildJvm survivorOf(List<ChildJvm> managers, int victimIndex) {
+        return managers.get(1 - victimIndex);
+    }
+
     private static long records(ChildJvm manager) throws Exception {
         return Long.parseLong(status(manager).get("records"));
     }
@@ -547,6 +557,9 @@ class PoolKillTest {
         private final AtomicBoolean running = new AtomicBoolean(true);
         private volatile boolean paused;
         private volatile boolean publishing;
+        private volatile boolean resumed;
+        /** Publications since the start, or since {@link #resume()}. */
+        private volatile int publishedSinceResume;
         private final Thread thread;
         /** Every publication: its spec, when it started and how it ended. Guarded by itself. */
         private final List<Published> published = new ArrayList<>();
@@ -570,7 +583,8 @@ class PoolKillTest {
             try {
                 for (int c = 0; running.get(); c++) {
                     for (RecordSpec s : KeyedChains.chain(NS, base, c, CHAIN)) {
-                        while (paused && running.get()) {
+                        while ((paused || publishedSinceResume >= PUBLISH_LIMIT / (resumed ? 2 : 1))
+                                && running.get()) {
                             Thread.sleep(10);
                         }
                         publishing = true;
@@ -579,6 +593,7 @@ class PoolKillTest {
                         synchronized (published) {
                             published.add(new Published(s, c, start, o.result()));
                         }
+                        publishedSinceResume++;
                         publishing = false;
                     }
                 }
@@ -601,7 +616,10 @@ class PoolKillTest {
             }
         }
 
+        /** Lets publication go on, for at most half {@link #PUBLISH_LIMIT} more records. */
         void resume() {
+            publishedSinceResume = 0;
+            resumed = true;
             paused = false;
         }
 
