@@ -50,8 +50,8 @@ public final class PoolMetrics {
             "Records dropped because they were unused for longer than max age, by namespace");
 
     private static final Metric.Counter TLS_REFUSED = Kamon.counter("selene_pool_tls_refused",
-            "Connections refused at the TLS handshake, by plane (cluster, data) and reason (no_certificate, "
-                    + "untrusted, expired, not_tls, handshake)");
+            "Connections a pool manager or host refused at the TLS handshake, by plane (cluster, data) and reason "
+                    + "(no_certificate, untrusted, expired, not_tls, handshake)");
 
     private static final Metric.Counter ACCESS_REFUSED = Kamon.counter("selene_pool_access_refused",
             "Reads and writes refused because no namespace rule lets the host's certificate touch the namespace, "
@@ -79,13 +79,26 @@ public final class PoolMetrics {
 
     /** Counts the refusals of {@code tls} from now on (its series exist at zero from this call). */
     void countRefusals(dev.selene.transport.tls.PoolTls tls) {
+        countTlsRefusals(tags, tls);
+        for (String op : new String[]{"read", "write"}) {
+            ACCESS_REFUSED.withTags(tags.withTag("operation", op));
+        }
+    }
+
+    /**
+     * Counts the TLS refusals of the pool host at {@code node} (its cluster address) from now on, under the same
+     * metric as a manager's: a host refuses a peer on the cluster plane (one connecting to its cluster port) and on
+     * the data plane (a manager whose certificate does not check out).
+     */
+    static void countHostRefusals(String node, dev.selene.transport.tls.PoolTls tls) {
+        countTlsRefusals(TagSet.of("node", node), tls);
+    }
+
+    private static void countTlsRefusals(TagSet tags, dev.selene.transport.tls.PoolTls tls) {
         for (var plane : dev.selene.transport.tls.PoolTls.Plane.values()) {
             for (var reason : dev.selene.transport.tls.PoolTls.Reason.values()) {
                 TLS_REFUSED.withTags(tags.withTag("plane", plane.label()).withTag("reason", reason.label()));
             }
-        }
-        for (String op : new String[]{"read", "write"}) {
-            ACCESS_REFUSED.withTags(tags.withTag("operation", op));
         }
         tls.onRefusal(r -> TLS_REFUSED.withTags(tags.withTag("plane", r.plane().label())
                 .withTag("reason", r.reason().label())).increment());

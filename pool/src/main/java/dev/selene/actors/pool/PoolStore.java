@@ -203,7 +203,13 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                                           TraceBook traces, Runnable onReachable,
                                           java.util.function.Consumer<String> onMisfit) {
         List<ActorRef<Store.Capacity>> capacityWatchers = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.atomic.AtomicBoolean refusalsCounted = new java.util.concurrent.atomic.AtomicBoolean();
         return Behaviors.setup(ctx -> {
+            // This host's TLS refusals are counted once per node, not again when the store restarts.
+            dev.selene.transport.tls.PoolTls tls = PoolSecurity.from(ctx.getSystem().settings().config()).poolTls();
+            if (tls != null && refusalsCounted.compareAndSet(false, true)) {
+                PoolMetrics.countHostRefusals(Cluster.get(ctx.getSystem()).selfMember().address().toString(), tls);
+            }
             ctx.getSystem().receptionist().tell(Receptionist.subscribe(ManagerStore.KEY, ctx.messageAdapter(
                     Receptionist.Listing.class, l -> new StoresListed(l.getServiceInstances(ManagerStore.KEY)))));
             // A manager the failure detector suspects is left out of placement and tried last for reads at once,
