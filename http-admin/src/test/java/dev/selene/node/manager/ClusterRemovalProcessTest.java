@@ -38,15 +38,34 @@ class ClusterRemovalProcessTest {
         return p;
     }
 
+    /**
+     * One cluster of two managers and a pool host (the host has the highest port, the second manager the next): the
+     * host is stopped and downed by the two managers (two against one), then the second manager by the first (one
+     * against one, the lowest address wins the tie), then the first stops by SIGTERM.
+     */
     @Test
-    void aManagerTheOthersDowned_exits4WithOneLineSayingWhy_andOneStoppedBySigtermExits0(@TempDir Path tmp)
-            throws Exception {
-        List<Integer> ports = SeleneProcess.freePorts(2);
+    void aPoolHostThenAManagerTheOthersDowned_exit4WithOneLineSayingWhy_andOneStoppedBySigtermExits0(
+            @TempDir Path tmp) throws Exception {
+        List<Integer> ports = SeleneProcess.freePorts(3);
         SeleneProcess first = started(SeleneProcess.manager(tmp, "manager-1", ports.get(0), ports.get(0), "64m"))
                 .awaitReady(START);
-        SeleneProcess second = started(SeleneProcess.manager(tmp, "manager-2", ports.get(1), ports.get(0), "64m"))
-                .awaitReady(START);
-        awaitTrue(START, "both managers members", () -> first.members() == 2);
+        SeleneProcess second = started(SeleneProcess.manager(tmp, "manager-2", ports.get(1), ports.get(0), "64m"));
+        Path conf = tmp.resolve("host.conf");
+        Files.writeString(conf, "selene.pool.port = " + ports.get(2) + "\n");
+        SeleneProcess host = started(SeleneProcess.start(tmp, "host", "serve", "--config", conf.toString(),
+                "--layout", "small", "--warm", "8m", "--device", "simulated",
+                "--pool-managers", "127.0.0.1:" + ports.get(0), "--admin-port", "0",
+                "--log-file", tmp.resolve("host-node.log").toString()));
+        second.awaitReady(START);
+        host.awaitReady(START);
+        awaitTrue(START, "both managers and the host members", () -> first.members() == 3);
+
+        host.signal("STOP");
+        awaitTrue(DOWNED, "the stopped host removed by the managers", () -> first.members() == 2);
+        host.signal("CONT");
+        int hostCode = host.awaitExit(DOWNED);
+        assertEquals(ClusterRemoval.EXIT_CODE, hostCode, host.tail(30));
+        assertEquals(ClusterRemoval.line("selene serve"), host.lines().getLast(), host.tail(30));
 
         second.signal("STOP");
         awaitTrue(DOWNED, "the stopped manager removed by the other", () -> first.members() == 1);
@@ -59,26 +78,5 @@ class ClusterRemovalProcessTest {
         first.signal("TERM");
         assertEquals(0, first.awaitExit(Duration.ofSeconds(30)), first.tail(30));
         assertEquals("selene manager: stopped", first.lines().getLast(), first.tail(30));
-    }
-
-    @Test
-    void aPoolHostTheOthersDowned_exits4WithOneLineSayingWhy(@TempDir Path tmp) throws Exception {
-        List<Integer> ports = SeleneProcess.freePorts(2);
-        SeleneProcess manager = started(SeleneProcess.manager(tmp, "manager", ports.get(0), ports.get(0), "64m"))
-                .awaitReady(START);
-        Path conf = tmp.resolve("host.conf");
-        Files.writeString(conf, "selene.pool.port = " + ports.get(1) + "\n");
-        SeleneProcess host = started(SeleneProcess.start(tmp, "host", "serve", "--config", conf.toString(),
-                "--layout", "small", "--warm", "8m", "--device", "simulated",
-                "--pool-managers", "127.0.0.1:" + ports.get(0), "--admin-port", "0",
-                "--log-file", tmp.resolve("host-node.log").toString())).awaitReady(START);
-        awaitTrue(START, "the host a member", () -> manager.members() == 2);
-
-        host.signal("STOP");
-        awaitTrue(DOWNED, "the stopped host removed by the manager", () -> manager.members() == 1);
-        host.signal("CONT");
-        int code = host.awaitExit(DOWNED);
-        assertEquals(ClusterRemoval.EXIT_CODE, code, host.tail(30));
-        assertEquals(ClusterRemoval.line("selene serve"), host.lines().getLast(), host.tail(30));
     }
 }

@@ -24,7 +24,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * #23: a manager fails under a served workload, everything a real process: two {@code selene manager}s (two
  * replicas) and a pool host, {@code selene serve --workload burst:N}, whose small warm tier retires most of what each
- * burst publishes to the pool and whose probe restores and verifies every conversation. As soon as the third burst
+ * burst publishes to the pool (16 conversations of 1,536 tokens: 768 records, about 36 MiB, through an 8 MiB warm
+ * tier; half the default length, so that each burst takes a few seconds) and whose probe restores and verifies every
+ * conversation. As soon as the third burst
  * has ended (the first two warm the JVMs; the third is the baseline), one manager is killed (SIGKILL) or stopped
  * (SIGSTOP for 15 s, then resumed): the one that does not run the workload namespace's directory entity, or the one
  * that does. The host's live counters are watched every 100 ms throughout. Each fault asserts: no restore failed
@@ -192,7 +194,7 @@ class ServedWorkloadFailoverProcessTest {
         SeleneProcess host = started(SeleneProcess.start(tmp, "host", "serve", "--layout", "small", "--warm", "8m",
                 "--device", "simulated", "--pool-managers", "127.0.0.1:" + ports.get(0), "--admin-port", "0",
                 "--log-file", tmp.resolve("host-node.log").toString(), "--workload", "burst:" + BURSTS,
-                "--conversations", "16")).awaitReady(START);
+                "--conversations", "16", "--tokens", "1536")).awaitReady(START);
 
         String entity = PoolDirectory.entityId(NAMESPACE, ManagerConfig.DEFAULT_DIRECTORY_SHARDS);
         long faultAt;

@@ -3,11 +3,6 @@ package dev.selene.actors.pool;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
-import dev.selene.actors.api.SeleneCache;
-import dev.selene.actors.value.RestoreResult;
-import dev.selene.engine.key.RecordSpec;
-import dev.selene.transport.gpu.DevicePlacement;
-import dev.selene.transport.gpu.KeyedContent;
 import dev.selene.transport.tls.PoolTls;
 import dev.selene.transport.tls.TestCertificates;
 import org.apache.pekko.cluster.typed.Cluster;
@@ -17,14 +12,10 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 
-import static dev.selene.actors.pool.PoolFixture.await;
-import static dev.selene.actors.pool.PoolFixture.chain;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -32,8 +23,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The pool with mutual TLS on both planes, as real cluster members on loopback in this JVM (certificates made by
  * the operator's script): members with the pool's certificates form the cluster and move records; a manager whose
  * certificate another CA signed, one with an expired certificate, or a plain-text one cannot join (refused by the
- * manager it reaches, counted by reason, logged once); a host without a valid certificate does not start; a host
- * of one namespace cannot read another namespace's records.
+ * manager it reaches, counted by reason, logged once); a host without a valid certificate does not start. (The
+ * namespace rules, and records moving over TLS, are tested with real manager processes in the node's
+ * {@code PoolTlsProcessTest}.)
  */
 class PoolTlsTest {
 
@@ -44,12 +36,6 @@ class PoolTlsTest {
         LOG.start();
         ((Logger) LoggerFactory.getLogger(PoolTls.class)).addAppender(LOG);
     }
-
-    private static final Map<String, List<String>> RULES = Map.of(
-            "pool-manager-*", List.of("*"),
-            "host-a", List.of("tenant-a"),
-            "host-b", List.of("tenant-b"),
-            "host-c", List.of("tenant-a"));
 
     private final PoolFixture pool = new PoolFixture();
 
@@ -82,37 +68,6 @@ class PoolTlsTest {
 
     private static int members(PoolManagerNode m) {
         return Cluster.get(m.system()).state().members().size();
-    }
-
-    @Test
-    void membersWithThePoolsCertificates_moveRecordsOverTls_andAHostOfAnotherNamespaceCannotReadThem()
-            throws Exception {
-        PoolManagerNode m1 = pool.tlsManager(TestCertificates.of("pool-manager-1"), RULES, true);
-        PoolManagerNode m2 = pool.tlsManager(TestCertificates.of("pool-manager-2"), RULES, true);
-        assertEquals("tls-tcp", m1.system().settings().config().getString("pekko.remote.artery.transport"));
-        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> members(m1) == 2 && members(m2) == 2);
-
-        SeleneCache a = pool.tlsHost(TestCertificates.of("host-a"));
-        List<RecordSpec> specs = pool.publishChain(a, "tenant-a", 1, 4);
-        assertEquals(0, await(a.drain(Duration.ofSeconds(30))).skipped(), "every record retired over TLS");
-        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
-                await(m1.status()).records() == 4 && await(m2.status()).records() == 4);
-
-        // host-b (namespace tenant-b) asks for tenant-a's chain: the managers refuse to send it.
-        SeleneCache b = pool.tlsHost(TestCertificates.of("host-b"));
-        List<DevicePlacement> targets = specs.stream().map(s -> pool.target()).toList();
-        RestoreResult denied = await(b.restore("tenant-a", chain(specs), targets, Duration.ofHours(1)));
-        assertEquals(0, denied.fromPool(), "nothing of tenant-a came from the pool to host-b: " + denied);
-        assertNotEquals(RestoreResult.Outcome.RESTORED, denied.outcome(), denied.toString());
-        for (int i = 0; i < specs.size(); i++) {
-            assertFalse(KeyedContent.verifyRecord(pool.copier, PoolFixture.LAYOUT, targets.get(i),
-                    specs.get(i).key(), true), "record " + i + " did not land at host-b");
-        }
-
-        // host-c, allowed tenant-a, restores it whole.
-        SeleneCache c = pool.tlsHost(TestCertificates.of("host-c"));
-        RestoreResult r = pool.restoreAndVerify(c, specs);
-        assertEquals(4, r.fromPool());
     }
 
     @Test
