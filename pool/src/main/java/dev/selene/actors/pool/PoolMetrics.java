@@ -63,6 +63,10 @@ public final class PoolMetrics {
     private final Counter refused;
     private final Counter evicted;
     private final Map<String, Counter> expired = new ConcurrentHashMap<>();
+    /** Per direction, resolved once: a transfer is counted without looking its series up. */
+    private final Counter[] transfers = new Counter[Direction.values().length];
+    private final Counter[] transferred = new Counter[Direction.values().length];
+    private final Histogram uploadLatency;
 
     /** The instruments of the manager at {@code node}. */
     public PoolMetrics(String node) {
@@ -72,9 +76,10 @@ public final class PoolMetrics {
         this.refused = REFUSED.withTags(tags);
         this.evicted = EVICTED.withTags(tags);
         for (Direction d : Direction.values()) {
-            TRANSFERS.withTags(tags.withTag("direction", d.label()));
-            TRANSFERRED.withTags(tags.withTag("direction", d.label()));
+            transfers[d.ordinal()] = TRANSFERS.withTags(tags.withTag("direction", d.label()));
+            transferred[d.ordinal()] = TRANSFERRED.withTags(tags.withTag("direction", d.label()));
         }
+        this.uploadLatency = UPLOAD_LATENCY.withTags(tags);
     }
 
     /** Counts the refusals of {@code tls} from now on (its series exist at zero from this call). */
@@ -118,11 +123,10 @@ public final class PoolMetrics {
     }
 
     void transfer(Direction direction, long bytes, long nanos) {
-        TagSet t = tags.withTag("direction", direction.label());
-        TRANSFERS.withTags(t).increment();
-        TRANSFERRED.withTags(t).increment(bytes);
+        transfers[direction.ordinal()].increment();
+        transferred[direction.ordinal()].increment(bytes);
         if (direction == Direction.IN && nanos > 0) {
-            UPLOAD_LATENCY.withTags(tags).record(nanos);
+            uploadLatency.record(nanos);
         }
     }
 
