@@ -48,8 +48,6 @@ class PoolTlsProcessTest {
     private static final Duration START = Duration.ofSeconds(90);
     /** How long the stranger is given to get in: several join attempts (one every few seconds). */
     private static final Duration STRANGER = Duration.ofSeconds(15);
-    private static final Pattern REFUSED_UNTRUSTED = Pattern.compile(
-            "selene_pool_tls_refused_total\\{[^}]*plane=\"cluster\"[^}]*reason=\"untrusted\"[^}]*} (\\d+)");
 
     /** The managers' namespace rules: managers copy any namespace; host-a and host-c tenant-a, host-b tenant-b. */
     private static final String ACCESS = "selene.manager.access {\n  \"pool-manager-*\" = [\"*\"]\n"
@@ -85,13 +83,17 @@ class PoolTlsProcessTest {
         return h;
     }
 
+    /** The settings that give a node {@code node}'s certificate files. */
+    private static String tlsSettings(String node) {
+        PoolTls.Files f = TestCertificates.of(node);
+        return "selene.pool.tls {\n  certificate = \"" + f.certificate() + "\"\n  private-key = \"" + f.privateKey()
+                + "\"\n  ca = \"" + f.ca() + "\"\n}\n";
+    }
+
     /** A manager with {@code node}'s certificate files, its data plane on {@code dataPort}. */
     private SeleneProcess manager(Path dir, String node, int port, int seed, int dataPort) throws IOException {
-        PoolTls.Files f = TestCertificates.of(node);
         Path conf = dir.resolve(node + ".conf");
-        Files.writeString(conf, "selene.pool.tls {\n  certificate = \"" + f.certificate() + "\"\n  private-key = \""
-                + f.privateKey() + "\"\n  ca = \"" + f.ca() + "\"\n}\nselene.manager.data-port = " + dataPort + "\n"
-                + ACCESS);
+        Files.writeString(conf, tlsSettings(node) + "selene.manager.data-port = " + dataPort + "\n" + ACCESS);
         SeleneProcess p = SeleneProcess.start(dir, node, "manager", "--config", conf.toString(), "--layout", "small",
                 "--bind", "127.0.0.1", "--port", Integer.toString(port), "--seeds", "127.0.0.1:" + seed,
                 "--store-size", "64m", "--replicas", "2", "--max-age", "off", "--admin-port", "0");
@@ -111,7 +113,7 @@ class PoolTlsProcessTest {
 
         SeleneProcess stranger = manager(tmp, "rogue", ports.get(4), ports.get(0), ports.get(5));
         awaitTrue(STRANGER, "the first manager refusing the stranger twice or more",
-                () -> refusedUntrusted(first) >= 2);
+                () -> tlsRefused(first, "cluster", "untrusted") >= 2);
         assertEquals(2, first.members(), "the stranger is no member: " + first.status());
         assertTrue(stranger.process().isAlive(), "the stranger keeps trying (it is refused, not crashed): " + stranger.tail(20));
         long logged = first.lines().stream().filter(l -> l.contains("refused a cluster connection")
@@ -158,10 +160,8 @@ class PoolTlsProcessTest {
                 + KeyedChains.traces(c, specs));
 
         // A served host refuses plain text on its own cluster port too: nothing comes back, and it counts and logs it.
-        PoolTls.Files f = TestCertificates.of("host-c");
         Path conf = tmp.resolve("host-d.conf");
-        Files.writeString(conf, "selene.pool.tls {\n  certificate = \"" + f.certificate() + "\"\n  private-key = \""
-                + f.privateKey() + "\"\n  ca = \"" + f.ca() + "\"\n}\nselene.pool.port = " + ports.get(6) + "\n");
+        Files.writeString(conf, tlsSettings("host-c") + "selene.pool.port = " + ports.get(6) + "\n");
         SeleneProcess served = SeleneProcess.start(tmp, "host-d", "serve", "--config", conf.toString(), "--layout",
                 "small", "--warm", "8m", "--device", "simulated", "--pool-managers", "127.0.0.1:" + ports.get(0),
                 "--admin-port", "0", "--log-file", tmp.resolve("host-d-node.log").toString());
@@ -193,16 +193,6 @@ class PoolTlsProcessTest {
             if (m.group(1).equals(operation)) {
                 n += Long.parseLong(m.group(2));
             }
-        }
-        return n;
-    }
-
-    /** The refusals of untrusted certificates on the cluster plane in {@code manager}'s metrics. */
-    private static long refusedUntrusted(SeleneProcess manager) throws Exception {
-        Matcher m = REFUSED_UNTRUSTED.matcher(manager.get("/metrics").body());
-        long n = 0;
-        while (m.find()) {
-            n += Long.parseLong(m.group(1));
         }
         return n;
     }

@@ -134,34 +134,11 @@ class ServedWorkloadFailoverProcessTest {
             return samples.stream().filter(s -> s.at() - nanos >= 0).findFirst().orElseThrow();
         }
 
-        /** The longest time in [from, to] in which the retired count did not grow (as sampled). */
-        long longestStill(long from, long to) {
-            long longest = 0;
-            long since = from;
-            long count = -1;
-            for (Sample s : samples) {
-                if (s.at() - from < 0) {
-                    count = s.retired();
-                    continue;
-                }
-                if (s.at() - to > 0) {
-                    break;
-                }
-                if (count >= 0 && s.retired() > count) {
-                    since = s.at();
-                }
-                count = s.retired();
-                longest = Math.max(longest, s.at() - since);
-            }
-            return longest;
-        }
-
         /**
-         * The longest time in [from, to] in which the retired count did not grow while publications were in flight
-         * (as sampled): the host then needs retirements to free slots, so a standstill there is retirement waiting
-         * (on a failed manager), not a phase that has nothing to retire (a burst's probe, a pause between bursts).
+         * The longest time in [from, to] in which the retired count did not grow (as sampled), over the samples
+         * {@code counted} accepts: a sample it rejects ends a standstill, and the next one it accepts starts one.
          */
-        long longestStillWhilePublishing(long from, long to) {
+        long longestStill(long from, long to, java.util.function.Predicate<Sample> counted) {
             long longest = 0;
             long since = -1;
             long count = -1;
@@ -173,7 +150,7 @@ class ServedWorkloadFailoverProcessTest {
                 if (s.at() - to > 0) {
                     break;
                 }
-                if (s.publishing() == 0) {
+                if (!counted.test(s)) {
                     since = -1;
                 } else if (since < 0 || (count >= 0 && s.retired() > count)) {
                     since = s.at();
@@ -246,9 +223,11 @@ class ServedWorkloadFailoverProcessTest {
                     || !host.process().isAlive());
             Sample before = watch.at(faultAt);
             Sample end = watch.last();
-            long still = watch.longestStill(faultAt, faultAt + STILL_BOUND.toNanos() * 2);
+            long still = watch.longestStill(faultAt, faultAt + STILL_BOUND.toNanos() * 2, sample -> true);
             long resumed = watch.firstRetiredAfter(faultAt);
-            long stillPublishing = watch.longestStillWhilePublishing(faultAt, end.at());
+            // While publications are in flight the host needs retirements to free slots, so a standstill there is
+            // retirement waiting (on a failed manager), not a phase with nothing to retire (a burst's probe).
+            long stillPublishing = watch.longestStill(faultAt, end.at(), sample -> sample.publishing() > 0);
             System.out.println("[served " + fault + "] retired per second from the fault on: " + watch.perSecond(faultAt));
             List<Verdict> v = verdicts(host);
             v.forEach(x -> System.out.println("[served " + fault + "] burst " + x.burst() + (x.burst() == BEFORE + 1

@@ -105,7 +105,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
      * or those its key's placement ranks first) ended: done, or failed, and then the directory is asked who holds it
      * now.
      */
-    private record PlacedFetchEnded(Read read, List<ActorRef<ManagerStore.Command>> tried, ReadReply reply)
+    private record FirstFetchEnded(Read read, List<ActorRef<ManagerStore.Command>> tried, ReadReply reply)
             implements Store.Command {
     }
 
@@ -279,9 +279,9 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                 fetchEnded();
                 finishRead(e.firstSlot(), e.reply());
             }
-            case PlacedFetchEnded e -> {
+            case FirstFetchEnded e -> {
                 fetchEnded();
-                onPlacedFetchEnded(e);
+                onFirstFetchEnded(e);
             }
             case Delete d -> onDelete(d);
             case Settle s -> onSettle(s);
@@ -511,7 +511,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         if (known != null) {
             // The lookup that found it said who held it then; when they all fail, the directory is asked again (a
             // holder may have gone and another taken its copy since).
-            startFetch(r, known, reply -> new PlacedFetchEnded(r, known, reply));
+            startFetch(r, known, reply -> new FirstFetchEnded(r, known, reply));
             return;
         }
         // Where the record was placed follows from its key: every node ranks the stores alike, and the directory
@@ -522,7 +522,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             lookup(r.key().namespace(), List.of(r.key().hash()), found -> onLocated(r, found, List.of()));
             return;
         }
-        startFetch(r, placed, reply -> new PlacedFetchEnded(r, placed, reply));
+        startFetch(r, placed, reply -> new FirstFetchEnded(r, placed, reply));
     }
 
     /**
@@ -535,14 +535,14 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         return Placement.ranked(key, stores.keySet()).stream().limit(replicas).toList();
     }
 
-    private void onPlacedFetchEnded(PlacedFetchEnded e) {
+    private void onFirstFetchEnded(FirstFetchEnded e) {
         if (e.reply() instanceof Store.ReadDone || !up) {
             finishRead(e.read().slots().slot(0), e.reply());
             return;
         }
         // Not where its key places it or where the lookup found it (a store came or went since), or those stores
-        // failed: the directory says who holds it. Stores that said they do not hold it are not asked again; one whose transfer
-        // failed may be (last: it is suspected now), since the directory may name it as the only holder.
+        // failed: the directory says who holds it. Stores that said they do not hold it are not asked again; one
+        // whose transfer failed may be (last: it is suspected now), since the directory may name it as the only one.
         Read r = e.read();
         List<ActorRef<ManagerStore.Command>> notHolding = e.reply() instanceof ReadFailed f && f.fileLost()
                 ? e.tried() : List.of();

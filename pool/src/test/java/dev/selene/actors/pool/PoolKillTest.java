@@ -238,7 +238,7 @@ class PoolKillTest {
         // PoolManagerNode.address() is the system's host-port: system@host:port.
         assertEquals(PoolCluster.SYSTEM_NAME + "@" + pool.get(victimIndex), address,
                 "restarted on its port, an up member again");
-        ChildJvm survivor = managers.get(1 - victimIndex);
+        ChildJvm survivor = survivorOf(managers, victimIndex);
         awaitTrue(CLUSTER_SETTLES, "the survivor's records copied to the restarted manager",
                 () -> records(restarted) == records(survivor));
         report("every record copied back " + millisSince(restartedAt) + " ms after the restart");
