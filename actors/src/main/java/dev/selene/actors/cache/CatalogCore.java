@@ -73,6 +73,11 @@ final class CatalogCore {
             records.traces().append(k, origin, 0, "Evicted from memory (coldest clean) for an allocation",
                     TraceOutcome.EVICTED);
         }
+        records.metrics().rowsDropped(r.rowsDropped().size());
+        for (RecordKey k : r.rowsDropped()) {
+            records.traces().append(k, origin, 0, "Row dropped from memory for an allocation; its pages stay for the"
+                    + " records under it", null);
+        }
         return r.slots();
     }
 

@@ -166,7 +166,13 @@ final class Publications {
 
     void resident(Catalog.Resident r) {
         RecordKey key = r.spec().key();
-        core.catalog.resident(r.spec(), r.slots());
+        SlotList pagesHeld = core.catalog.resident(r.spec(), r.slots());
+        if (pagesHeld != null) {
+            // a row for a record held without one: the record keeps its own pages, the copy's go back
+            core.slots.release(pagesHeld);
+            core.records.traces().append(key, core.origin, r.correlation(), "Row added to the record's pages",
+                    null);
+        }
         if (core.durable == null) {
             live.remove(key);
             free(r.actor());

@@ -93,6 +93,9 @@ public final class CacheMetrics implements AutoCloseable {
             "Record actors that failed; their slots were released");
     private static final Metric.Counter EVICTIONS = Kamon.counter("selene_evictions",
             "Records evicted to make room, by tier");
+    private static final Metric.Counter ROWS_DROPPED = Kamon.counter("selene_rows_dropped",
+            "Rows dropped from memory to make room while their record's pages stay for the records under it"
+                    + " (memory-only nodes)");
     private static final Metric.Counter EXPIRED = Kamon.counter("selene_expired",
             "Records removed because they were unused for longer than the max age, by tier");
     private static final Metric.Counter OPERATOR_EVICTIONS = Kamon.counter("selene_operator_evictions",
@@ -254,6 +257,7 @@ public final class CacheMetrics implements AutoCloseable {
     private final Map<AbandonReason, Counter> abandoned;
     private final Counter recordFailures;
     private final Map<Tier, Counter> evictions;
+    private final Counter rowsDropped;
     private final Map<Tier, Counter> expired;
     private final Counter operatorEvictions;
     private final Counter lookups;
@@ -315,6 +319,7 @@ public final class CacheMetrics implements AutoCloseable {
         abandoned = byEnum(AbandonReason.class, r -> ABANDONED.withTags(tags.withTag("reason", r.label())));
         recordFailures = RECORD_FAILURES.withTags(tags);
         evictions = byTier(t -> EVICTIONS.withTags(tags.withTag("tier", t.label())));
+        rowsDropped = ROWS_DROPPED.withTags(tags);
         expired = byTier(t -> EXPIRED.withTags(tags.withTag("tier", t.label())));
         operatorEvictions = OPERATOR_EVICTIONS.withTags(tags);
         lookups = LOOKUPS.withTags(tags);
@@ -468,6 +473,12 @@ public final class CacheMetrics implements AutoCloseable {
     public void evicted(Tier tier, int n) {
         counters.add("evicted." + tier.label(), n);
         add(evictions.get(tier), n);
+    }
+
+    /** {@code n} records lost their row to make room; their pages stayed. */
+    public void rowsDropped(int n) {
+        counters.add("rows.dropped", n);
+        add(rowsDropped, n);
     }
 
     /** {@code n} records of {@code tier} expired. */

@@ -105,8 +105,9 @@ class CacheSettingsTest {
     }
 
     @Test
-    void thePolicy_isLruByDefault_andReuseWhenSet_andAnythingElseIsOneLine() {
-        assertEquals("lru", CacheSettings.load().policy());
+    void thePolicy_isWorthByDefault_andLruOrReuseWhenSet_andAnythingElseIsOneLine() {
+        assertEquals("worth", CacheSettings.load().policy());
+        assertEquals("lru", read(Map.of("selene.policy", "lru")).policy());
         assertEquals("reuse", read(Map.of("selene.policy", "reuse")).policy());
         assertEquals("selene.policy = 'fifo' is invalid; allowed: lru, reuse, worth",
                 error(Map.of("selene.policy", "fifo")));

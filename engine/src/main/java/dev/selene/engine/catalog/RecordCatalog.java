@@ -112,13 +112,14 @@ public final class RecordCatalog {
      * What the owner must carry out after a change: free these slots, delete these files. {@code removed} are the
      * keys that left some tier.
      */
-    public record Removal(List<RecordKey> removed, List<SlotList> slots, List<RecordKey> files) {
+    public record Removal(List<RecordKey> removed, List<SlotList> slots, List<RecordKey> files,
+                          List<RecordKey> rowsDropped) {
         static Removal empty() {
-            return new Removal(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+            return new Removal(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
         }
 
         public boolean isEmpty() {
-            return removed.isEmpty() && slots.isEmpty() && files.isEmpty();
+            return removed.isEmpty() && slots.isEmpty() && files.isEmpty() && rowsDropped.isEmpty();
         }
     }
 
@@ -234,7 +235,7 @@ public final class RecordCatalog {
         this.durableTier = durableTier;
         this.diskCapacityBytes = durableCapacityBytes;
         this.spillCap = spillCap;
-        this.memory = new RecordIndex(!durableTier, policy);
+        this.memory = new RecordIndex(!durableTier, policy, durableTier ? 0 : layout.rowPieces());
     }
 
     // ---- publication ----
@@ -246,7 +247,12 @@ public final class RecordCatalog {
             return Admission.IN_FLIGHT;
         }
         long now = clock.getAsLong();
-        if (memory.contains(key)) {
+        RecordIndex.Entry held = memory.get(key);
+        if (held != null && !durableTier && spec.hasRow() && !held.spec().hasRow()) {
+            inFlight.put(key, spec); // the row joins the pages held (see resident)
+            return Admission.ADMITTED;
+        }
+        if (held != null) {
             memory.touch(key, now);
             refreshAncestors(spec.parent(), now);
             return Admission.PRESENT;
@@ -267,15 +273,23 @@ public final class RecordCatalog {
 
     /**
      * The admitted publication of {@code spec} is copied into {@code slots}: the record is resident and dirty, and
-     * its ancestors' last use is refreshed (without moving them in any recency order).
+     * its ancestors' last use is refreshed (without moving them in any recency order). When the record was held
+     * without a row (memory only) it keeps its own pages and takes the row: the publication's page slots are
+     * returned for the caller to free. Null otherwise.
      */
-    public void resident(RecordSpec spec, SlotList slots) {
+    public SlotList resident(RecordSpec spec, SlotList slots) {
         if (inFlight.remove(spec.key()) == null) {
             throw new IllegalStateException(spec.key() + " was not in flight");
         }
         long now = clock.getAsLong();
-        memory.insert(spec, slots, disk.contains(spec.key()), now);
+        SlotList surplus = null;
+        if (memory.contains(spec.key())) {
+            surplus = memory.addRow(spec, slots, now);
+        } else {
+            memory.insert(spec, slots, disk.contains(spec.key()), now);
+        }
         refreshAncestors(spec.parent(), now);
+        return surplus;
     }
 
     /**
@@ -383,19 +397,20 @@ public final class RecordCatalog {
 
     /**
      * Drops droppable records, the policy's choice first (the coldest under LRU), until at least {@code slots} slots
-     * are freed, or nothing is left.
+     * are freed, or nothing is left. With memory only, a record others hang from may lose just its row (listed in
+     * {@code rowsDropped}; it stays resident, page-only).
      */
     public Removal evictClean(int slots) {
         Removal out = Removal.empty();
         long freed = 0;
         while (freed < slots) {
-            RecordIndex.Entry e = memory.dropColdest();
-            if (e == null) {
+            RecordIndex.Dropped d = memory.dropNext();
+            if (d == null) {
                 break;
             }
-            freed += e.slots().count();
-            out.removed().add(e.key());
-            out.slots().add(e.slots());
+            freed += d.freed().count();
+            (d.whole() ? out.removed() : out.rowsDropped()).add(d.entry().key());
+            out.slots().add(d.freed());
         }
         return out;
     }
@@ -722,12 +737,12 @@ public final class RecordCatalog {
 
     /** The state of {@code key}, or null when the catalog knows nothing of it. */
     public State state(RecordKey key) {
+        RecordIndex.Entry m = memory.get(key);
+        if (m != null) { // resident: a row being published for it changes nothing until it lands
+            return writing.containsKey(key) ? State.BEING_WRITTEN : m.durable() ? State.CLEAN : State.DIRTY;
+        }
         if (inFlight.containsKey(key)) {
             return State.IN_FLIGHT;
-        }
-        RecordIndex.Entry m = memory.get(key);
-        if (m != null) {
-            return writing.containsKey(key) ? State.BEING_WRITTEN : m.durable() ? State.CLEAN : State.DIRTY;
         }
         return disk.contains(key) ? State.DURABLE_ONLY : null;
     }
@@ -837,7 +852,8 @@ public final class RecordCatalog {
                 throw new IllegalStateException(e.key() + " is " + (e.durable() ? "clean without a file"
                         : "dirty though its file is committed"));
             }
-            if (inFlight.containsKey(e.key())) {
+            RecordSpec publishing = inFlight.get(e.key());
+            if (publishing != null && (durableTier || e.spec().hasRow() || !publishing.hasRow())) {
                 throw new IllegalStateException(e.key() + " is both resident and in flight");
             }
             if (writing.containsKey(e.key())) {

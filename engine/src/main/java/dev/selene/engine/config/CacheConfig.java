@@ -21,7 +21,8 @@ import java.util.List;
  * @param poolManagers      pool manager addresses ({@code host:port}); empty = no pool tier
  * @param maxAge            max age of unused records, or null for off
  * @param drainOnShutdown   spill every parked record at shutdown
- * @param policy            the order in which memory drops records: {@code lru} (the default) or {@code reuse}
+ * @param policy            the order in which memory drops records: {@code worth} (the default), {@code lru} or
+ *                          {@code reuse}
  */
 public record CacheConfig(Layout layout, long warmBytes, int concurrency, int windowSlots, long hostBudgetBytes,
                           String device, String diskDir, long diskBytes, List<String> poolManagers, Duration maxAge,
@@ -62,7 +63,7 @@ public record CacheConfig(Layout layout, long warmBytes, int concurrency, int wi
         }
     }
 
-    /** The settings as above with the default eviction policy, LRU. */
+    /** The settings as above with the default eviction policy, worth. */
     public CacheConfig(Layout layout, long warmBytes, int concurrency, int windowSlots, long hostBudgetBytes,
                        String device, String diskDir, long diskBytes, List<String> poolManagers, Duration maxAge,
                        boolean drainOnShutdown) {

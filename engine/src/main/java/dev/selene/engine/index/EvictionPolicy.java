@@ -2,7 +2,7 @@ package dev.selene.engine.index;
 
 /**
  * The order in which droppable records leave memory. The {@link RecordIndex} decides which records are droppable
- * (clean ones, or memory-only leaves); its policy decides which of them goes next, and hears every use so that it
+ * (clean ones, or memory-only leaves and the rows of memory-only records others hang from); its policy decides which of them goes next, and hears every use so that it
  * can rank by more than recency.
  *
  * <p>One instance serves one index and is confined with it to the actor that owns it; no locks inside.
@@ -20,6 +20,16 @@ public interface EvictionPolicy {
     /** The policy's name as settings spell it. */
     String name();
 
+    /**
+     * Whether the policy ranks a row apart from its record's pages, so that a memory-only index may drop the row of
+     * a record others hang from and keep its pages. A policy that orders by recency alone must not: a row that
+     * requests resume from only now and then (a shared prompt's end) looks cold there although its record is in
+     * constant use as a prefix, and dropping it loses every later resume at it.
+     */
+    default boolean dropsRowsApart() {
+        return false;
+    }
+
     /** {@code e} became resident; it is not droppable yet. */
     default void onInsert(RecordIndex.Entry e) {
     }
@@ -30,6 +40,13 @@ public interface EvictionPolicy {
 
     /** {@code e} is a resident ancestor of a record just used. */
     default void onAncestorUse(RecordIndex.Entry e) {
+    }
+
+    /**
+     * {@code e}, delisted, lost its row (dropped apart from its pages) or gained one (published at a record held
+     * without one); {@code e.spec().hasRow()} says which.
+     */
+    default void onRowChanged(RecordIndex.Entry e) {
     }
 
     /** {@code e} left the index; it was delisted first. */

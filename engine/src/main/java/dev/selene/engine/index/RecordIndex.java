@@ -20,7 +20,10 @@ import java.util.Map;
  * <pre>
  * Every entry is in at most one of two sets:
  *   droppable - unpinned and clean, or, when nothing durable exists (memory-only, memory-only eviction), a parked leaf: dropping
- *               it loses nothing a lookup could still reach. Its slot total is the pool's clean count (keeping the intake free).
+ *               it loses nothing a lookup could still reach; and, memory-only under a policy that ranks rows apart from
+ *               pages, a parked record with a row and resident children, whose drop frees only its row's slots (the
+ *               last ones of its list) and leaves it page-only. Its slot total (what drops would free) is the pool's
+ *               clean count (keeping the intake free).
  *               The eviction policy orders it; the default, LRU, keeps an intrusive recency list.
  *   parked    - memory-only records that a spill or retirement must copy out before they may be dropped (pressure spill),
  *               in an intrusive recency list (cold end first).
@@ -41,14 +44,17 @@ public final class RecordIndex {
 
     /** One resident record. Fields are the index's; read them through the accessors. */
     public static final class Entry {
-        private final RecordSpec spec;
-        private final SlotList slots;
+        private RecordSpec spec;
+        private SlotList slots;
         private long lastUseNanos;
         long useTick;
         private int pins;
         private int residentChildren;
         private boolean durable;
         private Membership set = Membership.NONE;
+        /** While droppable: the slots dropping it frees (all of a leaf's, the row's of a parent). */
+        private int listedSlots;
+        private boolean listedRowOnly;
         Entry prev;
         Entry next;
         RecencyList inList;
@@ -86,6 +92,14 @@ public final class RecordIndex {
             return residentChildren;
         }
 
+        /**
+         * Whether dropping this droppable record would drop only its row and keep its pages: it is memory-only,
+         * carries a row, and other resident records hang from it. False when it is not droppable.
+         */
+        public boolean dropsRowOnly() {
+            return set == Membership.DROPPABLE && listedRowOnly;
+        }
+
         /** The index's use counter at this record's last use: larger means used later. */
         public long useTick() {
             return useTick;
@@ -102,6 +116,8 @@ public final class RecordIndex {
     private final Map<RecordKey, Entry> entries = new HashMap<>();
     private final Map<RecordKey, Integer> childrenAwaitingParent = new HashMap<>();
     private final boolean parkedLeavesDroppable;
+    private final int rowPieces;
+    private final boolean dropRows;
     private final EvictionPolicy policy;
     private final RecencyList parked = new RecencyList();
     private long droppableSlots;
@@ -119,8 +135,28 @@ public final class RecordIndex {
 
     /** An empty index as above whose droppable records leave in the order {@code policy} chooses. */
     public RecordIndex(boolean parkedLeavesDroppable, EvictionPolicy policy) {
+        this(parkedLeavesDroppable, policy, 0);
+    }
+
+    /**
+     * An empty index as above in which, when {@code rowPieces} is positive (a row's slots, the last {@code
+     * rowPieces} of a record's), a page-only record can take a row ({@link #addRow}) and, when the policy ranks rows
+     * apart from their pages ({@link EvictionPolicy#dropsRowsApart}), a memory-only record with a row and resident
+     * children is droppable too: dropping it drops its row and keeps its pages, which its children need. With
+     * {@code rowPieces} 0 a record keeps what it was inserted with and is dropped whole or not at all.
+     */
+    public RecordIndex(boolean parkedLeavesDroppable, EvictionPolicy policy, int rowPieces) {
+        if (rowPieces < 0 || rowPieces > 0 && !parkedLeavesDroppable) {
+            throw new IllegalArgumentException("rows are dropped apart from their pages only in memory-only eviction");
+        }
         this.parkedLeavesDroppable = parkedLeavesDroppable;
         this.policy = policy;
+        this.rowPieces = rowPieces;
+        this.dropRows = rowPieces > 0 && policy.dropsRowsApart();
+    }
+
+    /** What a drop did: the record left whole, or only its row did (its pages stay, page-only). */
+    public record Dropped(Entry entry, SlotList freed, boolean whole) {
     }
 
     /** The policy that orders the droppable records. */
@@ -185,6 +221,53 @@ public final class RecordIndex {
     public Entry dropColdest() {
         Entry victim = policy.victim();
         return victim == null ? null : remove(victim.key());
+    }
+
+    /**
+     * Drops what the policy chooses next: a leaf whole, or the row of a record others hang from (its pages stay,
+     * page-only, and its entry with them); null when nothing can be dropped.
+     */
+    public Dropped dropNext() {
+        Entry victim = policy.victim();
+        if (victim == null) {
+            return null;
+        }
+        if (!victim.listedRowOnly) {
+            remove(victim.key());
+            return new Dropped(victim, victim.slots, true);
+        }
+        unlist(victim);
+        int pages = victim.slots.count() - rowPieces;
+        SlotList row = victim.slots.slice(pages, victim.slots.count());
+        victim.slots = victim.slots.slice(0, pages);
+        victim.spec = victim.spec.withRow(false);
+        residentSlots -= rowPieces;
+        policy.onRowChanged(victim);
+        relist(victim);
+        return new Dropped(victim, row, false);
+    }
+
+    /**
+     * Gives page-only resident {@code spec.key()} the row of a publication copied whole into {@code slots} (its
+     * pages first, then its row): the record keeps its own pages, takes the row's slots and counts as used now.
+     * Returns the publication's page slots, which the caller frees. The record may be pinned (a restore reads
+     * pages that do not move).
+     */
+    public SlotList addRow(RecordSpec spec, SlotList slots, long nowNanos) {
+        Entry e = require(spec.key());
+        int pages = e.slots.count();
+        if (e.spec.hasRow() || !spec.hasRow() || slots.count() != pages + rowPieces || rowPieces == 0) {
+            throw new IllegalStateException(spec.key() + " cannot take a row of " + slots.count() + " slots");
+        }
+        unlist(e);
+        e.slots = SlotList.concat(e.slots, slots.slice(pages, slots.count()));
+        e.spec = e.spec.withRow(true);
+        residentSlots += rowPieces;
+        e.lastUseNanos = nowNanos;
+        e.useTick = ++tick;
+        policy.onRowChanged(e);
+        relist(e);
+        return slots.slice(0, pages);
     }
 
     /** The resident entry for {@code key}, or null. */
@@ -356,7 +439,11 @@ public final class RecordIndex {
                 throw new IllegalStateException(e.key() + " is in the wrong set");
             }
             if (want == Membership.DROPPABLE) {
-                dropSlots += e.slots.count();
+                if (e.listedSlots != dropWeight(e)) {
+                    throw new IllegalStateException(e.key() + " is listed as freeing " + e.listedSlots
+                            + " slots, would free " + dropWeight(e));
+                }
+                dropSlots += dropWeight(e);
                 dropCount++;
             } else if (want == Membership.PARKED) {
                 parkedSlotsSeen += e.slots.count();
@@ -396,14 +483,25 @@ public final class RecordIndex {
             return e.pins > 0 ? Membership.NONE : Membership.DROPPABLE;
         }
         if (parkedLeavesDroppable) {
-            return e.pins == 0 && e.residentChildren == 0 ? Membership.DROPPABLE : Membership.NONE;
+            boolean droppable = e.residentChildren == 0 || dropRows && e.spec.hasRow();
+            return e.pins == 0 && droppable ? Membership.DROPPABLE : Membership.NONE;
         }
         return Membership.PARKED;
     }
 
+    /** Whether dropping {@code e} (when droppable) drops its row only: memory-only, with a row and children. */
+    private boolean rowOnly(Entry e) {
+        return dropRows && !e.durable && e.residentChildren > 0 && e.spec.hasRow();
+    }
+
+    /** The slots dropping {@code e} frees: its row's when it keeps its pages, else all of them. */
+    private int dropWeight(Entry e) {
+        return rowOnly(e) ? rowPieces : e.slots.count();
+    }
+
     private void relist(Entry e) {
         Membership want = setFor(e);
-        if (e.set == want) {
+        if (e.set == want && (want != Membership.DROPPABLE || e.listedRowOnly == rowOnly(e))) {
             return;
         }
         unlist(e);
@@ -411,7 +509,9 @@ public final class RecordIndex {
         if (want == Membership.PARKED) {
             parked.addByUse(e);
         } else if (want == Membership.DROPPABLE) {
-            droppableSlots += e.slots.count();
+            e.listedSlots = dropWeight(e);
+            e.listedRowOnly = rowOnly(e);
+            droppableSlots += e.listedSlots;
             droppableCount++;
             policy.enlist(e);
         }
@@ -421,7 +521,7 @@ public final class RecordIndex {
         if (e.set == Membership.PARKED) {
             parked.unlink(e);
         } else if (e.set == Membership.DROPPABLE) {
-            droppableSlots -= e.slots.count();
+            droppableSlots -= e.listedSlots;
             droppableCount--;
             policy.delist(e);
         }

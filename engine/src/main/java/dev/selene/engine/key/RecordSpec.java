@@ -17,6 +17,11 @@ public record RecordSpec(RecordKey key, RecordKey parent, boolean hasRow) {
         }
     }
 
+    /** The same record with a row ({@code true}) or as a page-only record ({@code false}). */
+    public RecordSpec withRow(boolean row) {
+        return row == hasRow ? this : new RecordSpec(key, parent, row);
+    }
+
     public boolean isRoot() {
         return parent == null;
     }

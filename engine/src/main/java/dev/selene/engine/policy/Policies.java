@@ -12,8 +12,8 @@ public final class Policies {
     /** The names {@link #create} accepts. */
     public static final List<String> NAMES = List.of(LruPolicy.NAME, ReusePolicy.NAME, WorthPolicy.NAME);
 
-    /** The default policy's name: LRU. */
-    public static final String DEFAULT = LruPolicy.NAME;
+    /** The default policy's name: worth (it never lost more than a point to LRU on the comparison's traces). */
+    public static final String DEFAULT = WorthPolicy.NAME;
 
     private Policies() {
     }

@@ -114,6 +114,12 @@ public final class ReusePolicy implements EvictionPolicy {
         return NAME;
     }
 
+    /** Rows are ranked by their own worth, so the row of a record others hang from may go before its pages. */
+    @Override
+    public boolean dropsRowsApart() {
+        return true;
+    }
+
     @Override
     public void onInsert(RecordIndex.Entry e) {
         RecordKey parentKey = e.spec().parent();
@@ -164,6 +170,16 @@ public final class ReusePolicy implements EvictionPolicy {
             droppable.remove(n);
             rank(n);
             droppable.add(n);
+        }
+    }
+
+    @Override
+    public void onRowChanged(RecordIndex.Entry e) {
+        Node n = nodes.get(e.key());
+        if (e.spec().hasRow()) {
+            n.base = inflation;
+            enterClass(n);
+            history.increment(e.key().hash());
         }
     }
 

@@ -72,9 +72,14 @@ public final class WorthPolicy implements EvictionPolicy {
      * resident yet is taken as a root until the parent arrives, and is then settled with what hangs from it, so the
      * order does not change the ranking (a node and the simulator agree).
      *
-     * Limits. Only droppable records are ranked (memory only: leaves, so a chain is eaten from its tail). A row cannot
-     * be dropped apart from its pages, so a row nobody resumes costs its pages too, and a row above a later turn (an
-     * interior record) cannot be dropped at all while the later turn is resident.
+     * Rows apart from pages. With memory only, the row of a record others hang from (a conversation's earlier turn) is
+     * ranked on its own and may be dropped while its pages stay for the records below. Such a row is always ranked
+     * by worth (ranked by recency alone it goes as soon as it is cold, and a shared prompt's row, resumed from only
+     * now and then, would go with it), and its base is refreshed when a record below it is used: while its chain is
+     * alive a retry or a branch may come back to it.
+     *
+     * Limits. Only droppable records are ranked (memory only: leaves and the rows above others; with a durable tier,
+     * clean records, whole).
      *
      * [1] Pan et al., Marconi: Prefix Caching for the Era of Hybrid LLMs, MLSys 2025.
      * [2] Cao and Irani, Cost-aware WWW proxy caching algorithms (GreedyDual-Size), USENIX 1997.
@@ -164,6 +169,12 @@ public final class WorthPolicy implements EvictionPolicy {
         return NAME;
     }
 
+    /** Rows are ranked by their own worth, so the row of a record others hang from may go before its pages. */
+    @Override
+    public boolean dropsRowsApart() {
+        return true;
+    }
+
     @Override
     public void onInsert(RecordIndex.Entry e) {
         Node n = new Node(e);
@@ -219,8 +230,41 @@ public final class WorthPolicy implements EvictionPolicy {
     }
 
     @Override
+    public void onRowChanged(RecordIndex.Entry e) {
+        Node n = nodes.get(e.key());
+        if (e.spec().hasRow()) {
+            rowSlots = Math.max(rowSlots, e.slots().count());
+            n.base = inflation;
+            enterClass(n);
+            history.increment(e.key().hash());
+        }
+        if (n.children != null) {
+            for (Node child : n.children) {
+                rowAboveChanged(child);
+            }
+        }
+    }
+
+    /** {@code n}'s parent gained or lost its row: the row above {@code n} and its subtree moves. */
+    private void rowAboveChanged(Node n) {
+        Node p = n.parent;
+        n.rowAbove = p.entry.spec().hasRow() ? p.depth : p.rowAbove;
+        rerank(n);
+        if (n.children != null && !n.entry.spec().hasRow()) {
+            for (Node child : n.children) {
+                rowAboveChanged(child);
+            }
+        }
+    }
+
+    @Override
     public void onAncestorUse(RecordIndex.Entry e) {
-        nodes.get(e.key()).uses++;
+        Node n = nodes.get(e.key());
+        n.uses++;
+        if (e.dropsRowOnly()) { // a row others hang from ages with its chain's use, not only its own resumes
+            n.base = inflation;
+            rerank(n);
+        }
     }
 
     @Override
@@ -282,7 +326,7 @@ public final class WorthPolicy implements EvictionPolicy {
     /** What keeping {@code e} is worth now: the value its priority adds to its base. */
     double value(RecordIndex.Entry e) {
         Node n = nodes.get(e.key());
-        if (e.spec().hasRow() && !byWorth(e.key())) {
+        if (e.spec().hasRow() && !byWorth(e.key()) && !e.dropsRowOnly()) {
             return (allResumed + 1.0) / (allTrials + 2.0);
         }
         double perSlot = saved(n.depth - n.rowAbove) * Math.max(rowSlots, e.slots().count()) / e.slots().count();

@@ -373,7 +373,10 @@ public final class ReplaySimulator {
                     catalog.publicationEnded(spec.key());
                 } else {
                     stored++;
-                    catalog.resident(spec, granted);
+                    SlotList surplus = catalog.resident(spec, granted);
+                    if (surplus != null) {
+                        slots.release(surplus);
+                    }
                 }
                 settle();
             }

@@ -33,6 +33,18 @@ public final class SlotList {
         return slots[piece];
     }
 
+    /** The slots of pieces {@code from} (inclusive) to {@code to} (exclusive), in order. */
+    public SlotList slice(int from, int to) {
+        return new SlotList(Arrays.copyOfRange(slots, from, to));
+    }
+
+    /** The slots of {@code first} followed by those of {@code second}. */
+    public static SlotList concat(SlotList first, SlotList second) {
+        int[] out = Arrays.copyOf(first.slots, first.slots.length + second.slots.length);
+        System.arraycopy(second.slots, 0, out, first.slots.length, second.slots.length);
+        return new SlotList(out);
+    }
+
     /** A copy of the slot numbers. */
     public int[] toArray() {
         return slots.clone();

@@ -15,8 +15,8 @@ import java.util.Set;
  *   <li>{@code tokenCeiling}: the same in tokens, per request the longest previously seen prefix, capped at the
  *       prompt: the most any cache could serve;</li>
  *   <li>{@code rowCeiling}: an unbounded cache that follows Selene's match rule (a match ends at a record with a
- *       row) under a {@link RowRule}; a record keeps what its first publication carried (a later one at the same
- *       key finds it present), which is how the node behaves. It is the ceiling a replay's hit ratio is held to.</li>
+ *       row) under a {@link RowRule}; a record held without a row takes the row a later publication at the same key
+ *       carries, as a memory-only node does. It is the ceiling a replay's hit ratio is held to.</li>
  * </ul>
  */
 public record TraceCeiling(long requests, long blockReferences, long distinctBlocks, long tokensRequested,
@@ -54,7 +54,7 @@ public record TraceCeiling(long requests, long blockReferences, long distinctBlo
             }
             int n = rows.published(r);
             for (int i = 0; i < n; i++) {
-                published.putIfAbsent(chain[i], rows.hasRow(r, i));
+                published.merge(chain[i], rows.hasRow(r, i), Boolean::logicalOr);
             }
         }
         return new TraceCeiling(trace.size(), refs, seen.size(), requested,

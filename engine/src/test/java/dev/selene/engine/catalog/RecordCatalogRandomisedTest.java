@@ -18,7 +18,9 @@ import dev.selene.engine.codec.RecordFileFormat;
 import dev.selene.engine.expiry.ExpirySweep;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.index.LruPolicy;
 import dev.selene.engine.layout.Layout;
+import dev.selene.engine.policy.WorthPolicy;
 import dev.selene.engine.slots.SlotList;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -92,7 +94,9 @@ class RecordCatalogRandomisedTest {
             this.memoryOnly = memoryOnly;
             this.spillCap = 1 + random.nextInt(4);
             long capacity = memoryOnly ? 0 : (3 + random.nextInt(10)) * ROW_FILE;
-            this.catalog = new RecordCatalog(LAYOUT, capacity, spillCap, clock::get);
+            // memory only: a policy that drops rows apart from their pages, so row drops are exercised too
+            this.catalog = new RecordCatalog(LAYOUT, capacity, spillCap, clock::get,
+                    memoryOnly ? new WorthPolicy() : new LruPolicy());
         }
 
         void run() {
@@ -177,12 +181,26 @@ class RecordCatalogRandomisedTest {
             inFlight.remove(key);
             if (random.nextInt(7) == 0) {
                 catalog.publicationEnded(key);
-                assertNull(catalog.state(key));
+                // an abandoned row leaves the record it was meant for as it was
+                assertEquals(catalog.slotsOf(key) == null ? null : State.DIRTY, catalog.state(key));
                 return;
             }
             SlotList slots = freshSlots(specs.get(key));
-            catalog.resident(specs.get(key), slots);
-            owned.put(slots, key);
+            SlotList held = catalog.slotsOf(key);
+            SlotList surplus = catalog.resident(specs.get(key), slots);
+            if (held == null) {
+                assertNull(surplus);
+                owned.put(slots, key);
+            } else {
+                // a row published at a record held without one joins its pages; the copy's pages come back
+                int pages = held.count();
+                assertEquals(slots.slice(0, pages), surplus, "the publication's pages come back");
+                assertEquals(key, owned.remove(held));
+                SlotList joined = SlotList.concat(held, slots.slice(pages, slots.count()));
+                assertEquals(joined, catalog.slotsOf(key), "the record keeps its pages and takes the row");
+                owned.put(joined, key);
+                assertTrue(catalog.info(key).spec().hasRow());
+            }
             assertEquals(State.DIRTY, catalog.state(key));
         }
 
@@ -192,8 +210,15 @@ class RecordCatalogRandomisedTest {
                 return;
             }
             State before = catalog.state(key);
+            SlotList held = catalog.slotsOf(key);
+            boolean rowMissing = held != null && !catalog.info(key).spec().hasRow() && specs.get(key).hasRow();
             Admission a = catalog.admit(specs.get(key));
-            if (before == null) {
+            if (inFlight.contains(key)) {
+                assertEquals(Admission.IN_FLIGHT, a);
+            } else if (memoryOnly && rowMissing) {
+                assertEquals(Admission.ADMITTED, a, "a row for a record whose row was dropped");
+                inFlight.add(key);
+            } else if (before == null) {
                 assertEquals(Admission.ADMITTED, a);
                 inFlight.add(key);
             } else if (before == State.IN_FLIGHT) {
@@ -267,7 +292,8 @@ class RecordCatalogRandomisedTest {
             assertTrue(freed >= wanted || catalog.cleanSlots() == 0, "stopped early");
             for (RecordKey k : r.removed()) {
                 assertFalse(pins.containsKey(k), "dropped pinned " + k);
-                assertEquals(memoryOnly ? null : State.DURABLE_ONLY, catalog.state(k), k + " after evictClean");
+                assertEquals(memoryOnly ? inFlight.contains(k) ? State.IN_FLIGHT : null : State.DURABLE_ONLY,
+                        catalog.state(k), k + " after evictClean");
             }
             if (memoryOnly) {
                 Set<RecordKey> removed = new HashSet<>(r.removed());
@@ -320,7 +346,7 @@ class RecordCatalogRandomisedTest {
                 if (s == null || s == State.IN_FLIGHT) {
                     break;
                 }
-                if (specs.get(chain.get(i)).hasRow()) {
+                if (catalog.info(chain.get(i)).spec().hasRow()) { // a dropped row is gone, its pages stay
                     expected = i + 1;
                 }
             }
@@ -352,7 +378,8 @@ class RecordCatalogRandomisedTest {
             assertTrue(removed.size() <= ExpirySweep.MAX_RECORDS_PER_SWEEP, removed.size() + " in one sweep");
             for (RecordKey k : removed) {
                 assertFalse(busy.contains(k), "expired busy " + k);
-                assertNull(catalog.state(k), k + " still known after expiry");
+                assertEquals(inFlight.contains(k) ? State.IN_FLIGHT : null, catalog.state(k),
+                        k + " still known after expiry (a row in flight for it stays in flight)");
             }
         }
 
@@ -370,7 +397,7 @@ class RecordCatalogRandomisedTest {
                 assertEquals(EvictResult.BUSY, e.result());
             } else if (e.result() == EvictResult.EVICTED) {
                 assertFalse(pins.containsKey(key) || writes.contains(key), "evicted busy " + key);
-                assertNull(catalog.state(key));
+                assertEquals(inFlight.contains(key) ? State.IN_FLIGHT : null, catalog.state(key));
             } else {
                 assertEquals(EvictResult.BUSY, e.result());
                 assertTrue(e.removal().isEmpty());
@@ -433,10 +460,24 @@ class RecordCatalogRandomisedTest {
 
         // ---- bookkeeping ---------------------------------------------------------------------------------
 
-        /** Carries out a removal as the owner does: every slot list and file it names must be outstanding. */
+        /**
+         * Carries out a removal as the owner does: every slot list and file it names must be outstanding; a dropped
+         * row's slots are the tail of its record's, whose pages stay.
+         */
         private void apply(Removal r) {
             for (SlotList s : r.slots()) {
-                assertNotNull(owned.remove(s), "slots " + s + " freed twice or never handed in");
+                if (owned.remove(s) == null) {
+                    SlotList whole = null;
+                    for (SlotList o : owned.keySet()) {
+                        if (o.count() > s.count() && o.slice(o.count() - s.count(), o.count()).equals(s)) {
+                            whole = o;
+                        }
+                    }
+                    assertNotNull(whole, "slots " + s + " freed twice or never handed in");
+                    RecordKey k = owned.remove(whole);
+                    assertTrue(r.rowsDropped().contains(k), "a part of " + k + "'s slots freed, its row not dropped");
+                    owned.put(whole.slice(0, whole.count() - s.count()), k);
+                }
             }
             for (RecordKey f : r.files()) {
                 assertTrue(files.remove(f), "file " + f + " deleted twice or never committed");
@@ -461,7 +502,8 @@ class RecordCatalogRandomisedTest {
             assertEquals(inFlight.size(), s.inFlight());
             assertEquals(writes.size(), s.writing());
             for (RecordKey k : inFlight) {
-                assertEquals(State.IN_FLIGHT, catalog.state(k));
+                // a row in flight for a record held without one: the record stays resident meanwhile
+                assertEquals(catalog.slotsOf(k) == null ? State.IN_FLIGHT : State.DIRTY, catalog.state(k));
             }
             for (RecordKey k : writes) {
                 assertEquals(State.BEING_WRITTEN, catalog.state(k));

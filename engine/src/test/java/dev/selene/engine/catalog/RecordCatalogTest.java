@@ -17,6 +17,9 @@ import dev.selene.engine.catalog.RecordCatalog.Stats;
 import dev.selene.engine.catalog.RecordCatalog.Where;
 import dev.selene.engine.codec.RecordFileFormat;
 import dev.selene.engine.expiry.ExpirySweep;
+import dev.selene.engine.index.EvictionPolicy;
+import dev.selene.engine.index.LruPolicy;
+import dev.selene.engine.index.RecordIndex;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
@@ -73,6 +76,51 @@ class RecordCatalogTest {
 
     private RecordCatalog memoryOnly() {
         return catalog = new RecordCatalog(LAYOUT, 0, 1, clock::get);
+    }
+
+    /**
+     * Memory only, with a policy that orders by recency as LRU does but ranks rows apart from their pages (as the
+     * policies that rank by worth do), so that a parent's row can be dropped.
+     */
+    private RecordCatalog memoryOnlyDroppingRows() {
+        LruPolicy lru = new LruPolicy();
+        EvictionPolicy rowsApart = new EvictionPolicy() {
+            @Override
+            public String name() {
+                return "lru-rows-apart";
+            }
+
+            @Override
+            public boolean dropsRowsApart() {
+                return true;
+            }
+
+            @Override
+            public void onUse(RecordIndex.Entry e, Use use) {
+                lru.onUse(e, use);
+            }
+
+            @Override
+            public void enlist(RecordIndex.Entry e) {
+                lru.enlist(e);
+            }
+
+            @Override
+            public void delist(RecordIndex.Entry e) {
+                lru.delist(e);
+            }
+
+            @Override
+            public RecordIndex.Entry victim() {
+                return lru.victim();
+            }
+
+            @Override
+            public int size() {
+                return lru.size();
+            }
+        };
+        return catalog = new RecordCatalog(LAYOUT, 0, 1, clock::get, rowsApart);
     }
 
     private RecordCatalog withDisk(long capacityBytes, int spillCap) {
@@ -461,7 +509,7 @@ class RecordCatalogTest {
     @Test
     void evictClean_memoryOnly_dropsLeavesOnlyColdestFirst() {
         memoryOnly();
-        RecordSpec a = root(1);
+        RecordSpec a = pageOnly(1, null);
         RecordSpec c = root(3);
         RecordSpec b = child(2, a);
         publish(a);
@@ -496,7 +544,7 @@ class RecordCatalogTest {
     @Test
     void evictClean_memoryOnly_skipsPinnedLeafAndItsAncestors() {
         memoryOnly();
-        RecordSpec a = root(1);
+        RecordSpec a = pageOnly(1, null);
         RecordSpec b = child(2, a);
         publishAll(a, b, root(3));
         assertTrue(catalog.pin(b.key()));
@@ -507,6 +555,123 @@ class RecordCatalogTest {
         assertEquals(List.of(key(3)), r.removed());
         catalog.unpin(b.key());
         assertEquals(List.of(b.key(), a.key()), catalog.evictClean(Integer.MAX_VALUE).removed());
+    }
+
+    @Test
+    void evictClean_memoryOnly_dropsTheRowOfAParentColdestFirst_andKeepsItsPagesForItsChild() {
+        memoryOnlyDroppingRows();
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        RecordSpec c = root(3);
+        SlotList aSlots = publish(a);
+        advance(1);
+        publish(c);
+        advance(1);
+        publish(b); // a is the coldest: its row can go, its pages stay under b
+        int rowPieces = ROW_SLOTS - PAGE_SLOTS;
+        assertEquals(2L * ROW_SLOTS + rowPieces, catalog.cleanSlots(), "two leaves and a parent's row");
+
+        Removal first = catalog.evictClean(1);
+
+        assertEquals(List.of(), first.removed(), "no record left");
+        assertEquals(List.of(a.key()), first.rowsDropped());
+        assertEquals(List.of(aSlots.slice(PAGE_SLOTS, ROW_SLOTS)), first.slots(), "the row's slots, the last ones");
+        assertEquals(aSlots.slice(0, PAGE_SLOTS), catalog.slotsOf(a.key()), "its pages stay where they were");
+        assertFalse(catalog.info(a.key()).spec().hasRow());
+        assertEquals(0, catalog.match(NS, chain(1)).depth(), "nothing ends at a row that is gone");
+        assertEquals(2, catalog.match(NS, chain(1, 2)).depth(), "the child still matches through the pages");
+        assertEquals(2L * ROW_SLOTS, catalog.cleanSlots(), "a page-only parent is not droppable");
+
+        assertEquals(List.of(c.key()), catalog.evictClean(1).removed());
+        assertEquals(List.of(b.key(), a.key()), catalog.evictClean(Integer.MAX_VALUE).removed(),
+                "the pages go after their last child");
+        catalog.checkInvariants();
+    }
+
+    @Test
+    void evictClean_memoryOnly_neverDropsTheRowOfAPinnedParent() {
+        memoryOnlyDroppingRows();
+        RecordSpec a = root(1);
+        publishAll(a, child(2, a));
+        assertTrue(catalog.pin(a.key()));
+
+        assertEquals(ROW_SLOTS, catalog.cleanSlots(), "only the child");
+        assertEquals(List.of(key(2)), catalog.evictClean(Integer.MAX_VALUE).removed());
+        assertTrue(catalog.info(a.key()).spec().hasRow());
+    }
+
+    @Test
+    void evictClean_withADisk_dropsCleanRecordsWhole() {
+        withDiskOf(8);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        publishAll(a, b);
+        assertEquals(List.of(a.key(), b.key()), spillAll());
+
+        Removal r = catalog.evictClean(1);
+
+        assertEquals(List.of(), r.rowsDropped(), "a row is dropped apart from its pages only without a disk");
+        assertEquals(1, r.removed().size());
+    }
+
+    @Test
+    void admit_memoryOnly_aRowAtARecordHeldWithoutOne_joinsItsPages() {
+        memoryOnly();
+        RecordSpec a = pageOnly(1, null);
+        RecordSpec b = child(2, a);
+        SlotList pages = publish(a);
+        publish(b);
+        assertEquals(0, catalog.match(NS, chain(1)).depth());
+
+        RecordSpec withRow = root(1);
+        assertEquals(Admission.ADMITTED, catalog.admit(withRow), "the row is new");
+        assertEquals(State.DIRTY, catalog.state(a.key()), "the record stays resident meanwhile");
+        assertEquals(Admission.IN_FLIGHT, catalog.admit(withRow));
+        SlotList copy = slotsFor(withRow);
+        SlotList surplus = catalog.resident(withRow, copy);
+
+        assertEquals(copy.slice(0, PAGE_SLOTS), surplus, "the copy's pages come back to be freed");
+        assertEquals(SlotList.concat(pages, copy.slice(PAGE_SLOTS, ROW_SLOTS)), catalog.slotsOf(a.key()),
+                "the record keeps its pages and takes the row's slots");
+        assertEquals(1, catalog.match(NS, chain(1)).depth(), "a match can end there now");
+        assertEquals(2, catalog.match(NS, chain(1, 2)).depth());
+        assertEquals(Admission.PRESENT, catalog.admit(withRow), "held with a row now");
+        assertEquals(Admission.PRESENT, catalog.admit(a), "a page-only publication adds nothing");
+        catalog.checkInvariants();
+    }
+
+    @Test
+    void evictClean_memoryOnly_underLru_neverDropsARowApartFromItsPages() {
+        memoryOnly();
+        RecordSpec a = root(1);
+        publishAll(a, child(2, a));
+
+        assertEquals(ROW_SLOTS, catalog.cleanSlots(), "only the leaf: recency alone cannot rank a parent's row");
+        assertEquals(List.of(key(2), key(1)), catalog.evictClean(Integer.MAX_VALUE).removed());
+    }
+
+    @Test
+    void admit_withADisk_aRowAtARecordHeldWithoutOne_isPresent() {
+        withDiskOf(8);
+        RecordSpec a = pageOnly(1, null);
+        publish(a);
+
+        assertEquals(Admission.PRESENT, catalog.admit(root(1)), "with a durable tier a record keeps what it first had");
+    }
+
+    @Test
+    void publicationEnded_ofARowForAHeldRecord_leavesTheRecordAsItWas() {
+        memoryOnly();
+        RecordSpec a = pageOnly(1, null);
+        SlotList pages = publish(a);
+        assertEquals(Admission.ADMITTED, catalog.admit(root(1)));
+
+        catalog.publicationEnded(a.key());
+
+        assertEquals(pages, catalog.slotsOf(a.key()));
+        assertFalse(catalog.info(a.key()).spec().hasRow());
+        assertEquals(State.DIRTY, catalog.state(a.key()));
+        catalog.checkInvariants();
     }
 
     @Test
@@ -526,14 +691,14 @@ class RecordCatalogTest {
     @Test
     void stats_memoryOnly_countsUndroppableParentsAsDirty() {
         memoryOnly();
-        RecordSpec a = root(1);
+        RecordSpec a = pageOnly(1, null);
         publishAll(a, child(2, a));
 
         Stats s = catalog.stats();
 
-        assertEquals(2L * ROW_SLOTS, s.residentSlots());
+        assertEquals(PAGE_SLOTS + ROW_SLOTS, s.residentSlots());
         assertEquals(ROW_SLOTS, s.cleanSlots());
-        assertEquals(ROW_SLOTS, s.dirtySlots());
+        assertEquals(PAGE_SLOTS, s.dirtySlots());
         assertEquals(0, s.diskRecords());
     }
 

@@ -80,14 +80,14 @@ class ReplayTest {
     void theNode_andTheSimulator_giveTheSameHitRatio_andTheReportNamesPolicyAndRows() throws IOException {
         JsonNode r = replay(TRACE.toString(), "--warm", "256m");
         assertEquals("node", r.get("engine").asText());
-        assertEquals("lru", r.get("policy").asText());
+        assertEquals("worth", r.get("policy").asText(), "the default");
         assertEquals("last-full", r.get("rows").asText());
         assertEquals(200, r.get("requests").asInt());
         double hit = r.get("hit_ratio").asDouble();
         assertTrue(hit > 0, "some requests hit: " + r);
         assertTrue(r.get("evicted") == null || r.get("evicted").isNull(), "the node does not report evictions");
         assertEquals(hit, r.get("simulated_hit_ratio").asDouble(), 0.0, "simulator and node: " + r);
-        assertTrue(hit <= r.get("oracle_hit_ratio").asDouble(), "the oracle bounds LRU here: " + r);
+        assertTrue(hit <= r.get("oracle_hit_ratio").asDouble(), "the oracle bounds the default policy here: " + r);
         assertTrue(r.get("oracle_hit_ratio").asDouble() <= r.get("ceiling_unbounded_rows").asDouble(), r.toString());
         assertEquals(hit, r.get("hit_ratio_memory").asDouble(), 1e-4);
         assertTrue(r.get("seconds_saved").asDouble() > 0);
@@ -142,11 +142,13 @@ class ReplayTest {
      * waits for the writes it started, as the simulator's finish before its next step; then the two agree within a
      * point of hit ratio, in all and from disk (mostly to four digits; 0.3-0.6 points apart in some runs, on a loaded
      * machine). Most of the hits come from the disk here (6.7 of 7.6 points in one run): a wrong disk model shows.
+     * Under LRU: the order of clean records under the worth policy follows timing more (one run: node 7.55%,
+     * simulator 6.40%), which would hide a wrong disk model in that noise.
      */
     @Test
     void withADiskTier_theNodeAndTheSimulatorAgreeWithinAPoint(@TempDir Path dir) throws IOException {
         JsonNode r = replay("--generate", "short-chats", "--requests", "400", "--warm", "64m", "--concurrency", "1",
-                "--disk-dir", dir.toString(), "--disk-size", "256m", "--settle-writes");
+                "--disk-dir", dir.toString(), "--disk-size", "256m", "--settle-writes", "--policy", "lru");
         assertEquals("node", r.get("engine").asText());
         assertTrue(r.get("evicted_disk").asLong() > 0, "the disk deleted files for room: " + r);
         assertTrue(r.get("restores_disk").asInt() > 0, "some restores read the disk: " + r);
@@ -205,7 +207,7 @@ class ReplayTest {
                 "held out, unmarked");
         assertTrue(lines.stream().anyMatch(l -> l.startsWith("worth: worst against lru")), "the summary");
         JsonNode json = new ObjectMapper().readTree(lines.getLast());
-        assertEquals("lru", json.get("default_policy").asText());
+        assertEquals("worth", json.get("default_policy").asText());
         JsonNode first = json.get("table").get(0);
         assertEquals("mooncake-first-200", first.get("trace").asText());
         assertEquals(false, first.get("tuned_on").asBoolean());
