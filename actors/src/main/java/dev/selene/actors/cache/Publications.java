@@ -170,6 +170,7 @@ final class Publications {
         if (pagesHeld != null) {
             // a row for a record held without one: the record keeps its own pages, the copy's go back
             core.slots.release(pagesHeld);
+            core.records.metrics().rowAdded();
             core.records.traces().append(key, core.origin, r.correlation(), "Row added to the record's pages",
                     null);
         }

@@ -481,6 +481,11 @@ public final class CacheMetrics implements AutoCloseable {
         add(rowsDropped, n);
     }
 
+    /** A row was published at a record held without one and joined its pages (a counter only, no metric). */
+    public void rowAdded() {
+        counters.add("rows.added", 1);
+    }
+
     /** {@code n} records of {@code tier} expired. */
     public void expired(Tier tier, int n) {
         counters.add("expired." + tier.label(), n);

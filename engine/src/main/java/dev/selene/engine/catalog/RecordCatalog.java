@@ -197,6 +197,8 @@ public final class RecordCatalog {
     private final RecordIndex memory;
     private final DiskIndex disk = new DiskIndex();
     private final Map<RecordKey, RecordSpec> inFlight = new HashMap<>();
+    /** The parent each publication in flight holds pinned (see {@code holdParent}). */
+    private final Map<RecordKey, RecordKey> parentsHeld = new HashMap<>();
     private final Map<RecordKey, Write> writing = new HashMap<>();
     private final LinkedHashSet<RecordKey> wantWrite = new LinkedHashSet<>();
     private long writingSlots;
@@ -250,6 +252,7 @@ public final class RecordCatalog {
         RecordIndex.Entry held = memory.get(key);
         if (held != null && !durableTier && spec.hasRow() && !held.spec().hasRow()) {
             inFlight.put(key, spec); // the row joins the pages held (see resident)
+            holdParent(spec);
             return Admission.ADMITTED;
         }
         if (held != null) {
@@ -263,12 +266,37 @@ public final class RecordCatalog {
             return Admission.PRESENT;
         }
         inFlight.put(key, spec);
+        holdParent(spec);
         return Admission.ADMITTED;
+    }
+
+    /**
+     * With memory only, while {@code spec} is being published its resident parent stays (pinned): dropped, it would
+     * leave the new record unreachable, a copy wasted. Released by {@link #resident} or {@link #publicationEnded}.
+     * With a durable tier a parent is dropped from memory only once it is written, so the record stays reachable (and
+     * a pin would hold back the parent's own write, which its children wait for).
+     */
+    private void holdParent(RecordSpec spec) {
+        if (!durableTier && spec.parent() != null && memory.contains(spec.parent())) {
+            memory.pin(spec.parent());
+            parentsHeld.put(spec.key(), spec.parent());
+        }
+    }
+
+    private void releaseParent(RecordKey key) {
+        RecordKey parent = parentsHeld.remove(key);
+        if (parent != null) {
+            RecordIndex.Entry e = memory.get(parent);
+            if (e != null && e.pins() > 0) {
+                memory.unpin(parent);
+            }
+        }
     }
 
     /** The admitted publication of {@code key} ended without the record (abandoned, failed, oversize). */
     public void publicationEnded(RecordKey key) {
         inFlight.remove(key);
+        releaseParent(key);
     }
 
     /**
@@ -281,6 +309,7 @@ public final class RecordCatalog {
         if (inFlight.remove(spec.key()) == null) {
             throw new IllegalStateException(spec.key() + " was not in flight");
         }
+        releaseParent(spec.key());
         long now = clock.getAsLong();
         SlotList surplus = null;
         if (memory.contains(spec.key())) {

@@ -154,6 +154,8 @@ public final class ReplaySimulator {
         private int request;
         private long tokensRequested;
         private long tokensFromCache;
+        private long rowsAdded;
+        private long rowsDropped;
         private long tokensFromDisk;
         private long blocksReferenced;
         private long blocksRestored;
@@ -219,7 +221,7 @@ public final class ReplaySimulator {
                     tokensFromCache, blocksReferenced, blocksRestored, requestsHit, published, stored, present,
                     abandoned, evicted, bytesRestored, tokensFromDisk, bytesFromDisk, restoresFromMemory,
                     restoresFromDisk,
-                    restoresRefused, spilled, evictedFromDisk);
+                    restoresRefused, spilled, evictedFromDisk, rowsAdded, rowsDropped);
         }
 
         /**
@@ -375,6 +377,7 @@ public final class ReplaySimulator {
                     stored++;
                     SlotList surplus = catalog.resident(spec, granted);
                     if (surplus != null) {
+                        rowsAdded++;
                         slots.release(surplus);
                     }
                 }
@@ -398,6 +401,7 @@ public final class ReplaySimulator {
                     long reported = (long) slots.pressureDeficit() + n;
                     RecordCatalog.Removal removal = catalog.evictClean(batch);
                     evicted += removal.removed().size();
+                    rowsDropped += removal.rowsDropped().size();
                     if (disk) {
                         plan(reported);
                     }

@@ -24,13 +24,15 @@ package dev.selene.engine.simulator;
  * @param restoresRefused   restores refused as slower than recomputing (their disk part's read estimate)
  * @param spilled           records written to disk
  * @param evictedFromDisk   record files deleted from disk to make room
+ * @param rowsAdded         rows published at records held without one, joined to their pages (memory only)
+ * @param rowsDropped       rows dropped from memory while their record's pages stayed (memory only)
  */
 public record SimulationResult(String policy, String rows, long requests, long tokensRequested, long tokensFromCache,
                                long blocksReferenced, long blocksRestored, long requestsHit, long published,
                                long stored, long present, long abandoned, long evicted, long bytesRestored,
                                long tokensFromDisk, long bytesFromDisk, long restoresFromMemory,
                                long restoresFromDisk, long restoresRefused,
-                               long spilled, long evictedFromDisk) {
+                               long spilled, long evictedFromDisk, long rowsAdded, long rowsDropped) {
 
     /** Tokens served from cache over tokens requested. */
     public double hitRatio() {

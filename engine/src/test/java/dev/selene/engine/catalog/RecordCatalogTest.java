@@ -615,6 +615,26 @@ class RecordCatalogTest {
     }
 
     @Test
+    void admit_holdsTheParentOfAPublicationInFlight_untilItIsResidentOrEnds() {
+        memoryOnly();
+        RecordSpec a = root(1);
+        publish(a);
+        RecordSpec b = child(2, a);
+        assertEquals(Admission.ADMITTED, catalog.admit(b));
+
+        assertEquals(0, catalog.cleanSlots(), "the parent of a record being published stays");
+        assertTrue(catalog.evictClean(Integer.MAX_VALUE).isEmpty());
+
+        catalog.publicationEnded(b.key());
+        assertEquals(ROW_SLOTS, catalog.cleanSlots(), "released when the publication ends without the record");
+        assertEquals(Admission.ADMITTED, catalog.admit(b));
+        catalog.resident(b, slotsFor(b));
+        assertEquals(List.of(key(2), key(1)), catalog.evictClean(Integer.MAX_VALUE).removed(),
+                "released when the record is resident: its child keeps it now");
+        catalog.checkInvariants();
+    }
+
+    @Test
     void admit_memoryOnly_aRowAtARecordHeldWithoutOne_joinsItsPages() {
         memoryOnly();
         RecordSpec a = pageOnly(1, null);

@@ -206,6 +206,8 @@ public final class ReplayCommand implements Callable<Integer> {
                 new TraceReplay(cache, copier, speedup, rule, cost, progress).settleWrites(settleWrites)
                         .run(requests, report);
                 CacheStatus status = cache.status().toCompletableFuture().join();
+                report.rowsAdded = status.counters().getOrDefault("rows.added", 0L);
+                report.rowsDropped = status.counters().getOrDefault("rows.dropped", 0L);
                 if (status.disk() != null && status.disk().readSamples() > 0) {
                     report.cost = cost.withDisk(status.disk().readBytesPerSecond());
                 }

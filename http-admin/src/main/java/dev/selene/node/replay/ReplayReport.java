@@ -58,6 +58,8 @@ public final class ReplayReport {
     long abandoned;
     long otherPublishResults;
     long evicted = -1;
+    long rowsAdded;
+    long rowsDropped;
     long spilled = -1;
     long evictedFromDisk = -1;
     long lookups;
@@ -145,6 +147,8 @@ public final class ReplayReport {
         present = r.present();
         abandoned = r.abandoned();
         evicted = r.evicted();
+        rowsAdded = r.rowsAdded();
+        rowsDropped = r.rowsDropped();
         if (diskBytes > 0 && !ReplaySimulator.ORACLE.equals(r.policy())) {
             spilled = r.spilled();
             evictedFromDisk = r.evictedFromDisk();
@@ -171,6 +175,10 @@ public final class ReplayReport {
                 + restoresFromPool + " (refused " + restoresRefused + ", failed " + restoresFailed + ")");
         line(b, "publications", published + " (stored " + stored + ", present " + present + ", abandoned "
                 + abandoned + ", other " + otherPublishResults + ")");
+        if (rowsAdded > 0 || rowsDropped > 0) {
+            line(b, "rows apart from pages", rowsAdded + " joined records held without one, " + rowsDropped
+                    + " dropped while their pages stayed");
+        }
         if (spilled >= 0) {
             line(b, "disk", spilled + " records written, " + evictedFromDisk + " files deleted for room");
         }
@@ -253,6 +261,10 @@ public final class ReplayReport {
         m.put("present", present);
         m.put("abandoned", abandoned);
         m.put("evicted", evicted < 0 ? null : evicted);
+        m.put("rows_added", rowsAdded);
+        m.put("rows_dropped", rowsDropped);
+        m.put("simulated_rows_added", simulated == null ? null : simulated.rowsAdded());
+        m.put("simulated_rows_dropped", simulated == null ? null : simulated.rowsDropped());
         m.put("spilled", spilled < 0 ? null : spilled);
         m.put("evicted_disk", evictedFromDisk < 0 ? null : evictedFromDisk);
         m.put("lookups", lookups);

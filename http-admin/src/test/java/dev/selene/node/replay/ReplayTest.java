@@ -29,7 +29,7 @@ class ReplayTest {
     static final Path TRACE = Path.of("src", "test", "resources", "mooncake-first-200.jsonl");
 
     /** Runs {@code selene replay ARGS --no-progress --json} and returns its JSON report. */
-    private static JsonNode replay(String... args) throws IOException {
+    static JsonNode replay(String... args) throws IOException {
         List<String> all = new ArrayList<>(List.of("replay"));
         all.addAll(List.of(args));
         all.addAll(List.of("--no-progress", "--json"));
