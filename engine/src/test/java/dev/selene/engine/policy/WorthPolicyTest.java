@@ -188,6 +188,49 @@ class WorthPolicyTest {
         assertTrue(policy.byWorth(key(worthKey)), "the samples keep their ranking");
     }
 
+    @Test
+    void aRowOthersHangFrom_goesBeforeItsPages_whichStayUntilTheirLastChildLeaves() {
+        WorthPolicy policy = byWorth();
+        RecordIndex index = new RecordIndex(true, policy, 4); // a row record: 1 page slot, then 4 row slots
+        chain(index, null, 1);
+        chain(index, 1L, 2);
+        assertTrue(index.get(key(1)).dropsRowOnly(), "a row with a child may go alone");
+        assertEquals(4 + 5, index.droppableSlots(), "the parent's row and the whole child");
+        List<String> drops = new ArrayList<>();
+        for (RecordIndex.Dropped d = index.dropNext(); d != null; d = index.dropNext()) {
+            drops.add(d.entry().key().hash() + (d.whole() ? " whole" : " row"));
+            int expected = !d.whole() ? 4 : d.entry().spec().hasRow() ? 5 : 1; // a row, a row record, a page
+            assertEquals(expected, d.freed().count(), drops.toString());
+            index.checkInvariants();
+            if (!d.whole()) {
+                assertFalse(index.get(key(1)).spec().hasRow());
+                assertEquals(1, index.get(key(1)).slots().count(), "its page stays");
+            }
+        }
+        assertTrue(drops.equals(List.of("1 row", "2 whole", "1 whole"))
+                || drops.equals(List.of("2 whole", "1 whole")), "the pages go last or with their row: " + drops);
+        assertEquals(0, index.size());
+    }
+
+    @Test
+    void aRowOthersHangFrom_isRankedByWorth_evenInTheDuelsRecencySample() {
+        long interior = keyInSet(1, 1);
+        long child = keyInSet(2, interior + 1);
+        List<Double> values = new ArrayList<>();
+        for (WorthPolicy policy : List.of(new WorthPolicy(), byWorth())) {
+            RecordIndex index = new RecordIndex(true, policy, 4);
+            insert(index, 100, null, false);
+            insert(index, 101, 100L, false);
+            insert(index, interior, 101L, true);
+            insert(index, child, interior, true);
+            assertTrue(index.get(key(interior)).dropsRowOnly());
+            values.add(policy.value(index.get(key(interior))));
+        }
+        assertFalse(new WorthPolicy().byWorth(key(interior)), "the key is in the recency sample");
+        assertEquals(values.get(1), values.get(0), "ranked by its worth there too, not by the recency constant");
+        assertTrue(values.get(0) != 0.25, "the recency constant with two rows and no resume would be 0.25");
+    }
+
     /** The first key from {@code from} on whose duel set is {@code set}. */
     private static long keyInSet(int set, long from) {
         long k = from;
