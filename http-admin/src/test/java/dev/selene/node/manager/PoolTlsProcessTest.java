@@ -102,9 +102,9 @@ class PoolTlsProcessTest {
     }
 
     @Test
-    void aManagerWithThePoolsCertificateJoins_aStrangerIsRefusedCountedAndLoggedOnce_plainTextGetsNothing_andAHostOfAnotherNamespaceCannotReadOrWriteItsRecords(
+    void aManagerWithThePoolsCertificateJoins_aStrangerIsRefusedCountedAndLoggedOnce_plainTextGetsNothing_andAHostOfAnotherNamespaceCannotReadOrWriteItsRecords_andAHostWithAnExpiredCertificateGivesUp(
             @TempDir Path tmp) throws Exception {
-        List<Integer> ports = LoopbackPorts.reserve(7);
+        List<Integer> ports = LoopbackPorts.reserve(8);
         SeleneProcess first = manager(tmp, "pool-manager-1", ports.get(0), ports.get(0), ports.get(1))
                 .awaitReady(START);
         SeleneProcess second = manager(tmp, "pool-manager-2", ports.get(2), ports.get(0), ports.get(3))
@@ -124,6 +124,17 @@ class PoolTlsProcessTest {
             assertPlainTextGetsNothing(port);
         }
         assertEquals(2, second.members(), "the pool's members still see each other");
+
+        // A served host whose certificate expired tries to join (it runs beside the checks below): refused and counted
+        // by the manager, and the host gives up starting with one line and the environment's exit code.
+        long expiredBefore = tlsRefused(first, "cluster", "expired");
+        Path expiredConf = tmp.resolve("host-expired.conf");
+        Files.writeString(expiredConf, tlsSettings("expired") + "selene.pool.port = " + ports.get(7) + "\n"
+                + "selene.pool.join-timeout = 8s\n");
+        SeleneProcess expired = SeleneProcess.start(tmp, "host-expired", "serve", "--config", expiredConf.toString(),
+                "--layout", "small", "--warm", "8m", "--device", "simulated", "--pool-managers",
+                "127.0.0.1:" + ports.get(0), "--admin-port", "0");
+        processes.add(expired);
 
         // Namespaces: host-a retires a chain of tenant-a to the managers.
         SeleneCache a = host("host-a", ports.get(0));
@@ -158,6 +169,15 @@ class PoolTlsProcessTest {
         KeyedChains.Restore allowed = KeyedChains.restore(c, device, specs);
         assertTrue(allowed.wholeFromPool(CHAIN), "host-c restored tenant-a's chain from the pool: " + allowed
                 + KeyedChains.traces(c, specs));
+
+        assertEquals(2, expired.awaitExit(Duration.ofSeconds(60)), "the expired host gives up: " + expired.tail(20));
+        assertTrue(expired.lines().stream().anyMatch(l -> l.startsWith("selene: no pool manager reachable at")),
+                "one line says why: " + expired.tail(20));
+        assertTrue(tlsRefused(first, "cluster", "expired") > expiredBefore, "the manager counted the expired host");
+        assertEquals(1, first.lines().stream().filter(l -> l.contains("refused a cluster connection")
+                && l.contains(PoolTls.Reason.EXPIRED.words())).count(), "logged once: " + first.tail(40));
+        assertFalse(first.status().at("/cluster/members").toString().contains("127.0.0.1:" + ports.get(7)),
+                "the expired host never became a member: " + first.status());
 
         // A served host refuses plain text on its own cluster port too: nothing comes back, and it counts and logs it.
         Path conf = tmp.resolve("host-d.conf");
