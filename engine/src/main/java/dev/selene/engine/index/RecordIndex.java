@@ -27,8 +27,8 @@ import java.util.Map;
  *               The eviction policy orders it; the default, LRU, keeps an intrusive recency list.
  *   parked    - memory-only records that a spill or retirement must copy out before they may be dropped (pressure spill),
  *               in an intrusive recency list (cold end first).
- * Pinned clean records (a restore is copying out of them) and memory-only parents of resident children are
- * in neither list; a pinned parked record stays in the parked list, since a spill only reads it. Leaves go first in memory-only mode, so chains are evicted from the tail and a resident record's
+ * Pinned clean records (a restore is copying out of them) and memory-only parents of resident children (but
+ * those with a row, under a policy that drops rows apart) are in neither list; a pinned parked record stays in the parked list, since a spill only reads it. Leaves go first in memory-only mode, so chains are evicted from the tail and a resident record's
  * ancestors stay resident; a resident child therefore keeps its parent, and the parent's list membership
  * follows its count of resident children, kept as records come and go (children that arrive before their
  * parent wait in a small map).
@@ -217,9 +217,16 @@ public final class RecordIndex {
         return e;
     }
 
-    /** The droppable record the policy drops next, removed from the index; null when nothing can be dropped. */
+    /**
+     * The droppable record the policy drops next, removed from the index; null when nothing can be dropped. For an
+     * index that never drops rows apart from their pages; otherwise {@link #dropNext} (a record others hang from
+     * must not leave whole).
+     */
     public Entry dropColdest() {
         Entry victim = policy.victim();
+        if (victim != null && victim.listedRowOnly) {
+            throw new IllegalStateException(victim.key() + " has resident children: drop its row with dropNext");
+        }
         return victim == null ? null : remove(victim.key());
     }
 
