@@ -28,9 +28,10 @@ import java.util.Map;
  *   parked    - memory-only records that a spill or retirement must copy out before they may be dropped (pressure spill),
  *               in an intrusive recency list (cold end first).
  * Pinned clean records (a restore is copying out of them) and memory-only parents of resident children (but
- * those with a row, under a policy that drops rows apart) are in neither list; a pinned parked record stays in the parked list, since a spill only reads it. Leaves go first in memory-only mode, so chains are evicted from the tail and a resident record's
- * ancestors stay resident; a resident child therefore keeps its parent, and the parent's list membership
- * follows its count of resident children, kept as records come and go (children that arrive before their
+ * those with a row, under a policy that drops rows apart) are in neither list; a pinned parked record stays in the
+ * parked list, since a spill only reads it. Leaves go first in memory-only mode, so chains are evicted from the tail
+ * and a resident record's ancestors stay resident; a resident child therefore keeps its parent, and the parent's
+ * list membership follows its count of resident children, kept as records come and go (children that arrive before their
  * parent wait in a small map).
  *
  * Using a record moves it to the hot end and refreshes the last use of its resident ancestors without moving
@@ -52,8 +53,7 @@ public final class RecordIndex {
         private int residentChildren;
         private boolean durable;
         private Membership set = Membership.NONE;
-        /** While droppable: the slots dropping it frees (all of a leaf's, the row's of a parent). */
-        private int listedSlots;
+        /** While droppable: dropping it frees only its row (it has children), not all its slots. */
         private boolean listedRowOnly;
         Entry prev;
         Entry next;
@@ -446,9 +446,9 @@ public final class RecordIndex {
                 throw new IllegalStateException(e.key() + " is in the wrong set");
             }
             if (want == Membership.DROPPABLE) {
-                if (e.listedSlots != dropWeight(e)) {
-                    throw new IllegalStateException(e.key() + " is listed as freeing " + e.listedSlots
-                            + " slots, would free " + dropWeight(e));
+                if (e.listedRowOnly != rowOnly(e)) {
+                    throw new IllegalStateException(e.key() + " is listed as dropping " + (e.listedRowOnly
+                            ? "its row only" : "whole") + ", would not");
                 }
                 dropSlots += dropWeight(e);
                 dropCount++;
@@ -501,7 +501,7 @@ public final class RecordIndex {
         return dropRows && !e.durable && e.residentChildren > 0 && e.spec.hasRow();
     }
 
-    /** The slots dropping {@code e} frees: its row's when it keeps its pages, else all of them. */
+    /** The slots dropping {@code e} frees now: its row's when it keeps its pages, else all of them. */
     private int dropWeight(Entry e) {
         return rowOnly(e) ? rowPieces : e.slots.count();
     }
@@ -516,9 +516,8 @@ public final class RecordIndex {
         if (want == Membership.PARKED) {
             parked.addByUse(e);
         } else if (want == Membership.DROPPABLE) {
-            e.listedSlots = dropWeight(e);
             e.listedRowOnly = rowOnly(e);
-            droppableSlots += e.listedSlots;
+            droppableSlots += dropWeight(e);
             droppableCount++;
             policy.enlist(e);
         }
@@ -528,7 +527,7 @@ public final class RecordIndex {
         if (e.set == Membership.PARKED) {
             parked.unlink(e);
         } else if (e.set == Membership.DROPPABLE) {
-            droppableSlots -= e.listedSlots;
+            droppableSlots -= e.listedRowOnly ? rowPieces : e.slots.count(); // as listed: slots change unlisted
             droppableCount--;
             policy.delist(e);
         }
