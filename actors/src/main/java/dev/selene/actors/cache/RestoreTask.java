@@ -8,6 +8,7 @@ import dev.selene.actors.value.Tier;
 import dev.selene.engine.index.ChainMatch;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
+import dev.selene.engine.layout.Layout;
 import dev.selene.engine.slots.SlotList;
 import dev.selene.transport.gpu.CopyPlans;
 import dev.selene.transport.gpu.DevicePlacement;
@@ -368,7 +369,14 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
 
     private CompletableFuture<Void> copy(int i, SlotList slots) {
         RecordSpec s = spec(i);
-        var plan = CopyPlans.forRecord(records.layout(), records.host(), slots, targets.get(i), s.hasRow());
+        // A record above the match's end needs only its pages there: its row may have been dropped (or added)
+        // since the caller placed it; a row is copied where both the record and its target have one.
+        Layout layout = records.layout();
+        DevicePlacement target = targets.get(i);
+        boolean row = s.hasRow() && target.holdsRow(layout);
+        var plan = CopyPlans.forRecord(layout, records.host(),
+                row || !s.hasRow() ? slots : slots.slice(0, layout.slotsPerRecord(false)),
+                row ? target : target.pagesOnly(layout), row);
         copiedBytes += plan.totalBytes();
         records.traces().append(s.key(), origin, correlation, "Copy H2D started (from "
                 + parts.get(i).tier().label() + ")", null);
@@ -415,8 +423,14 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         int pool = byTier.getOrDefault(Tier.POOL, 0);
         records.metrics().restored(memory, disk, pool, tokens, copiedBytes,
                 records.clock().getAsLong() - startNanos);
+        List<Integer> rowsLeftOut = new ArrayList<>();
+        for (int i = 0; i < depth; i++) {
+            if (!spec(i).hasRow() && targets.get(i).holdsRow(records.layout())) {
+                rowsLeftOut.add(i);
+            }
+        }
         replyTo.tell(new RestoreResult(RestoreResult.Outcome.RESTORED, depth, tokens, memory, disk, pool,
-                copiedBytes, ""));
+                copiedBytes, "", rowsLeftOut));
         return Behaviors.stopped();
     }
 

@@ -1,5 +1,7 @@
 package dev.selene.actors.value;
 
+import java.util.List;
+
 /**
  * The answer to a restore: how much of the chain was copied back to the device and from where, or why not.
  *
@@ -11,9 +13,16 @@ package dev.selene.actors.value;
  * @param fromPool   records restored from the pool
  * @param bytes      bytes copied to the device
  * @param detail     a human sentence for refusals and failures, else empty
+ * @param rowsLeftOut positions in the chain (from 0) of records restored without the row their target had room for:
+ *                   the cache dropped that row to make room and kept the record's pages for the records below it
+ *                   (a resume needs only the row where it ends); the target's row shares there are left untouched
  */
 public record RestoreResult(Outcome outcome, int records, long tokens, int fromMemory, int fromDisk, int fromPool,
-                            long bytes, String detail) {
+                            long bytes, String detail, List<Integer> rowsLeftOut) {
+
+    public RestoreResult {
+        rowsLeftOut = List.copyOf(rowsLeftOut);
+    }
 
     /** The kinds of answer. */
     public enum Outcome {
@@ -30,6 +39,6 @@ public record RestoreResult(Outcome outcome, int records, long tokens, int fromM
     }
 
     public static RestoreResult of(Outcome outcome, String detail) {
-        return new RestoreResult(outcome, 0, 0, 0, 0, 0, 0, detail);
+        return new RestoreResult(outcome, 0, 0, 0, 0, 0, 0, detail, List.of());
     }
 }

@@ -2,6 +2,7 @@ package dev.selene.transport.gpu;
 
 import dev.selene.engine.layout.Layout;
 
+import java.util.Arrays;
 import java.util.Objects;
 
 /**
@@ -40,6 +41,17 @@ public record DevicePlacement(long[] addresses) {
     /** Number of shares placed. */
     public int shares() {
         return addresses.length;
+    }
+
+    /** Whether the placement has room for the record's row pieces as well as its pages. */
+    public boolean holdsRow(Layout layout) {
+        return layout.slotsPerRecord(true) > layout.slotsPerRecord(false) && addresses.length == shares(layout, true);
+    }
+
+    /** The shares of the record's pages alone, without its row pieces ({@code this} when it has none). */
+    public DevicePlacement pagesOnly(Layout layout) {
+        int pages = shares(layout, false);
+        return addresses.length <= pages ? this : new DevicePlacement(Arrays.copyOf(addresses, pages));
     }
 
     /** Device address of rank {@code rank}'s share of piece {@code piece}. */
