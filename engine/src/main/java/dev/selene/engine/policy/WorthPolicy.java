@@ -28,7 +28,8 @@ import java.util.TreeSet;
  *               turn: rows above r that were resumed from before r arrived (0, 1, 2+: how far a conversation has
  *               gone); history: how often r's key was published or resumed from before (0, 1, 2+, from a frequency
  *               sketch that outlives the record)
- * p(c)        = (resumed + 1) / (trials + 2), each row counting one trial per class it enters
+ * p(c)        = (resumed + 1) / (trials + 2) over the ended trials of c: a row's trial in the class it entered
+ *               ends when a request resumes from it (a success) or when it is dropped (a failure)
  * duel        = rows whose key falls in sample set 0 are always ranked by worth, set 1 by recency; the others by
  *               worth while set 0's rows have been resumed from more often than set 1's
  * </pre>
@@ -136,6 +137,8 @@ public final class WorthPolicy implements EvictionPolicy {
         int uses;
         int resumes;
         int recordClass = -1;
+        /** Whether the row's trial in its class is still open: neither resumed from nor dropped since it entered. */
+        boolean trial;
         int seen;
         boolean wasParent;
         double base;
@@ -215,8 +218,7 @@ public final class WorthPolicy implements EvictionPolicy {
         }
         if (use == Use.RESUMED && e.spec().hasRow()) {
             n.resumes++;
-            resumed[n.recordClass]++;
-            allResumed++;
+            closeTrial(n, true);
             int set = duelSet(e.key());
             if (set == 0) {
                 duelCounter = Math.min(DUEL_LIMIT, duelCounter + 1);
@@ -237,6 +239,8 @@ public final class WorthPolicy implements EvictionPolicy {
             n.base = inflation;
             enterClass(n);
             history.increment(e.key().hash());
+        } else {
+            closeTrial(n, false);
         }
         if (n.children != null) {
             for (Node child : n.children) {
@@ -270,6 +274,7 @@ public final class WorthPolicy implements EvictionPolicy {
     @Override
     public void onRemove(RecordIndex.Entry e) {
         Node n = nodes.remove(e.key());
+        closeTrial(n, false);
         if (n.parent != null && n.parent.children != null) {
             n.parent.children.remove(n);
         } else if (e.spec().parent() != null) {
@@ -394,10 +399,8 @@ public final class WorthPolicy implements EvictionPolicy {
     /** Derives {@code n} again now that its parent arrived, moves its trial to its new class, and its subtree's. */
     private void settle(Node n) {
         derive(n);
-        if (n.recordClass >= 0) {
-            trials[n.recordClass] = Math.max(0, trials[n.recordClass] - 1);
+        if (n.trial) {
             n.recordClass = classOf(n);
-            trials[n.recordClass]++;
         }
         rerank(n);
         if (n.children != null) {
@@ -415,7 +418,24 @@ public final class WorthPolicy implements EvictionPolicy {
     private void enterClass(Node n) {
         n.seen = Math.min(history.frequency(n.entry.key().hash()), MAX_HISTORY);
         n.recordClass = classOf(n);
+        n.trial = true;
+    }
+
+    /**
+     * Counts {@code n}'s open trial, if any, in its class: a success when a request resumed from its row, a failure
+     * when the row left unused. A trial is counted only once it has ended, so rows still waiting for their next turn
+     * do not count as failures and a class's share does not sink while many of its rows are young.
+     */
+    private void closeTrial(Node n, boolean resumedFrom) {
+        if (!n.trial) {
+            return;
+        }
+        n.trial = false;
         allTrials++;
+        if (resumedFrom) {
+            resumed[n.recordClass]++;
+            allResumed++;
+        }
         if (++trials[n.recordClass] >= COUNT_HALF_LIFE) {
             trials[n.recordClass] /= 2;
             resumed[n.recordClass] /= 2;

@@ -111,6 +111,7 @@ class WorthPolicyTest {
             chain(index, first, first + 1);
             index.touch(key(first + 1), 3, EvictionPolicy.Use.RESUMED);
             chain(index, 1L, first + 50);
+            index.remove(key(first + 50)); // dropped, never resumed from: its trial ends as a failure
         }
         // An older second-turn row and a newer first-turn row.
         chain(index, 1L, 900);
@@ -122,6 +123,27 @@ class WorthPolicyTest {
         assertTrue(wentOn > oneOff, "turn 2 is resumed more often than turn 1: " + wentOn + " vs " + oneOff);
         List<Long> order = drain(index);
         assertTrue(order.indexOf(950L) < order.indexOf(901L), "the newer first-turn row goes first: " + order);
+    }
+
+    @Test
+    void aClassShare_countsOnlyEndedTrials_soYoungRowsWaitingForTheirNextTurnDoNotSinkIt() {
+        WorthPolicy policy = byWorth();
+        RecordIndex index = new RecordIndex(true, policy);
+        int novelRootClass = 1;
+        for (long r = 1; r <= 4; r++) { // four root rows, each resumed from: four successes
+            chain(index, null, r);
+            index.touch(key(r), r, EvictionPolicy.Use.RESUMED);
+        }
+        assertEquals(5.0 / 6, policy.share(novelRootClass), 1e-12);
+        for (long r = 11; r <= 20; r++) { // ten more, not resumed from yet (their next turn has not come)
+            chain(index, null, r);
+        }
+        assertEquals(5.0 / 6, policy.share(novelRootClass), 1e-12, "open trials are not failures");
+        index.remove(key(11));
+        index.remove(key(12));
+        assertEquals(5.0 / 8, policy.share(novelRootClass), 1e-12, "two dropped unused: two failures");
+        index.touch(key(13), 30, EvictionPolicy.Use.RESUMED);
+        assertEquals(6.0 / 9, policy.share(novelRootClass), 1e-12, "one resumed from: a success");
     }
 
     @Test
