@@ -60,6 +60,8 @@ class PoolAvailabilityProcessTest {
     private static final Duration FAULT = Duration.ofSeconds(15);
     /** The bound on retirements standing still: a few failover deadlines (500 ms), far below the downing (10 s+). */
     private static final Duration STILL_BOUND = Duration.ofSeconds(5);
+    /** The bound on the first retirement after the fault (issue 23: retirements resume within 2 s of it). */
+    private static final Duration RESUME_BOUND = Duration.ofSeconds(2);
     /**
      * Each manager's store: about 10,000 records of 48 KiB, more than a scenario publishes (it paces its chains), so
      * that no record is evicted and every retired record must restore.
@@ -202,6 +204,8 @@ class PoolAvailabilityProcessTest {
         assertEquals(List.of(), restoring.failures(), "no restore of a retired chain failed or came back short");
         assertTrue(restoring.restored() > 0, "restores ran: " + restoring);
         assertTrue(still < STILL_BOUND.toNanos(), "retirements stood still " + still / 1_000_000 + " ms");
+        assertTrue(resumed >= 0 && resumed < RESUME_BOUND.toNanos(), "retirements resumed within "
+                + RESUME_BOUND.toSeconds() + " s of the fault: the first after " + resumed / 1_000_000 + " ms");
         assertTrue(afterAll > 0, "retirements went to the managers as soon as they answered again after every one "
                 + "of them had stalled (not only once the host stopped suspecting them)");
         // The hosts (in this JVM) do not hold on to what they could not send: their heap does not grow with it.
