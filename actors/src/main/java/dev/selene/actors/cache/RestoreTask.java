@@ -362,21 +362,29 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         return -1;
     }
 
-    /** Shortens the match to the deepest record with a row before {@code end} (exclusive). */
+    /**
+     * Shortens the match to the deepest record before {@code end} (exclusive) that can end it: one with a row whose
+     * target has room for that row (its row was copied).
+     */
     private void truncate(int end) {
-        depth = ChainMatch.depth(Math.min(end, depth), i -> true, i -> spec(i).hasRow());
+        Layout layout = records.layout();
+        boolean rowless = layout.slotsPerRecord(true) == layout.slotsPerRecord(false);
+        depth = ChainMatch.depth(Math.min(end, depth), i -> true,
+                i -> spec(i).hasRow() && (rowless || targets.get(i).holdsRow(layout)));
     }
 
     private CompletableFuture<Void> copy(int i, SlotList slots) {
         RecordSpec s = spec(i);
-        // A record above the match's end needs only its pages there: its row may have been dropped (or added)
-        // since the caller placed it; a row is copied where both the record and its target have one.
+        // A record above the match's end is needed for its pages only: its row may have been dropped (or added)
+        // since the caller placed it, so a row is copied where both the record and its target have one. The record
+        // that ends the match must bring its row: a target without room for it fails the restore, as any target
+        // of the wrong size does.
         Layout layout = records.layout();
         DevicePlacement target = targets.get(i);
-        boolean row = s.hasRow() && target.holdsRow(layout);
+        boolean row = s.hasRow() && (target.holdsRow(layout) || i == depth - 1);
         var plan = CopyPlans.forRecord(layout, records.host(),
-                row || !s.hasRow() ? slots : slots.slice(0, layout.slotsPerRecord(false)),
-                row ? target : target.pagesOnly(layout), row);
+                s.hasRow() && !row ? slots.slice(0, layout.slotsPerRecord(false)) : slots,
+                !s.hasRow() && target.holdsRow(layout) ? target.pagesOnly(layout) : target, row);
         copiedBytes += plan.totalBytes();
         records.traces().append(s.key(), origin, correlation, "Copy H2D started (from "
                 + parts.get(i).tier().label() + ")", null);

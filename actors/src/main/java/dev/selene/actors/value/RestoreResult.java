@@ -13,9 +13,10 @@ import java.util.List;
  * @param fromPool   records restored from the pool
  * @param bytes      bytes copied to the device
  * @param detail     a human sentence for refusals and failures, else empty
- * @param rowsLeftOut positions in the chain (from 0) of records restored without the row their target had room for:
- *                   the cache dropped that row to make room and kept the record's pages for the records below it
- *                   (a resume needs only the row where it ends); the target's row shares there are left untouched
+ * @param rowsLeftOut positions in the chain (from 0) of records restored without the row their target had room for,
+ *                   because the cache holds none there (it dropped that row to make room and kept the record's pages
+ *                   for the records below it, or the record was published without one); a resume needs only the row
+ *                   where the match ends; the target's row shares there are left untouched
  */
 public record RestoreResult(Outcome outcome, int records, long tokens, int fromMemory, int fromDisk, int fromPool,
                             long bytes, String detail, List<Integer> rowsLeftOut) {

@@ -260,6 +260,31 @@ class HostCacheTest {
     }
 
     @Test
+    void aRecordAboveTheMatchsEndThatGainedARow_placedWithoutRoomForIt_restoresItsPages_butTheEndMustBringItsRow()
+            throws Exception {
+        // The caller placed the chain as a lookup described it, then a row was published at the parent.
+        SeleneCache cache = node(64);
+        RecordSpec pagesOnly = spec(60, null, false);
+        RecordSpec child = spec(61, 60L, true);
+        RecordSpec withRow = spec(60, null, true);
+        await(cache.publish(pagesOnly, snapshot(pagesOnly)));
+        await(cache.publish(child, snapshot(child)));
+        assertInstanceOf(PublishResult.Stored.class, await(cache.publish(withRow, snapshot(withRow))));
+
+        List<DevicePlacement> targets = List.of(target(false), target(true));
+        RestoreResult r = await(cache.restore(NS, new long[] {60, 61}, targets, Duration.ofSeconds(1)));
+        assertEquals(RestoreResult.Outcome.RESTORED, r.outcome(), r.toString());
+        assertEquals(2, r.records());
+        assertEquals(List.of(), r.rowsLeftOut(), "no row the target had room for is missing");
+        assertTrue(KeyedContent.verifyRecord(copier, LAYOUT, targets.get(0), withRow.key(), false), "its pages");
+        assertTrue(KeyedContent.verifyRecord(copier, LAYOUT, targets.get(1), child.key(), true), "the child whole");
+
+        RestoreResult end = await(cache.restore(NS, new long[] {60}, List.of(target(false)), Duration.ofSeconds(1)));
+        assertEquals(RestoreResult.Outcome.FAILED, end.outcome(), "the record that ends the match needs room for its "
+                + "row: " + end);
+    }
+
+    @Test
     void fullPool_evictsColdestRecordFirst_memoryOnly() throws Exception {
         // 10 warm + 10 intake slots, records of 5 slots: the third allocation would eat into the intake, so the
         // coldest of the two resident records is evicted first (B3, B6).

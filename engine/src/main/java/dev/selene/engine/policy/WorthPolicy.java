@@ -59,9 +59,10 @@ public final class WorthPolicy implements EvictionPolicy {
      * published holds a fifth of a row's slots.
      *
      * Probability. Learnt per class, as the reuse policy does [3]: the share of rows of a class that were resumed
-     * from. The classes are Marconi's taxonomy of where states are reused, in terms a host tier observes: a
-     * conversation's end (turn: a row on a chain whose earlier rows were resumed; the conversation went on before),
-     * the start of new chains (novel), keys seen again (history: a shared prefix asked about again).
+     * from, here over trials that have ended (a row resumed from, or gone unused). The classes are Marconi's
+     * taxonomy of where states are reused, in terms a host tier observes: a conversation's end (turn: a row on a
+     * chain whose earlier rows were resumed; the conversation went on before), the start of new chains (novel), keys
+     * seen again (history: a shared prefix asked about again).
      *
      * Duel. Where the working set nearly fits, recency is the best predictor and any reordering by noisy class shares
      * loses hits. Set dueling [4] keeps the choice adaptive: one sixteenth of the rows (by key) is always ranked by

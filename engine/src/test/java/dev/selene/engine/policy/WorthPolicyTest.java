@@ -147,6 +147,22 @@ class WorthPolicyTest {
     }
 
     @Test
+    void aRowDroppedApartFromItsPages_endsItsTrialAsAFailure_andItsRecordsRemovalDoesNotCountItAgain() {
+        WorthPolicy policy = byWorth();
+        RecordIndex index = new RecordIndex(true, policy, 4); // a row record: 1 page slot, then 4 row slots
+        int novelRootClass = 1;
+        chain(index, null, 1); // a root row, unused: a novel chain
+        chain(index, 1L, 2, 3, 4); // a row three blocks below (worth more), in the same class (the chain is novel)
+        boolean rowDroppedApart = false;
+        for (RecordIndex.Dropped d = index.dropNext(); d != null; d = index.dropNext()) {
+            rowDroppedApart |= !d.whole();
+            index.checkInvariants();
+        }
+        assertTrue(rowDroppedApart, "the root's row went before its pages");
+        assertEquals(1.0 / 4, policy.share(novelRootClass), 1e-12, "two trials ended, both failures, each once");
+    }
+
+    @Test
     void aRecordUsedAgain_movesBehindAnEqualOne() {
         RecordIndex index = new RecordIndex(true, byWorth());
         chain(index, null, 1);

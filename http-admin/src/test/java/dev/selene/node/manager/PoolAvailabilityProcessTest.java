@@ -205,7 +205,8 @@ class PoolAvailabilityProcessTest {
         assertTrue(restoring.restored() > 0, "restores ran: " + restoring);
         assertTrue(still < STILL_BOUND.toNanos(), "retirements stood still " + still / 1_000_000 + " ms");
         assertTrue(resumed >= 0 && resumed < RESUME_BOUND.toNanos(), "retirements resumed within "
-                + RESUME_BOUND.toSeconds() + " s of the fault: the first after " + resumed / 1_000_000 + " ms");
+                + RESUME_BOUND.toSeconds() + " s of the fault: the first after "
+                + (resumed < 0 ? "never" : resumed / 1_000_000 + " ms"));
         assertTrue(afterAll > 0, "retirements went to the managers as soon as they answered again after every one "
                 + "of them had stalled (not only once the host stopped suspecting them)");
         // The hosts (in this JVM) do not hold on to what they could not send: their heap does not grow with it.
