@@ -368,9 +368,13 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
      */
     private void truncate(int end) {
         Layout layout = records.layout();
-        boolean rowless = layout.slotsPerRecord(true) == layout.slotsPerRecord(false);
         depth = ChainMatch.depth(Math.min(end, depth), i -> true,
-                i -> spec(i).hasRow() && (rowless || targets.get(i).holdsRow(layout)));
+                i -> spec(i).hasRow() && (layout.rowPieces() == 0 || targets.get(i).holdsRow(layout)));
+    }
+
+    /** Whether the record at {@code i} has no row where its target has room for one: it is copied pages-only. */
+    private boolean rowLeftOut(int i) {
+        return !spec(i).hasRow() && targets.get(i).holdsRow(records.layout());
     }
 
     private CompletableFuture<Void> copy(int i, SlotList slots) {
@@ -384,7 +388,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         boolean row = s.hasRow() && (target.holdsRow(layout) || i == depth - 1);
         var plan = CopyPlans.forRecord(layout, records.host(),
                 s.hasRow() && !row ? slots.slice(0, layout.slotsPerRecord(false)) : slots,
-                !s.hasRow() && target.holdsRow(layout) ? target.pagesOnly(layout) : target, row);
+                rowLeftOut(i) ? target.pagesOnly(layout) : target, row);
         copiedBytes += plan.totalBytes();
         records.traces().append(s.key(), origin, correlation, "Copy H2D started (from "
                 + parts.get(i).tier().label() + ")", null);
@@ -433,7 +437,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
                 records.clock().getAsLong() - startNanos);
         List<Integer> rowsLeftOut = new ArrayList<>();
         for (int i = 0; i < depth; i++) {
-            if (!spec(i).hasRow() && targets.get(i).holdsRow(records.layout())) {
+            if (rowLeftOut(i)) {
                 rowsLeftOut.add(i);
             }
         }

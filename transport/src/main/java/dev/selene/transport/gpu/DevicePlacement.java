@@ -45,7 +45,7 @@ public record DevicePlacement(long[] addresses) {
 
     /** Whether the placement has room for the record's row pieces as well as its pages. */
     public boolean holdsRow(Layout layout) {
-        return layout.slotsPerRecord(true) > layout.slotsPerRecord(false) && addresses.length == shares(layout, true);
+        return layout.rowPieces() > 0 && addresses.length == shares(layout, true);
     }
 
     /** The shares of the record's pages alone, without its row pieces ({@code this} when it has none). */
