@@ -92,7 +92,9 @@ public final class WorthPolicy implements EvictionPolicy {
      * alive a retry or a branch may come back to it.
      *
      * Limits. Only droppable records are ranked (memory only: leaves and the rows above others; with a durable tier,
-     * clean records, whole).
+     * clean records, whole). The shadow LRU cache costs a map entry per record it holds: at most one per slot of the
+     * most memory ever held, in practice about as many as the index holds. It orders keys by their last use alone,
+     * where LRU drops leaves only, so its verdict is an estimate.
      *
      * [1] Pan et al., Marconi: Prefix Caching for the Era of Hybrid LLMs, MLSys 2025.
      * [2] Cao and Irani, Cost-aware WWW proxy caching algorithms (GreedyDual-Size), USENIX 1997.
@@ -115,7 +117,7 @@ public final class WorthPolicy implements EvictionPolicy {
 
     /** Rows are ranked by recency while the shadow LRU's lead is more than this many standard deviations. */
     static final double DUEL_Z = 2;
-    /** The duel's two counts are halved once together they pass this many resumes. */
+    /** The duel's two counts are halved once together they pass this many points. */
     static final int DUEL_WINDOW = 512;
 
     private static final int CLASSES = 2 * (MAX_TURN + 1) * (MAX_HISTORY + 1);
