@@ -5,13 +5,10 @@ import dev.selene.actors.value.PublishResult;
 import dev.selene.actors.value.RetryReason;
 import dev.selene.actors.value.Tier;
 import dev.selene.engine.catalog.RecordCatalog;
-import kamon.Kamon;
-import kamon.metric.Counter;
-import kamon.metric.Gauge;
-import kamon.metric.Histogram;
-import kamon.metric.MeasurementUnit;
-import kamon.metric.Metric;
-import kamon.tag.TagSet;
+import dev.selene.actors.metrics.MetricsBackend.Counter;
+import dev.selene.actors.metrics.MetricsBackend.Gauge;
+import dev.selene.actors.metrics.MetricsBackend.Histogram;
+import dev.selene.actors.metrics.MetricsBackend.Unit;
 
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -27,12 +24,13 @@ import java.util.function.Function;
 
 /**
  * One node's instruments: every metric the node records, declared once with its type, unit and bounded tags, and a
- * typed method per event that the actors call where the event happens. Each method records into Kamon and into the
- * node's {@link CacheCounters} (the in-process snapshot that {@code /status}, the status page and the reports read),
- * so the counter names live here and nowhere else. Thread-safe: the actors record from their own threads.
+ * typed method per event that the actors call where the event happens. Each method records into the installed
+ * {@link MetricsBackend} (Kamon's registry with {@code selene-metrics-kamon} on the class path, else nowhere) and into
+ * the node's {@link CacheCounters} (the in-process snapshot that {@code /status}, the status page and the reports
+ * read), so the counter names live here and nowhere else. Thread-safe: the actors record from their own threads.
  *
- * <p>The library records into Kamon's registry only; exporting is the application's choice (the node serves
- * Kamon's Prometheus reporter at {@code /metrics}). With no reporter started nothing leaves the process. The
+ * <p>The library records into the backend only; exporting is the application's choice (the node serves Kamon's
+ * Prometheus reporter at {@code /metrics}). With no reporter started nothing leaves the process. The
  * catalogue of names, types, units and tags is {@code docs/metrics.md}; a test scrapes a node and holds the two
  * together.
  */
@@ -56,102 +54,102 @@ public final class CacheMetrics implements AutoCloseable {
      * null here, and recording into them does nothing; the in-process counters still count, for /status.
      */
 
-    private static final MeasurementUnit NANOS = MeasurementUnit.time().nanoseconds();
-    private static final MeasurementUnit BYTES = MeasurementUnit.information().bytes();
+    private static final Unit NANOS = Unit.NANOSECONDS;
+    private static final Unit BYTES = Unit.BYTES;
 
-    private static final Metric.Gauge ENABLED = Kamon.gauge("selene_enabled",
+    private static final Family<Gauge> ENABLED = Family.gauge("selene_enabled",
             "1 when a tier is configured, 0 when the cache is disabled");
-    private static final Metric.Gauge SLOTS_CAPACITY = Kamon.gauge("selene_slots_capacity",
+    private static final Family<Gauge> SLOTS_CAPACITY = Family.gauge("selene_slots_capacity",
             "Host slots in the pool, warm and intake");
-    private static final Metric.Gauge SLOTS_IN_USE = Kamon.gauge("selene_slots_in_use",
+    private static final Family<Gauge> SLOTS_IN_USE = Family.gauge("selene_slots_in_use",
             "Host slots holding records, copies in flight or restores being staged");
-    private static final Metric.Gauge SLOTS_FREE = Kamon.gauge("selene_slots_free", "Free host slots");
-    private static final Metric.Gauge SLOTS_CLEAN = Kamon.gauge("selene_slots_clean",
+    private static final Family<Gauge> SLOTS_FREE = Family.gauge("selene_slots_free", "Free host slots");
+    private static final Family<Gauge> SLOTS_CLEAN = Family.gauge("selene_slots_clean",
             "Host slots of records that can be dropped at once: clean ones (a durable copy on disk or in the "
                     + "pool) and, on a node without a durable tier, the records eviction drops as they are");
-    private static final Metric.Gauge INTAKE_SLOTS = Kamon.gauge("selene_intake_slots",
+    private static final Family<Gauge> INTAKE_SLOTS = Family.gauge("selene_intake_slots",
             "Host slots the intake keeps free for publications");
-    private static final Metric.Gauge IN_FLIGHT = Kamon.gauge("selene_publications_in_flight",
+    private static final Family<Gauge> IN_FLIGHT = Family.gauge("selene_publications_in_flight",
             "Publications admitted and not yet resident");
-    private static final Metric.Gauge RECORDS = Kamon.gauge("selene_records", "Records held, by tier");
-    private static final Metric.Gauge DISK_USED = Kamon.gauge("selene_disk_used",
+    private static final Family<Gauge> RECORDS = Family.gauge("selene_records", "Records held, by tier");
+    private static final Family<Gauge> DISK_USED = Family.gauge("selene_disk_used",
             "Size of the committed record files on the disk tier", BYTES);
-    private static final Metric.Gauge DISK_CAPACITY = Kamon.gauge("selene_disk_capacity",
+    private static final Family<Gauge> DISK_CAPACITY = Family.gauge("selene_disk_capacity",
             "Size the disk tier may fill", BYTES);
-    private static final Metric.Gauge DISK_QUEUE = Kamon.gauge("selene_disk_queue_depth",
+    private static final Family<Gauge> DISK_QUEUE = Family.gauge("selene_disk_queue_depth",
             "Record writes in flight on the disk tier");
-    private static final Metric.Gauge DISK_QUEUE_MAX = Kamon.gauge("selene_disk_writes_in_flight_max",
+    private static final Family<Gauge> DISK_QUEUE_MAX = Family.gauge("selene_disk_writes_in_flight_max",
             "The most record writes in flight at once since the node started");
-    private static final Metric.Gauge READ_ESTIMATE = Kamon.gauge("selene_disk_read_estimate_bytes_per_second",
+    private static final Family<Gauge> READ_ESTIMATE = Family.gauge("selene_disk_read_estimate_bytes_per_second",
             "Disk read bandwidth the restore cost estimate assumes, as of the last disk read or restore decision");
 
-    private static final Metric.Counter PUBLICATIONS = Kamon.counter("selene_publications",
+    private static final Family<Counter> PUBLICATIONS = Family.counter("selene_publications",
             "Publications answered, by result");
-    private static final Metric.Counter ABANDONED = Kamon.counter("selene_retry_abandoned",
+    private static final Family<Counter> ABANDONED = Family.counter("selene_retry_abandoned",
             "Publications lost between the GPU and host memory, by reason");
-    private static final Metric.Counter RECORD_FAILURES = Kamon.counter("selene_record_actor_failures",
+    private static final Family<Counter> RECORD_FAILURES = Family.counter("selene_record_actor_failures",
             "Record actors that failed; their slots were released");
-    private static final Metric.Counter EVICTIONS = Kamon.counter("selene_evictions",
+    private static final Family<Counter> EVICTIONS = Family.counter("selene_evictions",
             "Records evicted to make room, by tier");
-    private static final Metric.Counter ROWS_DROPPED = Kamon.counter("selene_rows_dropped",
+    private static final Family<Counter> ROWS_DROPPED = Family.counter("selene_rows_dropped",
             "Rows dropped from memory to make room while their record's pages stay for the records under it"
                     + " (memory-only nodes)");
-    private static final Metric.Counter EXPIRED = Kamon.counter("selene_expired",
+    private static final Family<Counter> EXPIRED = Family.counter("selene_expired",
             "Records removed because they were unused for longer than the max age, by tier");
-    private static final Metric.Counter OPERATOR_EVICTIONS = Kamon.counter("selene_operator_evictions",
+    private static final Family<Counter> OPERATOR_EVICTIONS = Family.counter("selene_operator_evictions",
             "Records removed by an operator, descendants included");
-    private static final Metric.Counter LOOKUPS = Kamon.counter("selene_lookups", "Lookups answered");
-    private static final Metric.Counter LOOKUP_HITS = Kamon.counter("selene_lookup_hits",
+    private static final Family<Counter> LOOKUPS = Family.counter("selene_lookups", "Lookups answered");
+    private static final Family<Counter> LOOKUP_HITS = Family.counter("selene_lookup_hits",
             "Lookups that matched a cached prefix");
-    private static final Metric.Counter LOOKUP_HIT_TOKENS = Kamon.counter("selene_lookup_hit_tokens",
+    private static final Family<Counter> LOOKUP_HIT_TOKENS = Family.counter("selene_lookup_hit_tokens",
             "Tokens covered by the prefixes lookups matched");
-    private static final Metric.Counter RESTORES = Kamon.counter("selene_restores",
+    private static final Family<Counter> RESTORES = Family.counter("selene_restores",
             "Restores answered, by where the records came from and outcome");
-    private static final Metric.Counter RESTORE_REQUESTED_TOKENS = Kamon.counter("selene_restore_requested_tokens",
+    private static final Family<Counter> RESTORE_REQUESTED_TOKENS = Family.counter("selene_restore_requested_tokens",
             "Tokens restores asked for: every record of each restore's chain");
-    private static final Metric.Counter RESTORE_HIT_TOKENS = Kamon.counter("selene_restore_hit_tokens",
+    private static final Family<Counter> RESTORE_HIT_TOKENS = Family.counter("selene_restore_hit_tokens",
             "Tokens restores copied back to the device");
-    private static final Metric.Counter RESTORED_RECORDS = Kamon.counter("selene_restored_records",
+    private static final Family<Counter> RESTORED_RECORDS = Family.counter("selene_restored_records",
             "Records copied back to the device, by the tier they came from");
-    private static final Metric.Counter PROMOTIONS = Kamon.counter("selene_restore_promotions",
+    private static final Family<Counter> PROMOTIONS = Family.counter("selene_restore_promotions",
             "Records read from disk for a restore that stay resident in memory afterwards");
-    private static final Metric.Counter TRANSFER = Kamon.counter("selene_transfer",
+    private static final Family<Counter> TRANSFER = Family.counter("selene_transfer",
             "Bytes moved, by tier and direction", BYTES);
-    private static final Metric.Counter SPILLS = Kamon.counter("selene_spills",
+    private static final Family<Counter> SPILLS = Family.counter("selene_spills",
             "Spills to disk that ended, by outcome");
-    private static final Metric.Counter SPILL_DROPPED = Kamon.counter("selene_spill_dropped_records",
+    private static final Family<Counter> SPILL_DROPPED = Family.counter("selene_spill_dropped_records",
             "Records dropped from memory because they can never be written to disk, by reason");
-    private static final Metric.Counter DISK_WRITES = Kamon.counter("selene_disk_writes",
+    private static final Family<Counter> DISK_WRITES = Family.counter("selene_disk_writes",
             "Record files written and committed");
-    private static final Metric.Counter DISK_WRITE_FAILURES = Kamon.counter("selene_disk_write_failures",
+    private static final Family<Counter> DISK_WRITE_FAILURES = Family.counter("selene_disk_write_failures",
             "Record file writes that failed");
-    private static final Metric.Counter DISK_READ_FAILURES = Kamon.counter("selene_disk_read_failures",
+    private static final Family<Counter> DISK_READ_FAILURES = Family.counter("selene_disk_read_failures",
             "Record file reads that failed");
-    private static final Metric.Counter DISK_FULL = Kamon.counter("selene_disk_full",
+    private static final Family<Counter> DISK_FULL = Family.counter("selene_disk_full",
             "Writes that found the disk full before the disk tier's size was reached; each lowers the size to what "
                     + "the disk held");
-    private static final Metric.Counter DISK_QUARANTINED = Kamon.counter("selene_disk_quarantined",
+    private static final Family<Counter> DISK_QUARANTINED = Family.counter("selene_disk_quarantined",
             "Record files moved aside because they failed validation");
-    private static final Metric.Counter DISK_RECOVERED = Kamon.counter("selene_disk_recovered",
+    private static final Family<Counter> DISK_RECOVERED = Family.counter("selene_disk_recovered",
             "Records found on disk when the disk tier started");
-    private static final Metric.Counter DISK_BUSY = Kamon.counter("selene_disk_busy",
+    private static final Family<Counter> DISK_BUSY = Family.counter("selene_disk_busy",
             "Time the disk had at least one transfer in flight, by direction", NANOS);
 
-    private static final Metric.Counter POOL_RETIREMENTS = Kamon.counter("selene_pool_retirements",
+    private static final Family<Counter> POOL_RETIREMENTS = Family.counter("selene_pool_retirements",
             "Records retired to the shared pool, by outcome: retired (held by a manager at least), failed, "
                     + "under_replicated (retired to fewer managers than the replica count; also counted retired)");
-    private static final Metric.Counter POOL_READ_FAILURES = Kamon.counter("selene_pool_read_failures",
+    private static final Family<Counter> POOL_READ_FAILURES = Family.counter("selene_pool_read_failures",
             "Records that could not be fetched from the shared pool");
-    private static final Metric.Histogram POOL_RETIRE_LATENCY = Kamon.histogram("selene_pool_retire_latency",
+    private static final Family<Histogram> POOL_RETIRE_LATENCY = Family.histogram("selene_pool_retire_latency",
             "Time to retire one record to the shared pool, every placed manager answered", NANOS);
 
-    private static final Metric.Histogram PUBLISH_LATENCY = Kamon.histogram("selene_publish_latency",
+    private static final Family<Histogram> PUBLISH_LATENCY = Family.histogram("selene_publish_latency",
             "Time from a publication's admission to its record resident in host memory", NANOS);
-    private static final Metric.Histogram DISK_WRITE_LATENCY = Kamon.histogram("selene_disk_write_latency",
+    private static final Family<Histogram> DISK_WRITE_LATENCY = Family.histogram("selene_disk_write_latency",
             "Time to write and commit one record file", NANOS);
-    private static final Metric.Histogram DISK_READ_LATENCY = Kamon.histogram("selene_disk_read_latency",
+    private static final Family<Histogram> DISK_READ_LATENCY = Family.histogram("selene_disk_read_latency",
             "Time to read and verify one record file", NANOS);
-    private static final Metric.Histogram RESTORE_LATENCY = Kamon.histogram("selene_restore_latency",
+    private static final Family<Histogram> RESTORE_LATENCY = Family.histogram("selene_restore_latency",
             "Time from a restore's start to its records on the device, by where they came from", NANOS);
 
     /** The node tags of the nodes alive in this JVM. */
@@ -301,7 +299,7 @@ public final class CacheMetrics implements AutoCloseable {
         boolean disk = this.tiers.contains(Tier.DISK);
         boolean pool = this.tiers.contains(Tier.POOL);
         boolean durable = disk || pool;
-        TagSet tags = TagSet.of("node", node);
+        Tags tags = Tags.of("node", node);
         enabled = gauge(ENABLED.withTags(tags));
         slotsCapacity = gauge(SLOTS_CAPACITY.withTags(tags));
         slotsInUse = gauge(SLOTS_IN_USE.withTags(tags));
@@ -720,7 +718,7 @@ public final class CacheMetrics implements AutoCloseable {
 
     /**
      * Sets this node's gauges to zero (a stopped node holds nothing) and frees its node name; idempotent. The
-     * instruments stay registered: what was recorded since Kamon's last snapshot is still exported, and the next
+     * instruments stay registered: what was recorded since the backend's last snapshot is still exported, and the next
      * node of this name continues the series.
      */
     @Override
