@@ -79,9 +79,22 @@ cp -r "$ROOT"/transport/target/test-classes/. "$CARRY/test-classes/"
 cp "$JUNIT_JAR" "$CARRY/junit-platform-console-standalone.jar"
 
 # Runtime: every module jdeps sees the jars use, plus modules used only reflectively (logging, JMX, XML config).
-CP="$(ls "$CARRY"/lib/*.jar | tr '\n' ':')"
+# The core's jars are Java modules that require Pekko and Scala by module name; here everything is on the class
+# path, so jdeps reads their classes without the descriptors (it would look for those modules and stop).
+SCAN=()
+mkdir -p "$WORK/scan"
+for j in "$CARRY"/lib/*.jar; do
+  if [[ "$(basename "$j")" == selene-* ]] && "$JDK/bin/jar" tf "$j" | grep -qx module-info.class; then
+    d="$WORK/scan/$(basename "$j" .jar)"
+    mkdir -p "$d" && (cd "$d" && "$JDK/bin/jar" xf "$j") && rm -f "$d/module-info.class"
+    SCAN+=("$d")
+  else
+    SCAN+=("$j")
+  fi
+done
+CP="$(printf '%s:' "${SCAN[@]}")"
 MODULES="$("$JDK/bin/jdeps" --multi-release 25 --print-module-deps --ignore-missing-deps -q -cp "$CP" \
-  "$CARRY"/lib/*.jar "$CARRY/junit-platform-console-standalone.jar" 2>/dev/null | tail -1)"
+  "${SCAN[@]}" "$CARRY/junit-platform-console-standalone.jar" 2>/dev/null | tail -1)"
 MODULES="$MODULES,java.base,java.logging,java.management,java.naming,java.xml,jdk.management,jdk.unsupported"
 MODULES="$(echo "$MODULES" | tr ',' '\n' | grep -v '^$' | sort -u | paste -sd, -)"
 echo "gpu-prepare: jlink modules: $MODULES"
