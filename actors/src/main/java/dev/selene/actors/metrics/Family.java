@@ -5,25 +5,18 @@ import dev.selene.actors.metrics.MetricsBackend.Gauge;
 import dev.selene.actors.metrics.MetricsBackend.Histogram;
 import dev.selene.actors.metrics.MetricsBackend.Unit;
 
+import java.util.Map;
+import java.util.function.Function;
+
 /** One instrument's name, description and unit; {@link #withTags} makes one series of it in the backend. */
 final class Family<T> {
 
-    private interface Maker<T> {
-        T make(MetricsBackend backend, String name, String description, Unit unit, Tags tags);
-    }
-
     private static final MetricsBackend BACKEND = MetricsBackend.installed();
 
-    private final String name;
-    private final String description;
-    private final Unit unit;
-    private final Maker<T> maker;
+    private final Function<Map<String, String>, T> series;
 
-    private Family(String name, String description, Unit unit, Maker<T> maker) {
-        this.name = name;
-        this.description = description;
-        this.unit = unit;
-        this.maker = maker;
+    private Family(Function<Map<String, String>, T> series) {
+        this.series = series;
     }
 
     static Family<Counter> counter(String name, String description) {
@@ -31,7 +24,7 @@ final class Family<T> {
     }
 
     static Family<Counter> counter(String name, String description, Unit unit) {
-        return new Family<>(name, description, unit, (b, n, d, u, t) -> b.counter(n, d, u, t.asMap()));
+        return new Family<>(tags -> BACKEND.counter(name, description, unit, tags));
     }
 
     static Family<Gauge> gauge(String name, String description) {
@@ -39,15 +32,15 @@ final class Family<T> {
     }
 
     static Family<Gauge> gauge(String name, String description, Unit unit) {
-        return new Family<>(name, description, unit, (b, n, d, u, t) -> b.gauge(n, d, u, t.asMap()));
+        return new Family<>(tags -> BACKEND.gauge(name, description, unit, tags));
     }
 
     static Family<Histogram> histogram(String name, String description, Unit unit) {
-        return new Family<>(name, description, unit, (b, n, d, u, t) -> b.histogram(n, d, u, t.asMap()));
+        return new Family<>(tags -> BACKEND.histogram(name, description, unit, tags));
     }
 
     /** The series of this instrument with {@code tags}. */
     T withTags(Tags tags) {
-        return maker.make(BACKEND, name, description, unit, tags);
+        return series.apply(tags.asMap());
     }
 }

@@ -75,8 +75,8 @@ public final class WorthPolicy implements EvictionPolicy {
      * served between 31% and 36% across five choices of the sample's hash salt). Instead a shadow LRU cache of keys
      * and slot counts, as large as the most memory ever held, hears every publication and use; a resume this
      * policy serves at a row the shadow does not hold is a point for worth, a key published again (or a row joining
-     * its pages again) that the shadow holds with a row is a point for recency (once per chain published again: the
-     * deepest). Rows are ranked by recency only while recency's lead is significant, more than DUEL_Z standard
+     * its pages again) that the shadow holds with a row is a point for recency (once per chain published again, at
+     * its first such key). Rows are ranked by recency only while recency's lead is significant, more than DUEL_Z standard
      * deviations of the difference (a count of n points has a spread of sqrt(n) when both are equally good): with no
      * evidence the policy keeps its own ranking. The counts are halved once they pass DUEL_WINDOW, so the choice
      * follows the workload. A row ranked while recency led keeps that value until it is used again.
@@ -211,9 +211,7 @@ public final class WorthPolicy implements EvictionPolicy {
     @Override
     public void onInsert(RecordIndex.Entry e) {
         Node n = new Node(e);
-        n.slotCount = e.slots().count();
-        residentSlots += n.slotCount;
-        capacity = Math.max(capacity, residentSlots);
+        holds(n, e.slots().count());
         if (shadowTouch(e)) {
             lruOnly(e);
         }
@@ -268,9 +266,7 @@ public final class WorthPolicy implements EvictionPolicy {
     @Override
     public void onRowChanged(RecordIndex.Entry e) {
         Node n = nodes.get(e.key());
-        residentSlots += e.slots().count() - n.slotCount;
-        n.slotCount = e.slots().count();
-        capacity = Math.max(capacity, residentSlots);
+        holds(n, e.slots().count());
         if (e.spec().hasRow() && shadowTouch(e)) {
             lruOnly(e);
         }
@@ -418,9 +414,16 @@ public final class WorthPolicy implements EvictionPolicy {
         return heldRow;
     }
 
+    /** {@code n} now holds {@code slots} slots: the resident total, and the most ever (the shadow's size), follow. */
+    private void holds(Node n, int slots) {
+        residentSlots += slots - n.slotCount;
+        n.slotCount = slots;
+        capacity = Math.max(capacity, residentSlots);
+    }
+
     /**
      * {@code e} was published again, or its row joined its pages again, where the shadow LRU cache held a row: a
-     * resume only LRU would have served. A chain published again root first counts once, at its deepest such key.
+     * resume only LRU would have served. A chain published again root first counts once, at the first such key.
      */
     private void lruOnly(RecordIndex.Entry e) {
         boolean sameChain = lastLruOnly != null && lastLruOnly.equals(e.spec().parent());

@@ -1,6 +1,7 @@
 package dev.selene.metrics.kamon;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
@@ -31,7 +32,7 @@ class CoreModulePathTest {
 
     @Test
     void anApplicationModule_requiringTheCore_compilesAndRunsTheEmbeddingExampleOnTheModulePath(
-            @org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+            @TempDir Path dir) throws Exception {
         List<String> modulePath = coreModulePath();
         Path src = dir.resolve("src");
         Files.createDirectories(src.resolve("example"));
@@ -76,7 +77,7 @@ class CoreModulePathTest {
     }
 
     @Test
-    void anApplicationModule_cannotReachTheCoresInternalPackages(@org.junit.jupiter.api.io.TempDir Path dir)
+    void anApplicationModule_cannotReachTheCoresInternalPackages(@TempDir Path dir)
             throws Exception {
         Path src = dir.resolve("src");
         Files.createDirectories(src.resolve("example"));
