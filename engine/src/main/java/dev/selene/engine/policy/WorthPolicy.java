@@ -2,19 +2,19 @@ package dev.selene.engine.policy;
 
 import dev.selene.engine.index.EvictionPolicy;
 import dev.selene.engine.index.RecordIndex;
+import dev.selene.engine.key.ChainHash;
 import dev.selene.engine.key.RecordKey;
 
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 
 /**
  * Ranks droppable records by what keeping them is worth: how likely a request is to resume at them, times the prefill
- * a resume saves, per slot they hold, with recency breaking ties; the least worth goes first. A duel against a shadow
- * LRU cache of keys decides whether rows are ranked this way or by recency alone.
+ * a resume saves, per slot they hold, with recency breaking ties; the least worth goes first. A duel between sample
+ * rows ranked this way and sample rows ranked by recency alone decides which ranking the other rows get.
  *
  * <pre>
  * priority(r) = base(r) + value(r)         drop the lowest; base(r) = L at r's last use; L = last dropped priority
@@ -30,10 +30,8 @@ import java.util.TreeSet;
  *               sketch that outlives the record)
  * p(c)        = (resumed + 1) / (trials + 2) over the ended trials of c: a row's trial in the class it entered
  *               ends when a request resumes from it (a success) or when it is dropped (a failure)
- * duel        = a shadow LRU cache of keys as large as memory counts the resumes only this policy served (a row
- *               the shadow does not hold) and those only LRU would have (a key published again, or a row joining
- *               its pages again, that the shadow holds with a row); rows are ranked by recency while LRU's count
- *               leads by more than DUEL_Z standard deviations of the difference, by worth otherwise
+ * duel        = rows whose key falls in sample set 0 are always ranked by worth, set 1 by recency; the others by
+ *               worth while set 0's rows have been resumed from more often than set 1's
  * </pre>
  */
 public final class WorthPolicy implements EvictionPolicy {
@@ -67,19 +65,10 @@ public final class WorthPolicy implements EvictionPolicy {
      * seen again (history: a shared prefix asked about again).
      *
      * Duel. Where the working set nearly fits, recency is the best predictor and any reordering by noisy class shares
-     * loses hits. The choice is adaptive, as in set dueling [4] and ARC's ghost lists [5], but without sample rows:
-     * rows kept for a sample ranked by recency alone live as long as an average row, so on a trace where most rows
-     * are never resumed a one-sixteenth sample held a large part of memory (0.8 points of the synthetic trace), and
-     * two samples of that size resumed from about as often on every trace gave a counter that wandered around zero,
-     * so which ranking the other rows got depended on which keys fell in the samples (the synthetic trace at 4 GiB
-     * served between 31% and 36% across five choices of the sample's hash salt). Instead a shadow LRU cache of keys
-     * and slot counts, as large as the most memory ever held, hears every publication and use; a resume this
-     * policy serves at a row the shadow does not hold is a point for worth, a key published again (or a row joining
-     * its pages again) that the shadow holds with a row is a point for recency (once per chain published again, at
-     * its first such key). Rows are ranked by recency only while recency's lead is significant, more than DUEL_Z standard
-     * deviations of the difference (a count of n points has a spread of sqrt(n) when both are equally good): with no
-     * evidence the policy keeps its own ranking. The counts are halved once they pass DUEL_WINDOW, so the choice
-     * follows the workload. A row ranked while recency led keeps that value until it is used again.
+     * loses hits. Set dueling [4] keeps the choice adaptive: one sixteenth of the rows (by key) is always ranked by
+     * worth, one sixteenth by recency (every row the same value), and the rest follow the sample whose rows were
+     * resumed from more often. The samples are small, so where the two rankings differ by little the followers may
+     * pick either.
      *
      * Order of arrival. A publication's records may become resident in any order; a record whose parent is not
      * resident yet is taken as a root until the parent arrives, and is then settled with what hangs from it, so the
@@ -92,15 +81,12 @@ public final class WorthPolicy implements EvictionPolicy {
      * alive a retry or a branch may come back to it.
      *
      * Limits. Only droppable records are ranked (memory only: leaves and the rows above others; with a durable tier,
-     * clean records, whole). The shadow LRU cache costs a map entry per record it holds: at most one per slot of the
-     * most memory ever held, in practice about as many as the index holds. It orders keys by their last use alone,
-     * where LRU drops leaves only, so its verdict is an estimate.
+     * clean records, whole).
      *
      * [1] Pan et al., Marconi: Prefix Caching for the Era of Hybrid LLMs, MLSys 2025.
      * [2] Cao and Irani, Cost-aware WWW proxy caching algorithms (GreedyDual-Size), USENIX 1997.
      * [3] Beckmann et al., LHD: Improving Cache Hit Rate by Maximizing Hit Density, NSDI 2018.
      * [4] Qureshi et al., Adaptive Insertion Policies for High Performance Caching, ISCA 2007.
-     * [5] Megiddo and Modha, ARC: A Self-Tuning, Low Overhead Replacement Cache, FAST 2003.
      */
 
     /** The name settings use. */
@@ -115,26 +101,18 @@ public final class WorthPolicy implements EvictionPolicy {
     /** Trials of a class after which its counts are halved. */
     static final int COUNT_HALF_LIFE = 4096;
 
-    /** Rows are ranked by recency while the shadow LRU's lead is more than this many standard deviations. */
-    static final double DUEL_Z = 2;
-    /** The duel's two counts are halved once together they pass this many points. */
-    static final int DUEL_WINDOW = 512;
+    /** Sample sets of the duel, by key: set 0 is ranked by worth, set 1 by recency, the rest follow the one ahead. */
+    static final int DUEL_SETS = 16;
+    /** The duel's counter saturates at plus or minus this many resumes. */
+    static final int DUEL_LIMIT = 256;
 
     private static final int CLASSES = 2 * (MAX_TURN + 1) * (MAX_HISTORY + 1);
+    /** Mixed into a key before its duel set is taken, so the sets do not follow other uses of the key's hash. */
+    private static final long DUEL_SALT = 0x5DEECE66DL;
 
     private final double depthExponent;
     private final boolean duel;
-    /** The shadow LRU cache: key hash to what it holds of that record, least recently used first. */
-    private final LinkedHashMap<Long, ShadowRecord> shadow = new LinkedHashMap<>(16, 0.75f, true);
-    private long shadowSlots;
-    private long residentSlots;
-    /** The most slots ever resident: the shadow's size. */
-    private long capacity;
-    /** Resumes only this policy served, and those only the shadow LRU would have, halved now and then. */
-    private double worthOnly;
-    private double lruOnly;
-    /** The last key published again that the shadow held with a row, so that a chain counts once. */
-    private RecordKey lastLruOnly;
+    private int duelCounter;
     private long allTrials;
     private long allResumed;
     private final Map<RecordKey, Node> nodes = new HashMap<>();
@@ -167,7 +145,6 @@ public final class WorthPolicy implements EvictionPolicy {
         double base;
         double priority;
         long seq;
-        int slotCount;
 
         Node(RecordIndex.Entry entry) {
             this.entry = entry;
@@ -180,18 +157,12 @@ public final class WorthPolicy implements EvictionPolicy {
         }
     }
 
-    /** What the shadow LRU cache holds of a record: its slots, and whether with a row. */
-    private static final class ShadowRecord {
-        int slots;
-        boolean row;
-    }
-
     /** A policy with the measured constants. */
     public WorthPolicy() {
         this(DEPTH_EXPONENT, true);
     }
 
-    /** A policy with another depth exponent, with or without the duel (without: every row ranked by worth). */
+    /** A policy with another depth exponent, with or without the duel (for measurements and tests). */
     WorthPolicy(double depthExponent, boolean duel) {
         this.depthExponent = depthExponent;
         this.duel = duel;
@@ -211,10 +182,6 @@ public final class WorthPolicy implements EvictionPolicy {
     @Override
     public void onInsert(RecordIndex.Entry e) {
         Node n = new Node(e);
-        holds(n, e.slots().count());
-        if (shadowTouch(e)) {
-            lruOnly(e);
-        }
         if (e.spec().hasRow()) {
             rowSlots = Math.max(rowSlots, e.slots().count());
         }
@@ -250,12 +217,14 @@ public final class WorthPolicy implements EvictionPolicy {
         if (n.seq != 0) {
             n.wasParent = false;
         }
-        boolean shadowHad = shadowTouch(e);
         if (use == Use.RESUMED && e.spec().hasRow()) {
             n.resumes++;
             closeTrial(n, true);
-            if (!shadowHad) {
-                duelCount(true);
+            int set = duelSet(e.key());
+            if (set == 0) {
+                duelCounter = Math.min(DUEL_LIMIT, duelCounter + 1);
+            } else if (set == 1) {
+                duelCounter = Math.max(-DUEL_LIMIT, duelCounter - 1);
             }
             history.increment(e.key().hash());
             enterClass(n);
@@ -266,10 +235,6 @@ public final class WorthPolicy implements EvictionPolicy {
     @Override
     public void onRowChanged(RecordIndex.Entry e) {
         Node n = nodes.get(e.key());
-        holds(n, e.slots().count());
-        if (e.spec().hasRow() && shadowTouch(e)) {
-            lruOnly(e);
-        }
         if (e.spec().hasRow()) {
             rowSlots = Math.max(rowSlots, e.slots().count());
             n.base = inflation;
@@ -301,7 +266,6 @@ public final class WorthPolicy implements EvictionPolicy {
     public void onAncestorUse(RecordIndex.Entry e) {
         Node n = nodes.get(e.key());
         n.uses++;
-        shadowTouch(e);
         if (e.dropsRowOnly()) { // a row others hang from ages with its chain's use, not only its own resumes
             n.base = inflation;
             rerank(n);
@@ -311,7 +275,6 @@ public final class WorthPolicy implements EvictionPolicy {
     @Override
     public void onRemove(RecordIndex.Entry e) {
         Node n = nodes.remove(e.key());
-        residentSlots -= n.slotCount;
         closeTrial(n, false);
         if (n.parent != null && n.parent.children != null) {
             n.parent.children.remove(n);
@@ -369,7 +332,7 @@ public final class WorthPolicy implements EvictionPolicy {
     /** What keeping {@code e} is worth now: the value its priority adds to its base. */
     double value(RecordIndex.Entry e) {
         Node n = nodes.get(e.key());
-        if (e.spec().hasRow() && byRecency() && !e.dropsRowOnly()) {
+        if (e.spec().hasRow() && !byWorth(e.key()) && !e.dropsRowOnly()) {
             return (allResumed + 1.0) / (allTrials + 2.0);
         }
         double perSlot = saved(n.depth - n.rowAbove) * Math.max(rowSlots, e.slots().count()) / e.slots().count();
@@ -379,70 +342,18 @@ public final class WorthPolicy implements EvictionPolicy {
         return n.wasParent && e.residentChildren() == 0 ? 0 : perSlot;
     }
 
-    /**
-     * Whether rows are ranked by recency alone now (a row others hang from never is): the shadow LRU cache served
-     * significantly more resumes this policy missed than this policy served resumes it would have missed.
-     */
-    boolean byRecency() {
-        return duel && lruOnly - worthOnly > DUEL_Z * Math.sqrt(lruOnly + worthOnly);
-    }
-
-    /**
-     * Uses {@code e}'s key in the shadow LRU cache (adding it, with its row if it has one, and dropping the least
-     * recently used keys past the capacity), and says whether the shadow held the key with a row before.
-     */
-    private boolean shadowTouch(RecordIndex.Entry e) {
+    /** Whether the row at {@code key} is ranked by its worth (or by recency alone): the duel decides. */
+    boolean byWorth(RecordKey key) {
         if (!duel) {
-            return false;
+            return true;
         }
-        ShadowRecord r = shadow.get(e.key().hash());
-        boolean heldRow = r != null && r.row;
-        if (r == null) {
-            r = new ShadowRecord();
-            shadow.put(e.key().hash(), r);
-        }
-        int slots = e.slots().count();
-        if (slots > r.slots) {
-            shadowSlots += slots - r.slots;
-            r.slots = slots;
-        }
-        r.row |= e.spec().hasRow();
-        for (var it = shadow.values().iterator(); shadowSlots > capacity && it.hasNext(); ) {
-            shadowSlots -= it.next().slots;
-            it.remove();
-        }
-        return heldRow;
+        int set = duelSet(key);
+        return set == 0 || set > 1 && duelCounter > 0;
     }
 
-    /** {@code n} now holds {@code slots} slots: the resident total, and the most ever (the shadow's size), follow. */
-    private void holds(Node n, int slots) {
-        residentSlots += slots - n.slotCount;
-        n.slotCount = slots;
-        capacity = Math.max(capacity, residentSlots);
-    }
-
-    /**
-     * {@code e} was published again, or its row joined its pages again, where the shadow LRU cache held a row: a
-     * resume only LRU would have served. A chain published again root first counts once, at the first such key.
-     */
-    private void lruOnly(RecordIndex.Entry e) {
-        boolean sameChain = lastLruOnly != null && lastLruOnly.equals(e.spec().parent());
-        lastLruOnly = e.key();
-        if (!sameChain) {
-            duelCount(false);
-        }
-    }
-
-    private void duelCount(boolean worth) {
-        if (worth) {
-            worthOnly++;
-        } else {
-            lruOnly++;
-        }
-        if (worthOnly + lruOnly > DUEL_WINDOW) {
-            worthOnly /= 2;
-            lruOnly /= 2;
-        }
+    /** The duel's sample set of {@code key}: 0 (worth), 1 (recency) or another (follows the one ahead). */
+    static int duelSet(RecordKey key) {
+        return (int) Long.remainderUnsigned(ChainHash.mix(key.hash() ^ DUEL_SALT), DUEL_SETS);
     }
 
     private double saved(int depth) {

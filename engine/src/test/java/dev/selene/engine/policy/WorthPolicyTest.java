@@ -202,47 +202,28 @@ class WorthPolicyTest {
     }
 
     @Test
-    void theDuel_ranksRowsByRecency_whileTheShadowLruWouldHaveServedSignificantlyMore_andBackByWorth() {
+    void theDuelsSamples_rankByWorthAndByRecency_andTheOthersFollowTheOneResumedMore() {
         WorthPolicy policy = new WorthPolicy();
         RecordIndex index = new RecordIndex(true, policy);
-        for (long k = 1; k <= 8; k++) {
+        long worthKey = keyInSet(0, 1);
+        long recencyKey = keyInSet(1, 1);
+        long followerKey = keyInSet(5, 1);
+        assertTrue(policy.byWorth(key(worthKey)));
+        assertFalse(policy.byWorth(key(recencyKey)));
+        assertFalse(policy.byWorth(key(followerKey)), "with no resumes yet, the others are ranked by recency");
+        // Rows of the worth sample get resumed from: the others follow it.
+        for (long k = keyInSet(0, 1000), n = 0; n < 3; k = keyInSet(0, k + 1), n++) {
             chain(index, null, k);
+            index.touch(key(k), 1, EvictionPolicy.Use.RESUMED);
         }
-        assertFalse(policy.byRecency(), "with no evidence the policy keeps its own ranking");
-        // Rows this policy dropped and the shadow LRU cache still holds are published again: points for recency.
-        for (long k = 1; k <= 5; k++) {
-            index.remove(key(k));
+        assertTrue(policy.byWorth(key(followerKey)));
+        // Then rows of the recency sample, more often: the others go back to recency.
+        for (long k = keyInSet(1, 1000), n = 0; n < 4; k = keyInSet(1, k + 1), n++) {
             chain(index, null, k);
-            assertEquals(k == 5, policy.byRecency(), "4 points against none are 2 standard deviations, not more");
+            index.touch(key(k), 1, EvictionPolicy.Use.RESUMED);
         }
-        assertEquals(1.0 / 7, policy.value(index.get(key(8))), 1e-12,
-                "every row the same value: the share of all ended trials (5 dropped unused)");
-        // A resume at a row the shadow no longer holds (it dropped 6 to make room for 9): a point for worth, and the
-        // lead (5 against 1) is no longer significant.
-        index.remove(key(5));
-        chain(index, null, 9);
-        index.touch(key(6), 1, EvictionPolicy.Use.RESUMED);
-        assertFalse(policy.byRecency());
-    }
-
-    @Test
-    void theDuel_countsAChainPublishedAgain_once() {
-        WorthPolicy policy = new WorthPolicy();
-        RecordIndex index = new RecordIndex(true, policy);
-        for (long c = 0; c < 6; c++) {
-            for (long k = 1; k <= 3; k++) {
-                insert(index, 10 * c + k, k == 1 ? null : 10 * c + k - 1, true);
-            }
-        }
-        for (long c = 0; c < 5; c++) {
-            for (long k = 3; k >= 1; k--) {
-                index.remove(key(10 * c + k));
-            }
-            for (long k = 1; k <= 3; k++) {
-                insert(index, 10 * c + k, k == 1 ? null : 10 * c + k - 1, true);
-            }
-            assertEquals(c == 4, policy.byRecency(), "a point per chain, not per row: " + (c + 1));
-        }
+        assertFalse(policy.byWorth(key(followerKey)));
+        assertTrue(policy.byWorth(key(worthKey)), "the samples keep their ranking");
     }
 
     @Test
@@ -270,23 +251,30 @@ class WorthPolicyTest {
     }
 
     @Test
-    void aRowOthersHangFrom_isRankedByWorth_evenWhileRowsAreRankedByRecency() {
-        WorthPolicy policy = new WorthPolicy();
-        RecordIndex index = new RecordIndex(true, policy, 4);
-        for (long k = 1; k <= 8; k++) {
-            chain(index, null, k);
+    void aRowOthersHangFrom_isRankedByWorth_evenInTheDuelsRecencySample() {
+        long interior = keyInSet(1, 1);
+        long child = keyInSet(2, interior + 1);
+        List<Double> values = new ArrayList<>();
+        for (WorthPolicy policy : List.of(new WorthPolicy(), byWorth())) {
+            RecordIndex index = new RecordIndex(true, policy, 4);
+            insert(index, 100, null, false);
+            insert(index, 101, 100L, false);
+            insert(index, interior, 101L, true);
+            insert(index, child, interior, true);
+            assertTrue(index.get(key(interior)).dropsRowOnly());
+            values.add(policy.value(index.get(key(interior))));
         }
-        for (long k = 1; k <= 5; k++) {
-            index.remove(key(k));
-            chain(index, null, k);
+        assertFalse(new WorthPolicy().byWorth(key(interior)), "the key is in the recency sample");
+        assertEquals(values.get(1), values.get(0), "ranked by its worth there too, not by the recency constant");
+        assertTrue(values.get(0) != 0.25, "the recency constant with two rows and no resume would be 0.25");
+    }
+
+    /** The first key from {@code from} on whose duel set is {@code set}. */
+    private static long keyInSet(int set, long from) {
+        long k = from;
+        while (WorthPolicy.duelSet(key(k)) != set) {
+            k++;
         }
-        assertTrue(policy.byRecency());
-        double recency = 1.0 / 7;
-        insert(index, 100, null, false);
-        insert(index, 101, 100L, true);
-        insert(index, 102, 101L, true);
-        assertTrue(index.get(key(101)).dropsRowOnly());
-        assertEquals(recency, policy.value(index.get(key(102))), 1e-12, "a leaf row: the recency constant");
-        assertTrue(Math.abs(policy.value(index.get(key(101))) - recency) > 1e-3, "the row others hang from: its worth");
+        return k;
     }
 }
