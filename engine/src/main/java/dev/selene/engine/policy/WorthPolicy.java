@@ -6,15 +6,19 @@ import dev.selene.engine.key.ChainHash;
 import dev.selene.engine.key.RecordKey;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.function.Predicate;
 
 /**
  * Ranks droppable records by what keeping them is worth: how likely a request is to resume at them, times the prefill
- * a resume saves, per slot they hold, with recency breaking ties; the least worth goes first. A duel between sample
- * rows ranked this way and sample rows ranked by recency alone decides which ranking the other rows get.
+ * a resume saves, per slot they hold, with recency breaking ties; the least worth goes first. A duel against a shadow
+ * LRU cache of keys, and between two small samples of rows while the shadow has no clear verdict, decides whether rows
+ * are ranked this way or by recency alone.
  *
  * <pre>
  * priority(r) = base(r) + value(r)         drop the lowest; base(r) = L at r's last use; L = last dropped priority
@@ -30,8 +34,14 @@ import java.util.TreeSet;
  *               sketch that outlives the record)
  * p(c)        = (resumed + 1) / (trials + 2) over the ended trials of c: a row's trial in the class it entered
  *               ends when a request resumes from it (a success) or when it is dropped (a failure)
- * duel        = rows whose key falls in sample set 0 are always ranked by worth, set 1 by recency; the others by
- *               worth while set 0's rows have been resumed from more often than set 1's
+ * duel        = a shadow LRU cache of keys as large as memory counts the resumes only this policy served (a row
+ *               the shadow does not hold) and those only LRU would have (a key published again, or a row joining
+ *               its pages again, that the shadow holds with a row); when one count leads by more than DUEL_Z
+ *               standard deviations of the difference, rows are ranked by that side; until then rows whose key
+ *               falls in sample set 0 are ranked by worth, set 1 by recency, and the others by worth while set 0's
+ *               rows have been resumed from more often than set 1's; set 0 is always ranked by worth
+ * again       = when the verdict changes, or a class's share moves by more than SHARE_DRIFT since its rows were
+ *               ranked, the rows concerned are ranked again with the value they have now
  * </pre>
  */
 public final class WorthPolicy implements EvictionPolicy {
@@ -65,11 +75,33 @@ public final class WorthPolicy implements EvictionPolicy {
      * seen again (history: a shared prefix asked about again).
      *
      * Duel. Where the working set nearly fits, recency is the best predictor and any reordering by noisy class shares
-     * loses hits. Set dueling [4] keeps the choice adaptive: one sixteenth of the rows (by key) is always ranked by
-     * worth, one sixteenth by recency (every row the same value), and the rest follow the sample whose rows were
-     * resumed from more often. The samples are small, so where the two rankings differ by little the followers may
-     * pick either.
+     * loses hits. The choice is adaptive, as in ARC's ghost lists [5] and set dueling [4]. The judge is a shadow LRU
+     * cache of keys and slot counts, as large as the most memory ever held, that hears every publication and use: a
+     * resume this policy serves at a row the shadow does not hold is a point for worth, a key published again (or a
+     * row joining its pages again) that the shadow holds with a row is a point for recency (once per chain published
+     * again, at its first such key). Both sides see the same requests, so the comparison is paired; once one side
+     * leads by more than DUEL_Z standard deviations of the difference (a count of n points has a spread of sqrt(n)
+     * when both are equally good), every row but set 0's follows it. The counts are halved once they pass
+     * DUEL_WINDOW, so the verdict follows the workload.
      *
+     * The shadow is slow to speak: its points come only where the cache and the shadow differ, tens in a trace of
+     * thousands of requests. Until it does, two samples of rows decide, as in set dueling: set 0 always ranked by
+     * worth (so that worth keeps earning points whatever the others do), set 1 by recency, and the others by worth
+     * while set 0's rows have been resumed from more often than set 1's. So with no evidence at all rows are ranked
+     * by recency: a memory-only node whose warm tier holds one run of a workload keeps the newer run whole, where
+     * rows ranked by worth from the start, on class shares learnt from a few tens of trials, lost a conversation of
+     * the second run in 6 of 90 served runs. The samples are small and noisy (on the synthetic trace the followers'
+     * ranking depends on which keys fall in them), and a recency sample costs: its rows live as long as an average
+     * row, where most rows ranked by worth go soon; both are why the shadow overrules them once it has spoken.
+     *
+     * Ranked again. A record's value is fixed when it is ranked, but what it was computed from moves: the duel's
+     * verdict, and the class shares, which swing widely while a class has had few trials. Rows ranked under an old
+     * verdict, or while their class's share was far from what it is now, would otherwise outlive or leave before
+     * rows ranked since for no reason the workload supports. So when the verdict changes the rows it ranks
+     * are ranked again, and when a class's share has moved by more than SHARE_DRIFT its rows are; each keeps its
+     * base and its place among equals. Both are rare: a verdict changes a few times in a trace, a share by half
+     * a few times in a class's life.
+
      * Order of arrival. A publication's records may become resident in any order; a record whose parent is not
      * resident yet is taken as a root until the parent arrives, and is then settled with what hangs from it, so the
      * order does not change the ranking (a node and the simulator agree).
@@ -81,12 +113,15 @@ public final class WorthPolicy implements EvictionPolicy {
      * alive a retry or a branch may come back to it.
      *
      * Limits. Only droppable records are ranked (memory only: leaves and the rows above others; with a durable tier,
-     * clean records, whole).
+     * clean records, whole). The shadow LRU cache costs a map entry per record it holds: at most one per slot of the
+     * most memory ever held, in practice about as many as the index holds. It orders keys by their last use alone,
+     * where LRU drops leaves only, so its verdict is an estimate.
      *
      * [1] Pan et al., Marconi: Prefix Caching for the Era of Hybrid LLMs, MLSys 2025.
      * [2] Cao and Irani, Cost-aware WWW proxy caching algorithms (GreedyDual-Size), USENIX 1997.
      * [3] Beckmann et al., LHD: Improving Cache Hit Rate by Maximizing Hit Density, NSDI 2018.
      * [4] Qureshi et al., Adaptive Insertion Policies for High Performance Caching, ISCA 2007.
+     * [5] Megiddo and Modha, ARC: A Self-Tuning, Low Overhead Replacement Cache, FAST 2003.
      */
 
     /** The name settings use. */
@@ -101,18 +136,38 @@ public final class WorthPolicy implements EvictionPolicy {
     /** Trials of a class after which its counts are halved. */
     static final int COUNT_HALF_LIFE = 4096;
 
-    /** Sample sets of the duel, by key: set 0 is ranked by worth, set 1 by recency, the rest follow the one ahead. */
+    /** The shadow LRU's verdict holds once one side leads by more than this many standard deviations. */
+    static final double DUEL_Z = 2;
+    /** The shadow duel's two counts are halved once together they pass this many points. */
+    static final int DUEL_WINDOW = 512;
+    /** Sample sets of the duel, by key: set 0 is ranked by worth, set 1 by recency until the shadow speaks. */
     static final int DUEL_SETS = 16;
-    /** The duel's counter saturates at plus or minus this many resumes. */
+    /** The samples' counter saturates at plus or minus this many resumes. */
     static final int DUEL_LIMIT = 256;
-
-    private static final int CLASSES = 2 * (MAX_TURN + 1) * (MAX_HISTORY + 1);
+    /** A class's rows are ranked again once its share has moved by more than this factor since they were. */
+    static final double SHARE_DRIFT = 1.5;
     /** Mixed into a key before its duel set is taken, so the sets do not follow other uses of the key's hash. */
     private static final long DUEL_SALT = 0x5DEECE66DL;
 
+    private static final int CLASSES = 2 * (MAX_TURN + 1) * (MAX_HISTORY + 1);
+
     private final double depthExponent;
     private final boolean duel;
-    private int duelCounter;
+    /** The shadow LRU cache: key hash to what it holds of that record, least recently used first. */
+    private final LinkedHashMap<Long, ShadowRecord> shadow = new LinkedHashMap<>(16, 0.75f, true);
+    private long shadowSlots;
+    private long residentSlots;
+    /** The most slots ever resident: the shadow's size. */
+    private long capacity;
+    /** Resumes only this policy served, and those only the shadow LRU would have, halved now and then. */
+    private double worthOnly;
+    private double lruOnly;
+    /** The last key published again that the shadow held with a row, so that a chain counts once. */
+    private RecordKey lastLruOnly;
+    /** Resumes from set 0's rows minus those from set 1's, saturating at plus or minus DUEL_LIMIT. */
+    private int samplesCounter;
+    /** The duel's verdict the rows were last ranked under, for the rows outside set 0: see {@link #verdict()}. */
+    private Verdict ranked = Verdict.UNDECIDED_RECENCY;
     private long allTrials;
     private long allResumed;
     private final Map<RecordKey, Node> nodes = new HashMap<>();
@@ -121,6 +176,8 @@ public final class WorthPolicy implements EvictionPolicy {
     private final FrequencySketch history = new FrequencySketch();
     private final long[] trials = new long[CLASSES];
     private final long[] resumed = new long[CLASSES];
+    /** Each class's share when its rows were last ranked again (the prior's, 1/2, at first). */
+    private final double[] rankedShare = new double[CLASSES];
     private int rowSlots;
     private double inflation;
     private long enlisted;
@@ -145,6 +202,7 @@ public final class WorthPolicy implements EvictionPolicy {
         double base;
         double priority;
         long seq;
+        int slotCount;
 
         Node(RecordIndex.Entry entry) {
             this.entry = entry;
@@ -157,15 +215,34 @@ public final class WorthPolicy implements EvictionPolicy {
         }
     }
 
+    /** The duel's verdict: the shadow's, or the samples' while the shadow has none. */
+    enum Verdict {
+        /** The shadow LRU cache served significantly more: every row outside set 0 is ranked by recency. */
+        RECENCY,
+        /** No clear verdict from the shadow, and the worth sample has not been resumed from more often. */
+        UNDECIDED_RECENCY,
+        /** No clear verdict from the shadow, and the worth sample has been resumed from more often. */
+        UNDECIDED_WORTH,
+        /** This policy served significantly more than the shadow would have: every row is ranked by worth. */
+        WORTH
+    }
+
+    /** What the shadow LRU cache holds of a record: its slots, and whether with a row. */
+    private static final class ShadowRecord {
+        int slots;
+        boolean row;
+    }
+
     /** A policy with the measured constants. */
     public WorthPolicy() {
         this(DEPTH_EXPONENT, true);
     }
 
-    /** A policy with another depth exponent, with or without the duel (for measurements and tests). */
+    /** A policy with another depth exponent, with or without the duel (without: every row ranked by worth). */
     WorthPolicy(double depthExponent, boolean duel) {
         this.depthExponent = depthExponent;
         this.duel = duel;
+        Arrays.fill(rankedShare, 0.5);
     }
 
     @Override
@@ -182,6 +259,10 @@ public final class WorthPolicy implements EvictionPolicy {
     @Override
     public void onInsert(RecordIndex.Entry e) {
         Node n = new Node(e);
+        holds(n, e.slots().count());
+        if (shadowTouch(e)) {
+            lruOnly(e);
+        }
         if (e.spec().hasRow()) {
             rowSlots = Math.max(rowSlots, e.slots().count());
         }
@@ -217,15 +298,20 @@ public final class WorthPolicy implements EvictionPolicy {
         if (n.seq != 0) {
             n.wasParent = false;
         }
+        boolean shadowHad = shadowTouch(e);
         if (use == Use.RESUMED && e.spec().hasRow()) {
             n.resumes++;
             closeTrial(n, true);
+            if (!shadowHad) {
+                duelCount(true);
+            }
             int set = duelSet(e.key());
             if (set == 0) {
-                duelCounter = Math.min(DUEL_LIMIT, duelCounter + 1);
+                samplesCounter = Math.min(DUEL_LIMIT, samplesCounter + 1);
             } else if (set == 1) {
-                duelCounter = Math.max(-DUEL_LIMIT, duelCounter - 1);
+                samplesCounter = Math.max(-DUEL_LIMIT, samplesCounter - 1);
             }
+            verdictMayHaveMoved();
             history.increment(e.key().hash());
             enterClass(n);
         }
@@ -235,6 +321,10 @@ public final class WorthPolicy implements EvictionPolicy {
     @Override
     public void onRowChanged(RecordIndex.Entry e) {
         Node n = nodes.get(e.key());
+        holds(n, e.slots().count());
+        if (e.spec().hasRow() && shadowTouch(e)) {
+            lruOnly(e);
+        }
         if (e.spec().hasRow()) {
             rowSlots = Math.max(rowSlots, e.slots().count());
             n.base = inflation;
@@ -266,6 +356,7 @@ public final class WorthPolicy implements EvictionPolicy {
     public void onAncestorUse(RecordIndex.Entry e) {
         Node n = nodes.get(e.key());
         n.uses++;
+        shadowTouch(e);
         if (e.dropsRowOnly()) { // a row others hang from ages with its chain's use, not only its own resumes
             n.base = inflation;
             rerank(n);
@@ -275,6 +366,7 @@ public final class WorthPolicy implements EvictionPolicy {
     @Override
     public void onRemove(RecordIndex.Entry e) {
         Node n = nodes.remove(e.key());
+        residentSlots -= n.slotCount;
         closeTrial(n, false);
         if (n.parent != null && n.parent.children != null) {
             n.parent.children.remove(n);
@@ -342,18 +434,142 @@ public final class WorthPolicy implements EvictionPolicy {
         return n.wasParent && e.residentChildren() == 0 ? 0 : perSlot;
     }
 
-    /** Whether the row at {@code key} is ranked by its worth (or by recency alone): the duel decides. */
+    /**
+     * The duel's verdict now: the shadow LRU cache's when one side leads it by more than DUEL_Z standard deviations of
+     * the difference, the samples' otherwise.
+     */
+    Verdict verdict() {
+        double lead = worthOnly - lruOnly;
+        double spread = DUEL_Z * Math.sqrt(worthOnly + lruOnly);
+        if (lead > spread) {
+            return Verdict.WORTH;
+        }
+        if (-lead > spread) {
+            return Verdict.RECENCY;
+        }
+        return samplesCounter > 0 ? Verdict.UNDECIDED_WORTH : Verdict.UNDECIDED_RECENCY;
+    }
+
+    /**
+     * Whether a row at {@code key} is ranked by its worth now, or by recency alone (a row others hang from is always
+     * ranked by worth; {@link #value} sees to that): set 0 always by worth; the others as the verdict says, set 1 by
+     * recency until the shadow has spoken.
+     */
     boolean byWorth(RecordKey key) {
         if (!duel) {
             return true;
         }
         int set = duelSet(key);
-        return set == 0 || set > 1 && duelCounter > 0;
+        if (set == 0) {
+            return true;
+        }
+        return switch (verdict()) {
+            case WORTH -> true;
+            case RECENCY, UNDECIDED_RECENCY -> false;
+            case UNDECIDED_WORTH -> set != 1;
+        };
     }
 
-    /** The duel's sample set of {@code key}: 0 (worth), 1 (recency) or another (follows the one ahead). */
+    /** The duel's sample set of {@code key}: 0 (always worth), 1 (recency until the shadow speaks) or another. */
     static int duelSet(RecordKey key) {
         return (int) Long.remainderUnsigned(ChainHash.mix(key.hash() ^ DUEL_SALT), DUEL_SETS);
+    }
+
+    /**
+     * A count of the duel moved: when the verdict changed, the droppable rows ranked under the old one (all but set
+     * 0's and the rows others hang from) are ranked again, so none keeps a ranking the workload has disproved.
+     */
+    private void verdictMayHaveMoved() {
+        if (!duel) {
+            return;
+        }
+        Verdict now = verdict();
+        if (now != ranked) {
+            ranked = now;
+            rankAgain(n -> n.entry.spec().hasRow() && !n.entry.dropsRowOnly() && duelSet(n.entry.key()) != 0);
+        }
+    }
+
+    /** The share of class {@code c} moved by more than SHARE_DRIFT since its rows were ranked: they are again. */
+    private void rankClassAgain(int c) {
+        rankAgain(n -> n.entry.spec().hasRow() && n.recordClass == c);
+    }
+
+    /**
+     * Ranks the droppable records that {@code which} picks again with their value now; each keeps its base and its
+     * place among equals (the least recently used first).
+     */
+    private void rankAgain(Predicate<Node> which) {
+        List<Node> picked = new ArrayList<>();
+        for (Node n : droppable) {
+            if (which.test(n)) {
+                picked.add(n);
+            }
+        }
+        for (Node n : picked) {
+            droppable.remove(n);
+            n.priority = n.base + value(n.entry);
+            droppable.add(n);
+        }
+    }
+
+    /**
+     * Uses {@code e}'s key in the shadow LRU cache (adding it, with its row if it has one, and dropping the least
+     * recently used keys past the capacity), and says whether the shadow held the key with a row before.
+     */
+    private boolean shadowTouch(RecordIndex.Entry e) {
+        if (!duel) {
+            return false;
+        }
+        ShadowRecord r = shadow.get(e.key().hash());
+        boolean heldRow = r != null && r.row;
+        if (r == null) {
+            r = new ShadowRecord();
+            shadow.put(e.key().hash(), r);
+        }
+        int slots = e.slots().count();
+        if (slots > r.slots) {
+            shadowSlots += slots - r.slots;
+            r.slots = slots;
+        }
+        r.row |= e.spec().hasRow();
+        for (var it = shadow.values().iterator(); shadowSlots > capacity && it.hasNext(); ) {
+            shadowSlots -= it.next().slots;
+            it.remove();
+        }
+        return heldRow;
+    }
+
+    /** {@code n} now holds {@code slots} slots: the resident total, and the most ever (the shadow's size), follow. */
+    private void holds(Node n, int slots) {
+        residentSlots += slots - n.slotCount;
+        n.slotCount = slots;
+        capacity = Math.max(capacity, residentSlots);
+    }
+
+    /**
+     * {@code e} was published again, or its row joined its pages again, where the shadow LRU cache held a row: a
+     * resume only LRU would have served. A chain published again root first counts once, at the first such key.
+     */
+    private void lruOnly(RecordIndex.Entry e) {
+        boolean sameChain = lastLruOnly != null && lastLruOnly.equals(e.spec().parent());
+        lastLruOnly = e.key();
+        if (!sameChain) {
+            duelCount(false);
+        }
+    }
+
+    private void duelCount(boolean worth) {
+        if (worth) {
+            worthOnly++;
+        } else {
+            lruOnly++;
+        }
+        if (worthOnly + lruOnly > DUEL_WINDOW) {
+            worthOnly /= 2;
+            lruOnly /= 2;
+        }
+        verdictMayHaveMoved();
     }
 
     private double saved(int depth) {
@@ -440,6 +656,12 @@ public final class WorthPolicy implements EvictionPolicy {
         if (++trials[n.recordClass] >= COUNT_HALF_LIFE) {
             trials[n.recordClass] /= 2;
             resumed[n.recordClass] /= 2;
+        }
+        int c = n.recordClass;
+        double now = share(c);
+        if (now > rankedShare[c] * SHARE_DRIFT || now < rankedShare[c] / SHARE_DRIFT) {
+            rankedShare[c] = now;
+            rankClassAgain(c);
         }
     }
 }

@@ -202,12 +202,13 @@ class WorthPolicyTest {
     }
 
     @Test
-    void theDuelsSamples_rankByWorthAndByRecency_andTheOthersFollowTheOneResumedMore() {
+    void theDuelsSamples_decideUntilTheShadowSpeaks_andTheOthersFollowTheOneResumedMore() {
         WorthPolicy policy = new WorthPolicy();
         RecordIndex index = new RecordIndex(true, policy);
         long worthKey = keyInSet(0, 1);
         long recencyKey = keyInSet(1, 1);
         long followerKey = keyInSet(5, 1);
+        assertEquals(WorthPolicy.Verdict.UNDECIDED_RECENCY, policy.verdict());
         assertTrue(policy.byWorth(key(worthKey)));
         assertFalse(policy.byWorth(key(recencyKey)));
         assertFalse(policy.byWorth(key(followerKey)), "with no resumes yet, the others are ranked by recency");
@@ -216,14 +217,113 @@ class WorthPolicyTest {
             chain(index, null, k);
             index.touch(key(k), 1, EvictionPolicy.Use.RESUMED);
         }
+        assertEquals(WorthPolicy.Verdict.UNDECIDED_WORTH, policy.verdict());
         assertTrue(policy.byWorth(key(followerKey)));
+        assertFalse(policy.byWorth(key(recencyKey)), "the recency sample keeps its ranking");
         // Then rows of the recency sample, more often: the others go back to recency.
         for (long k = keyInSet(1, 1000), n = 0; n < 4; k = keyInSet(1, k + 1), n++) {
             chain(index, null, k);
             index.touch(key(k), 1, EvictionPolicy.Use.RESUMED);
         }
         assertFalse(policy.byWorth(key(followerKey)));
-        assertTrue(policy.byWorth(key(worthKey)), "the samples keep their ranking");
+        assertTrue(policy.byWorth(key(worthKey)), "the worth sample keeps its ranking");
+    }
+
+    @Test
+    void theShadowsVerdict_overrulesTheSamples_onceOneSideLeadsSignificantly() {
+        WorthPolicy policy = new WorthPolicy();
+        RecordIndex index = new RecordIndex(true, policy);
+        long[] keys = new long[8];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = keyInSet(2 + i % 3, i == 0 ? 1 : keys[i - 1] + 1);
+            chain(index, null, keys[i]);
+        }
+        // Rows this policy dropped and the shadow LRU cache still holds are published again: points for recency.
+        for (int i = 0; i < 5; i++) {
+            index.remove(key(keys[i]));
+            chain(index, null, keys[i]);
+            assertEquals(i == 4 ? WorthPolicy.Verdict.RECENCY : WorthPolicy.Verdict.UNDECIDED_RECENCY,
+                    policy.verdict(), "4 points against none are 2 standard deviations, not more: " + (i + 1));
+        }
+        assertFalse(policy.byWorth(key(keys[7])));
+        assertTrue(policy.byWorth(key(keyInSet(0, 1))), "the worth sample keeps its ranking");
+        assertEquals(1.0 / 7, policy.value(index.get(key(keys[7]))), 1e-12,
+                "every row the same value: the share of all ended trials (5 dropped unused)");
+        // A resume at a row the shadow no longer holds (it dropped the oldest to make room): a point for worth, and
+        // the lead (5 against 1) is no longer significant.
+        index.remove(key(keys[4]));
+        chain(index, null, keyInSet(2, keys[7] + 1));
+        index.touch(key(keys[5]), 1, EvictionPolicy.Use.RESUMED);
+        assertEquals(WorthPolicy.Verdict.UNDECIDED_RECENCY, policy.verdict());
+    }
+
+    @Test
+    void theShadowDuel_countsAChainPublishedAgain_once() {
+        WorthPolicy policy = new WorthPolicy();
+        RecordIndex index = new RecordIndex(true, policy);
+        for (long c = 0; c < 6; c++) {
+            for (long k = 1; k <= 3; k++) {
+                insert(index, 10 * c + k, k == 1 ? null : 10 * c + k - 1, true);
+            }
+        }
+        for (long c = 0; c < 5; c++) {
+            for (long k = 3; k >= 1; k--) {
+                index.remove(key(10 * c + k));
+            }
+            for (long k = 1; k <= 3; k++) {
+                insert(index, 10 * c + k, k == 1 ? null : 10 * c + k - 1, true);
+            }
+            assertEquals(c == 4, policy.verdict() == WorthPolicy.Verdict.RECENCY,
+                    "a point per chain, not per row: " + (c + 1));
+        }
+    }
+
+    @Test
+    void whenTheVerdictChanges_rowsRankedBeforeAreRankedAgain_theLeastRecentlyUsedFirst() {
+        WorthPolicy policy = new WorthPolicy();
+        RecordIndex index = new RecordIndex(true, policy);
+        long sampled = keyInSet(0, 1000); // a row of the worth sample resumed from: the others follow worth
+        chain(index, null, sampled);
+        index.touch(key(sampled), 1, EvictionPolicy.Use.RESUMED);
+        assertEquals(WorthPolicy.Verdict.UNDECIDED_WORTH, policy.verdict());
+        // An older row at the end of a five-record chain is worth more than a newer root row.
+        long deep = keyInSet(2, 100);
+        long root = keyInSet(3, deep + 1);
+        insert(index, 1, null, false);
+        insert(index, 2, 1L, false);
+        insert(index, 3, 2L, false);
+        insert(index, 4, 3L, false);
+        insert(index, deep, 4L, true);
+        insert(index, root, null, true);
+        assertTrue(policy.value(index.get(key(deep))) > policy.value(index.get(key(root))), "ranked by worth");
+        // Five rows dropped and published again while the shadow held them: the verdict turns to recency.
+        for (long i = 0, k = keyInSet(4, root + 1); i < 5; i++, k = keyInSet(4, k + 1)) {
+            chain(index, null, k);
+            index.remove(key(k));
+            chain(index, null, k);
+        }
+        assertEquals(WorthPolicy.Verdict.RECENCY, policy.verdict());
+        assertEquals(deep, index.dropColdest().key().hash(),
+                "ranked again by recency, the older row goes first, though nothing used it since");
+    }
+
+    @Test
+    void whenAClassesShareMovesByHalf_itsRowsAreRankedAgain_withTheShareTheyHaveNow() {
+        WorthPolicy policy = byWorth();
+        RecordIndex index = new RecordIndex(true, policy);
+        for (long k = 10; k <= 13; k++) { // new chains resumed from: their class's share is 5/6
+            chain(index, null, k);
+            index.touch(key(k), 1, EvictionPolicy.Use.RESUMED);
+        }
+        chain(index, null, 20); // a new chain, ranked at 5/6
+        chain(index, 10L, 21); // a turn on a chain that went on: a class of its own, at the prior 1/2
+        assertTrue(policy.value(index.get(key(20))) > policy.value(index.get(key(21))));
+        for (long k = 30; k < 40; k++) { // ten new chains that leave unused: the share of new chains sinks to 5/16
+            chain(index, null, k);
+            index.remove(key(k));
+        }
+        assertEquals(5.0 / 16, policy.value(index.get(key(20))), 1e-12);
+        assertEquals(20, index.dropColdest().key().hash(), "ranked again at 5/16, below the turn's 1/2");
     }
 
     @Test

@@ -21,9 +21,10 @@ class ReplayPolicyTest {
      * How far the node may be from the simulator where rows are dropped apart from their pages: the node copies a
      * request's records at once, so which of them are resident when an eviction runs depends on timing (the parent
      * of a record still being copied is held; once it is resident its row may go). Measured: equal to the digit in
-     * most runs, one row drop apart in some.
+     * most runs, one row drop apart in some; one row drop moves the system-prompts trace below by 0.0031 (0.6585
+     * against 0.6616, in 2 of 10 runs once worth ranked rows again as its class shares moved).
      */
-    private static final double TIMING = 0.003;
+    private static final double TIMING = 0.004;
 
     @ParameterizedTest
     @ValueSource(strings = {"reuse", "worth"})
