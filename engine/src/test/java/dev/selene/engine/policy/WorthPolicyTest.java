@@ -258,6 +258,28 @@ class WorthPolicyTest {
     }
 
     @Test
+    void aLeadForWorthInTheShadow_notYetSignificant_isEnoughForTheOthersToFollowWorth() {
+        WorthPolicy policy = new WorthPolicy();
+        RecordIndex index = new RecordIndex(true, policy);
+        long[] keys = new long[9];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = keyInSet(2 + i % 3, i == 0 ? 1 : keys[i - 1] + 1);
+        }
+        for (int i = 0; i < 8; i++) {
+            chain(index, null, keys[i]);
+        }
+        assertEquals(WorthPolicy.Verdict.UNDECIDED_RECENCY, policy.verdict());
+        // The cache drops one row and takes a new one; the shadow, as large as the most memory held, drops its least
+        // recently used key instead, which the cache still holds: a resume there is one only this policy served.
+        index.remove(key(keys[7]));
+        chain(index, null, keys[8]);
+        index.touch(key(keys[0]), 1, EvictionPolicy.Use.RESUMED);
+        assertEquals(WorthPolicy.Verdict.UNDECIDED_WORTH, policy.verdict(), "one point against none: a slight lead");
+        assertTrue(policy.byWorth(key(keys[1])));
+        assertFalse(policy.byWorth(key(keyInSet(1, 1))), "the recency sample keeps its ranking till the shadow speaks");
+    }
+
+    @Test
     void theShadowDuel_countsAChainPublishedAgain_once() {
         WorthPolicy policy = new WorthPolicy();
         RecordIndex index = new RecordIndex(true, policy);
