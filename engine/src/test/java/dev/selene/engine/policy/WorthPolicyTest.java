@@ -233,10 +233,9 @@ class WorthPolicyTest {
     void theShadowsVerdict_overrulesTheSamples_onceOneSideLeadsSignificantly() {
         WorthPolicy policy = new WorthPolicy();
         RecordIndex index = new RecordIndex(true, policy);
-        long[] keys = new long[8];
-        for (int i = 0; i < keys.length; i++) {
-            keys[i] = keyInSet(2 + i % 3, i == 0 ? 1 : keys[i - 1] + 1);
-            chain(index, null, keys[i]);
+        long[] keys = followerKeys(8);
+        for (long k : keys) {
+            chain(index, null, k);
         }
         // Rows this policy dropped and the shadow LRU cache still holds are published again: points for recency.
         for (int i = 0; i < 5; i++) {
@@ -261,10 +260,7 @@ class WorthPolicyTest {
     void aLeadForWorthInTheShadow_notYetSignificant_isEnoughForTheOthersToFollowWorth() {
         WorthPolicy policy = new WorthPolicy();
         RecordIndex index = new RecordIndex(true, policy);
-        long[] keys = new long[9];
-        for (int i = 0; i < keys.length; i++) {
-            keys[i] = keyInSet(2 + i % 3, i == 0 ? 1 : keys[i - 1] + 1);
-        }
+        long[] keys = followerKeys(9);
         for (int i = 0; i < 8; i++) {
             chain(index, null, keys[i]);
         }
@@ -389,6 +385,15 @@ class WorthPolicyTest {
         assertFalse(new WorthPolicy().byWorth(key(interior)), "the key is in the recency sample");
         assertEquals(values.get(1), values.get(0), "ranked by its worth there too, not by the recency constant");
         assertTrue(values.get(0) != 0.25, "the recency constant with two rows and no resume would be 0.25");
+    }
+
+    /** {@code n} increasing keys outside the duel's samples, so that resumes at them leave the samples' counter. */
+    private static long[] followerKeys(int n) {
+        long[] keys = new long[n];
+        for (int i = 0; i < n; i++) {
+            keys[i] = keyInSet(2 + i % 3, i == 0 ? 1 : keys[i - 1] + 1);
+        }
+        return keys;
     }
 
     /** The first key from {@code from} on whose duel set is {@code set}. */
