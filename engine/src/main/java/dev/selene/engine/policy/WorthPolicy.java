@@ -559,6 +559,7 @@ public final class WorthPolicy implements EvictionPolicy {
         lastLruOnly = e.key();
         if (!sameChain) {
             duelCount(false);
+            verdictMayHaveMoved();
         }
     }
 
@@ -572,7 +573,6 @@ public final class WorthPolicy implements EvictionPolicy {
             worthOnly /= 2;
             lruOnly /= 2;
         }
-        verdictMayHaveMoved();
     }
 
     private double saved(int depth) {
@@ -651,16 +651,16 @@ public final class WorthPolicy implements EvictionPolicy {
             return;
         }
         n.trial = false;
+        int c = n.recordClass;
         allTrials++;
         if (resumedFrom) {
-            resumed[n.recordClass]++;
+            resumed[c]++;
             allResumed++;
         }
-        if (++trials[n.recordClass] >= COUNT_HALF_LIFE) {
-            trials[n.recordClass] /= 2;
-            resumed[n.recordClass] /= 2;
+        if (++trials[c] >= COUNT_HALF_LIFE) {
+            trials[c] /= 2;
+            resumed[c] /= 2;
         }
-        int c = n.recordClass;
         double now = share(c);
         if (now > rankedShare[c] * SHARE_DRIFT || now < rankedShare[c] / SHARE_DRIFT) {
             rankedShare[c] = now;
