@@ -55,14 +55,22 @@ final class Baselines {
     private RawDisk.Result rawDisk = RawDisk.Result.NONE;
     private long fileBytes;
     private PoolRaw rawPool;
+    private final Settle settle;
+
+    /** Waits, before a measured window, for what the run asks (the compilers going quiet after a warm-up). */
+    @FunctionalInterface
+    interface Settle {
+        void before(BurstReport report) throws InterruptedException;
+    }
 
     /**
      * The baselines of a burst of {@code conversations} on {@code cache}, whose records' pool images come to
      * {@code imageBytes} (0 without a pool); made once the node has started, so that the raw copy finds its slots.
      */
     Baselines(BurstSettings settings, SeleneCache cache, DeviceCopier copier, Conversations conversations,
-              BurstReport report, CpuAccounting cpu, long imageBytes, PrintStream progressOut) {
+              BurstReport report, CpuAccounting cpu, long imageBytes, PrintStream progressOut, Settle settle) {
         this.settings = settings;
+        this.settle = settle;
         this.cache = cache;
         this.copier = copier;
         this.conversations = conversations;
@@ -103,6 +111,7 @@ final class Baselines {
             // abandoned).
             step.set("raw pool transfers: first half");
             rawPool = PoolRaw.await(cache.system(), settings.poolManagers(), (int) layout.slotBytes());
+            settle.before(report);
             CpuAccounting.PoolWindow raw1 = cpu.poolWindow();
             rawPool.measure(imageBytes / 2);
             raw1.end(report, true, "raw, first half", imageBytes);
@@ -137,6 +146,7 @@ final class Baselines {
                     cache.system().settings().config());
             report.poolSecurity = security.tls() ? "tls (" + security.engine().label() + ")" : "plain text (loopback)";
             step.set("raw pool transfers: second half");
+            settle.before(report);
             CpuAccounting.PoolWindow raw2 = cpu.poolWindow();
             rawPool.measure(imageBytes - imageBytes / 2);
             raw2.end(report, true, "raw, second half", imageBytes);

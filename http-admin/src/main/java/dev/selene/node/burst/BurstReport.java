@@ -70,6 +70,8 @@ public final class BurstReport {
     long poolReadBusyNanos;
     long poolDrainSkipped;
     double retireSeconds;
+    /** Seconds the run waited for the compilers to go quiet before its measured windows (after a warm-up). */
+    double settleSeconds;
     double rawPoolWriteGbps;
     double rawPoolReadGbps;
     /**
@@ -293,6 +295,7 @@ public final class BurstReport {
             m.put("raw_data_cpu_s_per_gb", round(rawPoolDataCpuSecondsPerGb()));
             m.put("pool_data_cpu_ratio", round(ratio(poolDataCpuSecondsPerGb(), rawPoolDataCpuSecondsPerGb())));
         }
+        m.put("settle_seconds", round(settleSeconds));
         m.put("device", device);
         m.put("layout", layout);
         m.put("warm_bytes", warmBytes);

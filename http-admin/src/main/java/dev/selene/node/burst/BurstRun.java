@@ -43,6 +43,8 @@ public final class BurstRun {
     private final Function<DeviceCopier, SeleneCache> warmUpFactory;
     private final Runnable afterWarmUp;
     private CpuAccounting cpu = new CpuAccounting();
+    /** Whether each measured window waits for the compilers to go quiet first (after a warm-up). */
+    private boolean settle;
 
     /** A run that starts its own memory-only node. */
     public BurstRun(BurstSettings settings, PrintStream progressOut) {
@@ -106,6 +108,7 @@ public final class BurstRun {
         if (warmUp) {
             WarmUp.run(settings, progressOut, warmUpFactory, afterWarmUp);
         }
+        settle = warmUp;
         return run();
     }
 
@@ -158,9 +161,10 @@ public final class BurstRun {
         long imageBytes = pool ? conversations.sumOverRecords(spec -> RecordImage.imageBytes(layout, spec.hasRow()))
                 : 0;
         Baselines baselines = new Baselines(settings, cache, copier, conversations, report, cpu, imageBytes,
-                progressOut);
+                progressOut, this::settle);
         conversations.prefill(copier, progressOut);
         baselines.firstHalves();
+        settle(report);
         SimulatedDevice sim = WatchedCopier.simulated(copier);
         long busyBefore = sim != null ? sim.busyNanosToHost() : 0;
         CpuAccounting.PoolWindow window = cpu.poolWindow();
@@ -172,6 +176,7 @@ public final class BurstRun {
             retireTheRest(cache, report);
             window.end(report, false, "burst and retirement", imageBytes);
         }
+        settle(report);
         window = cpu.poolWindow();
         report.probe = RestoreProbe.run(cache, copier, conversations, progressOut, "probe");
         if (pool) {
@@ -179,6 +184,13 @@ public final class BurstRun {
         }
         report.diskCounters(cache.counters());
         baselines.secondHalves(() -> conversations.freeSnapshots(copier));
+    }
+
+    /** After a warm-up, waits for the compilers to go quiet before a measured window (see {@link WarmUp#settle}). */
+    void settle(BurstReport report) throws InterruptedException {
+        if (settle) {
+            report.settleSeconds += WarmUp.settle(cpu::compilerNanos);
+        }
     }
 
     /**

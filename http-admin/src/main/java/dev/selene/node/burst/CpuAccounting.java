@@ -26,11 +26,12 @@ final class CpuAccounting {
 
     private final LongSupplier peerCpuNanos;
     private final LongSupplier peerDataCpuNanos;
+    private final Supplier<List<Long>> peerPids;
     private final ThreadCpuBreakdown breakdown;
 
-    /** Accounting with no process at the other end. */
+    /** Accounting with no process at the other end (a warm-up's: it prints no breakdown). */
     CpuAccounting() {
-        this(() -> 0, () -> 0, List::of);
+        this(() -> 0, () -> 0, List::of, false);
     }
 
     /**
@@ -38,9 +39,27 @@ final class CpuAccounting {
      * their data planes', and their pids for the breakdown) into the pool's figures.
      */
     CpuAccounting(LongSupplier peerCpuNanos, LongSupplier peerDataCpuNanos, Supplier<List<Long>> peerPids) {
+        this(peerCpuNanos, peerDataCpuNanos, peerPids, ThreadCpuBreakdown.ON);
+    }
+
+    private CpuAccounting(LongSupplier peerCpuNanos, LongSupplier peerDataCpuNanos, Supplier<List<Long>> peerPids,
+                          boolean breakdown) {
         this.peerCpuNanos = peerCpuNanos;
         this.peerDataCpuNanos = peerDataCpuNanos;
-        this.breakdown = new ThreadCpuBreakdown(peerPids);
+        this.peerPids = peerPids;
+        this.breakdown = new ThreadCpuBreakdown(peerPids, breakdown);
+    }
+
+    /**
+     * CPU time so far of the JIT compiler threads of this process and of the processes at the other end (from
+     * /proc; 0 where it is absent).
+     */
+    long compilerNanos() {
+        long sum = PoolManagers.compilerNanos(ProcessHandle.current().pid());
+        for (long pid : peerPids.get()) {
+            sum += PoolManagers.compilerNanos(pid);
+        }
+        return sum;
     }
 
     /** CPU time so far of the live threads whose name starts with {@code prefix}, summed. */

@@ -177,7 +177,7 @@ public final class PoolManagers implements AutoCloseable {
     static final long TICKS_PER_SECOND = 100;
 
     /** CPU time of the JIT compiler threads of process {@code pid} now alive (from /proc; 0 where it is absent). */
-    private static long compilerNanos(long pid) {
+    static long compilerNanos(long pid) {
         return threadNanos(pid, "CompilerThre");
     }
 

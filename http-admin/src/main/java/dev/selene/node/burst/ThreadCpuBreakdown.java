@@ -7,8 +7,9 @@ import java.util.function.Supplier;
 
 /**
  * A diagnostic for the pool preset's CPU figures: CPU time by thread name (digits left out) of the burst's process and
- * of every manager process, read from {@code /proc}, printed for each measured window when the system property
- * {@code selene.burst.cpu-breakdown} is {@code true}. Off by default; it does nothing where {@code /proc} is absent.
+ * of every manager process, read from {@code /proc}, printed for each measured window (not the warm-up's) when the
+ * system property {@code selene.burst.cpu-breakdown} is {@code true}. Off by default; it does nothing where
+ * {@code /proc} is absent.
  */
 final class ThreadCpuBreakdown {
 
@@ -17,21 +18,24 @@ final class ThreadCpuBreakdown {
     private static final double TICKS_PER_SECOND = PoolManagers.TICKS_PER_SECOND;
 
     private final Supplier<List<Long>> peers;
+    private final boolean on;
     private Map<String, Long> start = Map.of();
 
-    ThreadCpuBreakdown(Supplier<List<Long>> peers) {
+    /** A breakdown over this process and {@code peers}, printed when {@code on}. */
+    ThreadCpuBreakdown(Supplier<List<Long>> peers, boolean on) {
         this.peers = peers;
+        this.on = on;
     }
 
     void begin() {
-        if (ON) {
+        if (on) {
             start = snapshot();
         }
     }
 
     /** Prints the CPU seconds each thread group used since {@link #begin()}, for {@code gb} GB moved. */
     void end(String window, double gb) {
-        if (!ON) {
+        if (!on) {
             return;
         }
         Map<String, Long> now = snapshot();
