@@ -454,7 +454,9 @@ public final class RecordCatalog {
         List<SpillStart> start = new ArrayList<>();
         Removal removal = Removal.empty();
         Removal orphans = Removal.empty();
-        if (!durableTier) {
+        if (!durableTier || writing.size() >= spillCap || writingSlots >= targetSlots) {
+            // Nothing more may start: the loop below would stop before its first candidate, so none are gathered
+            // (a full spill window asks for a plan on every event, and gathering costs a walk of the coldest).
             return new SpillPlan(start, removal, orphans);
         }
         List<RecordKey> candidates = new ArrayList<>(wantWrite);

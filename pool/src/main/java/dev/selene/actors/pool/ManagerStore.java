@@ -30,6 +30,7 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -46,7 +47,7 @@ import java.util.function.LongSupplier;
  * the image under, sent straight from the slots, which stay pinned until it has been sent.
  *
  * <p>The store owns the bytes and the recency; the directory entity of each namespace shard learns what it holds
- * ({@link PoolDirectory.HeldAll}, {@link PoolDirectory.Released}) and can always ask again ({@link Holdings}).
+ * ({@link PoolDirectory.HeldAll}, {@link PoolDirectory.ReleasedAll}) and can always ask again ({@link Holdings}).
  */
 public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
@@ -141,20 +142,34 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         INSTANCE
     }
 
-    /** Sends the directory entities what this store took since the last report. */
+    /** Sends the directory entities what this store took and dropped since the last report. */
     private enum ReportHeld implements Command {
         INSTANCE
     }
 
     /** An upload or a serve whose peer sends or takes nothing for this long is dropped (its peer died or stalled). */
     static final Duration UPLOAD_IDLE_TIMEOUT = NettyDataPlane.DEFAULT_SILENCE;
-    /** How long a store gathers the records it took before it reports them to their directory entities. */
+    /**
+     * How long a store gathers the records it took and dropped before it reports them to their directory entities.
+     */
     static final Duration HELD_REPORT_DELAY = Duration.ofMillis(20);
     /** Threads of a manager's data plane. */
     static final int DATA_THREADS = 2;
 
     /** What the store keeps with a held record beside its slots: its entry and the image's header and footer. */
     private record Image(PoolEntry entry, byte[] header, byte[] footer) {
+    }
+
+    /** A change of what this store holds, waiting for its report. */
+    private sealed interface Change permits Took, Dropped {
+    }
+
+    /** The store holds {@code entry}'s record (validated). */
+    private record Took(PoolEntry entry) implements Change {
+    }
+
+    /** The store dropped the record on its own (evicted, expired: {@code reason}). */
+    private record Dropped(String reason) implements Change {
     }
 
     /** An upload in progress (its slots are reserved in the holdings). */
@@ -170,8 +185,11 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     private final PoolMetrics metrics;
     private final PoolHoldings<Image> holdings;
     private final Map<RecordKey, Upload> uploads = new HashMap<>();
-    /** Records taken and not yet reported to their directory entity, by entity. */
-    private final Map<String, List<PoolEntry>> heldToReport = new HashMap<>();
+    /**
+     * What this store has not yet reported to each directory entity (by entity): the last change of each record, in
+     * the order the records changed. A record taken and dropped again before the report is reported as dropped.
+     */
+    private final Map<String, LinkedHashMap<RecordKey, Change>> toReport = new HashMap<>();
     private boolean reportScheduled;
     private long lastReportNanos;
     private final Map<String, Long> expired = new TreeMap<>();
@@ -284,7 +302,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         }
         if (holdings.holds(key)) {
             holdings.use(key);
-            reportHeld(holdings.value(key).entry());
+            report(key, new Took(holdings.value(key).entry()));
             o.admission().alreadyHeld();
             return;
         }
@@ -307,7 +325,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         for (RecordKey gone : room.evicted()) {
             evicted++;
             metrics.evicted();
-            tellDirectory(gone.namespace(), new PoolDirectory.Released(gone, getContext().getSelf(), "evicted"));
+            report(gone, new Dropped("evicted"));
         }
         int[] slots = room.slots().toArray();
         long start = clock.getAsLong();
@@ -348,7 +366,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         uploadCount++;
         uploadBytes += up.entry().imageBytes();
         metrics.transfer(PoolMetrics.Direction.IN, up.entry().imageBytes(), u.nanos());
-        reportHeld(up.entry());
+        report(up.entry().key(), new Took(up.entry()));
     }
 
     // ---- serving ----
@@ -429,7 +447,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         for (RecordKey k : gone) {
             expired.merge(k.namespace(), 1L, Long::sum);
             metrics.expired(k.namespace());
-            tellDirectory(k.namespace(), new PoolDirectory.Released(k, getContext().getSelf(), "expired"));
+            report(k, new Dropped("expired"));
         }
         if (!gone.isEmpty()) {
             getContext().getLog().info("pool store: {} records unused for longer than {} expired", gone.size(),
@@ -465,38 +483,53 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     }
 
     /**
-     * Reports a record this store took to its directory entity: at once when no report went out within
-     * {@link #HELD_REPORT_DELAY}, otherwise together with the others taken until that much has passed, so that a
-     * busy store sends one cluster message per entity per report rather than one per record (and the directory
-     * learns of a record at most that much later; until then a lookup in another host misses it).
+     * Reports a change of what this store holds to the record's directory entity. A record taken is reported at once
+     * when no record taken was reported within {@link #HELD_REPORT_DELAY}, otherwise together with the others changed
+     * until that much has passed; a record dropped (evicted, expired) goes with the next report, at most that much
+     * later. So a busy store sends a few cluster messages per entity per report rather than one per record taken or
+     * evicted, and the directory learns of a change at most that much later (until then a lookup in another host
+     * misses a record just taken, or names this store for one it has just dropped, which its read then finds not
+     * held).
      */
-    private void reportHeld(PoolEntry entry) {
-        String shard = PoolDirectory.entityId(entry.key().namespace(), config.directoryShards());
-        heldToReport.computeIfAbsent(shard, s -> new ArrayList<>()).add(entry);
-        if (reportScheduled) {
-            return;
-        }
+    private void report(RecordKey key, Change change) {
+        String shard = PoolDirectory.entityId(key.namespace(), config.directoryShards());
+        LinkedHashMap<RecordKey, Change> changes = toReport.computeIfAbsent(shard, s -> new LinkedHashMap<>());
+        changes.remove(key);
+        changes.put(key, change);
         long sinceLast = clock.getAsLong() - lastReportNanos;
-        if (sinceLast >= HELD_REPORT_DELAY.toNanos()) {
+        if (change instanceof Took && sinceLast >= HELD_REPORT_DELAY.toNanos()) {
             flushHeld();
-        } else {
+        } else if (!reportScheduled) {
             reportScheduled = true;
-            getContext().scheduleOnce(HELD_REPORT_DELAY.minusNanos(sinceLast), getContext().getSelf(),
-                    ReportHeld.INSTANCE);
+            Duration wait = change instanceof Took ? HELD_REPORT_DELAY.minusNanos(sinceLast) : HELD_REPORT_DELAY;
+            getContext().scheduleOnce(wait, getContext().getSelf(), ReportHeld.INSTANCE);
         }
     }
 
+    /**
+     * Sends each entity its changes: the records dropped (one message per reason), then those taken. A record
+     * appears once, with its last change, so the two messages' order does not matter.
+     */
     private void flushHeld() {
         reportScheduled = false;
-        lastReportNanos = clock.getAsLong();
-        heldToReport.forEach((shard, entries) -> sharding.entityRefFor(PoolDirectory.TYPE, shard)
-                .tell(new PoolDirectory.HeldAll(List.copyOf(entries), getContext().getSelf())));
-        heldToReport.clear();
-    }
-
-    private void tellDirectory(String namespace, PoolDirectory.Command message) {
-        sharding.entityRefFor(PoolDirectory.TYPE, PoolDirectory.entityId(namespace, config.directoryShards()))
-                .tell(message);
+        ActorRef<Command> self = getContext().getSelf();
+        toReport.forEach((shard, changes) -> {
+            var entity = sharding.entityRefFor(PoolDirectory.TYPE, shard);
+            Map<String, List<RecordKey>> dropped = new TreeMap<>();
+            List<PoolEntry> took = new ArrayList<>();
+            changes.forEach((key, change) -> {
+                switch (change) {
+                    case Dropped d -> dropped.computeIfAbsent(d.reason(), r -> new ArrayList<>()).add(key);
+                    case Took t -> took.add(t.entry());
+                }
+            });
+            dropped.forEach((reason, keys) -> entity.tell(new PoolDirectory.ReleasedAll(keys, self, reason)));
+            if (!took.isEmpty()) {
+                entity.tell(new PoolDirectory.HeldAll(took, self));
+                lastReportNanos = clock.getAsLong();
+            }
+        });
+        toReport.clear();
     }
 
     private List<PoolEntry> holdings(Holdings q) {

@@ -56,8 +56,8 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     }
 
 
-    /** From a store: it dropped a record it decided to drop (evicted, expired). */
-    public record Released(RecordKey key, ActorRef<ManagerStore.Command> store, String reason)
+    /** From a store: it dropped records it decided to drop ({@code reason}: evicted, expired), reported together. */
+    public record ReleasedAll(List<RecordKey> keys, ActorRef<ManagerStore.Command> store, String reason)
             implements Command, PoolMessage {
     }
 
@@ -165,7 +165,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             case Find f -> f.replyTo().tell(find(f.namespace(), f.chain()));
             case Locate l -> l.replyTo().tell(locate(l.key()));
             case HeldAll h -> onHeldAll(h);
-            case Released r -> onReleased(r);
+            case ReleasedAll r -> onReleasedAll(r);
             case StoresListed l -> onStores(l.stores());
             case HoldingsAnswered h -> onHoldings(h.reply());
             case Wake w -> replicate();
@@ -271,27 +271,25 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         entries.computeIfAbsent(entry.key(), k -> new Entry(entry)).holders.add(store);
     }
 
-    private void onReleased(Released r) {
-        Entry e = entries.get(r.key());
-        if (e == null) {
-            return;
-        }
-        e.holders.remove(r.store());
-        // Replicas see the same uses: when one store evicts or expires a record, the others drop it too rather
-        // than keep a copy the next rebuild would replicate again.
-        remove(r.key(), r.reason() + " by another replica", r.store());
-    }
-
-    private void remove(RecordKey key, String reason, ActorRef<ManagerStore.Command> except) {
-        Entry e = entries.remove(key);
-        if (e == null) {
-            return;
-        }
-        for (ActorRef<ManagerStore.Command> s : e.holders) {
-            if (!s.equals(except)) {
-                s.tell(new ManagerStore.Drop(List.of(key), reason));
+    /**
+     * Replicas see the same uses: when one store evicts or expires records, the others drop them too rather than keep
+     * copies the next rebuild would replicate again; each other holder is told once, all its records together.
+     */
+    private void onReleasedAll(ReleasedAll r) {
+        Map<ActorRef<ManagerStore.Command>, List<RecordKey>> drops = new HashMap<>();
+        for (RecordKey key : r.keys()) {
+            Entry e = entries.remove(key);
+            if (e == null) {
+                continue;
+            }
+            for (ActorRef<ManagerStore.Command> s : e.holders) {
+                if (!s.equals(r.store())) {
+                    drops.computeIfAbsent(s, x -> new ArrayList<>()).add(key);
+                }
             }
         }
+        String reason = r.reason() + " by another replica";
+        drops.forEach((store, keys) -> store.tell(new ManagerStore.Drop(List.copyOf(keys), reason)));
     }
 
     // ---- stores and replicas ----

@@ -93,4 +93,47 @@ class ManagerStoreTest {
         assertEquals(3, expired.size());
         assertEquals(Map.of("tenant-a", 1L, "tenant-b", 2L), await(manager.status()).expiredByNamespace());
     }
+
+    @Test
+    void evictionsOnTwoReplicas_leaveBothStoresHoldingWhatTheDirectoryFinds() throws Exception {
+        PoolManagerNode m1 = pool.manager(4 * RECORD_SLOTS, 2);
+        PoolManagerNode m2 = pool.manager(4 * RECORD_SLOTS, 2);
+        SeleneCache writer = pool.host(0, null);
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+                PoolBaseline.stores(writer.system()).size() == 2);
+        List<List<RecordSpec>> old = new ArrayList<>();
+        for (long h = 1; h <= 3; h++) {
+            old.add(pool.publishChain(writer, "tenant-a", h, 1));
+        }
+        assertEquals(0, await(writer.drain(Duration.ofSeconds(20))).skipped());
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+                await(m1.status()).records() == 3 && await(m2.status()).records() == 3);
+
+        // Three more records, retired in one drain: each store evicts two of the older ones, within a report or two
+        // to the directory.
+        List<List<RecordSpec>> fresh = new ArrayList<>();
+        for (long h = 4; h <= 6; h++) {
+            fresh.add(pool.publishChain(writer, "tenant-a", h, 1));
+        }
+        assertEquals(0, await(writer.drain(Duration.ofSeconds(20))).skipped());
+
+        SeleneCache reader = pool.host(0, null);
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+                old.stream().filter(specs -> matchedQuietly(reader, specs) == 1).count() == 1);
+        for (List<RecordSpec> specs : fresh) {
+            assertEquals(1, matched(reader, specs), "a record retired last is found");
+            pool.restoreAndVerify(reader, specs);
+        }
+        assertEquals(4, await(m1.status()).records(), "the first store holds the four the directory finds");
+        assertEquals(4, await(m2.status()).records(), "the second store holds the four the directory finds");
+        assertEquals(4, await(m1.status()).evicted() + await(m2.status()).evicted(), "each store evicted two");
+    }
+
+    private static int matchedQuietly(SeleneCache host, List<RecordSpec> specs) {
+        try {
+            return matched(host, specs);
+        } catch (Exception e) {
+            return -1;
+        }
+    }
 }
