@@ -40,11 +40,11 @@ import java.util.function.LongSupplier;
  * A manager node's record store: record images held in off-heap slots of its own (the host's slot mapping and
  * record codec), with the host's slot accounting, recency index and max-age sweep ({@link PoolHoldings}): least
  * recently used first out when room is needed (one recency order for the whole store, so namespaces compete
- * fairly), and once a minute the stale leaves of every namespace expire, oldest first, at most 64 per namespace. Record bytes travel
- * on the store's own data plane, apart from the cluster: an accepted upload is a handle its sender pushes the image
- * under, landing straight in the reserved slots and validated with the record codec's checksums before it counts as
- * held; a partial upload (its sender died, or went quiet) is dropped. Serving hands out a handle the reader fetches
- * the image under, sent straight from the slots, which stay pinned until it has been sent.
+ * fairly), and once a minute the stale leaves of every namespace expire, oldest first, at most 64 per namespace.
+ * Record bytes travel on the store's own data plane, apart from the cluster, named by their keys: a pushed record
+ * lands straight in the slots reserved for it and is validated with the record codec's checksums before it counts as
+ * held; a partial upload (its sender died, or went quiet) is dropped. A requested record is sent straight from its
+ * slots, which stay pinned until it has been sent.
  *
  * <p>The store owns the bytes and the recency; the directory entity of each namespace shard learns what it holds
  * ({@link PoolDirectory.HeldAll}, {@link PoolDirectory.ReleasedAll}) and can always ask again ({@link Holdings}).
