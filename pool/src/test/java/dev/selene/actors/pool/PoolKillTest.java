@@ -3,6 +3,7 @@ package dev.selene.actors.pool;
 import dev.selene.actors.api.PublishOutcome;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.trace.TraceEvent;
+import dev.selene.actors.value.CacheStatus;
 import dev.selene.actors.value.DrainReport;
 import dev.selene.actors.value.PublishResult;
 import dev.selene.actors.value.RestoreResult;
@@ -225,7 +226,8 @@ class PoolKillTest {
             assertTrue(r.wholeFromPool(prefix.size()), "chain up to " + prefix.getLast().key()
                     + " restored whole from the pool, byte-identically: " + r
                     + (retiredBeforeKill.contains(prefix.getLast().key()) ? " (retired before the kill)" : "")
-                    + "; survivor " + status(survivorOf(managers, victimIndex)) + KeyedChains.traces(restorer, prefix));
+                    + "; survivor " + status(survivorOf(managers, victimIndex)) + "; restorer " + memory(restorer)
+                    + KeyedChains.traces(restorer, prefix));
         }
 
         // Restarted on its port (when it is the first seed, it must join the other rather than start a cluster of
@@ -432,6 +434,13 @@ class PoolKillTest {
     /** Waits for a child's ready line; its address. */
     private static String readyAddress(ChildJvm m) throws InterruptedException {
         return field(m.await("ready", 0, CHILD_START), "address");
+    }
+
+    /** A host's memory, for a failure message: what holds its slots when a restore finds none to stage in. */
+    private static String memory(SeleneCache host) throws Exception {
+        CacheStatus s = await(host.status(), Duration.ofSeconds(10));
+        return "{slots=" + s.totalSlots() + ", free=" + s.freeSlots() + ", clean=" + s.cleanSlots() + ", intake="
+                + s.intakeSlots() + ", resident records=" + s.residentRecords() + ", in flight=" + s.inFlight() + "}";
     }
 
     private static Map<String, String> status(ChildJvm manager) throws Exception {
