@@ -143,7 +143,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     }
 
     /** Sends the directory entities what this store took and dropped since the last report. */
-    private enum ReportHeld implements Command {
+    private enum Report implements Command {
         INSTANCE
     }
 
@@ -152,7 +152,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     /**
      * How long a store gathers the records it took and dropped before it reports them to their directory entities.
      */
-    static final Duration HELD_REPORT_DELAY = Duration.ofMillis(20);
+    static final Duration REPORT_DELAY = Duration.ofMillis(20);
     /** Threads of a manager's data plane. */
     static final int DATA_THREADS = 2;
 
@@ -186,8 +186,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     private final PoolHoldings<Image> holdings;
     private final Map<RecordKey, Upload> uploads = new HashMap<>();
     /**
-     * What this store has not yet reported to each directory entity (by entity): the last change of each record, in
-     * the order the records changed. A record taken and dropped again before the report is reported as dropped.
+     * What this store has not yet reported to each directory entity (by entity): the last change of each record. A
+     * record taken and dropped again before the report is reported as dropped.
      */
     private final Map<String, LinkedHashMap<RecordKey, Change>> toReport = new HashMap<>();
     private boolean reportScheduled;
@@ -223,7 +223,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         this.memory = HostMemory.allocate(layout, slots);
         this.clock = System::nanoTime;
         this.holdings = new PoolHoldings<>(slots, clock);
-        this.lastReportNanos = clock.getAsLong() - HELD_REPORT_DELAY.toNanos();
+        this.lastReportNanos = clock.getAsLong() - REPORT_DELAY.toNanos();
         String host = ctx.getSystem().address().getHost().orElse("127.0.0.1");
         try {
             ActorRef<Command> self = ctx.getSelf();
@@ -284,7 +284,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             case SweepTick t -> sweep();
             case ExpireNow x -> x.replyTo().tell(new Expired(config.maxAge() == null ? List.of() : sweep()));
             case CheckInvariants c -> c.replyTo().tell(invariantViolation());
-            case ReportHeld r -> flushHeld();
+            case Report r -> flushReports();
         }
         metrics.held(holdings.size(), holdings.bytes());
         return this;
@@ -484,7 +484,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
     /**
      * Reports a change of what this store holds to the record's directory entity. A record taken is reported at once
-     * when no record taken was reported within {@link #HELD_REPORT_DELAY}, otherwise together with the others changed
+     * when no record taken was reported within {@link #REPORT_DELAY}, otherwise together with the others changed
      * until that much has passed; a record dropped (evicted, expired) goes with the next report, at most that much
      * later. So a busy store sends a few cluster messages per entity per report rather than one per record taken or
      * evicted, and the directory learns of a change at most that much later (until then a lookup in another host
@@ -494,15 +494,14 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     private void report(RecordKey key, Change change) {
         String shard = PoolDirectory.entityId(key.namespace(), config.directoryShards());
         LinkedHashMap<RecordKey, Change> changes = toReport.computeIfAbsent(shard, s -> new LinkedHashMap<>());
-        changes.remove(key);
         changes.put(key, change);
         long sinceLast = clock.getAsLong() - lastReportNanos;
-        if (change instanceof Took && sinceLast >= HELD_REPORT_DELAY.toNanos()) {
-            flushHeld();
+        if (change instanceof Took && sinceLast >= REPORT_DELAY.toNanos()) {
+            flushReports();
         } else if (!reportScheduled) {
             reportScheduled = true;
-            Duration wait = change instanceof Took ? HELD_REPORT_DELAY.minusNanos(sinceLast) : HELD_REPORT_DELAY;
-            getContext().scheduleOnce(wait, getContext().getSelf(), ReportHeld.INSTANCE);
+            Duration wait = change instanceof Took ? REPORT_DELAY.minusNanos(sinceLast) : REPORT_DELAY;
+            getContext().scheduleOnce(wait, getContext().getSelf(), Report.INSTANCE);
         }
     }
 
@@ -510,7 +509,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
      * Sends each entity its changes: the records dropped (one message per reason), then those taken. A record
      * appears once, with its last change, so the two messages' order does not matter.
      */
-    private void flushHeld() {
+    private void flushReports() {
         reportScheduled = false;
         ActorRef<Command> self = getContext().getSelf();
         toReport.forEach((shard, changes) -> {
