@@ -178,7 +178,9 @@ public final class BurstRun {
         }
         settle(report);
         window = cpu.poolWindow();
-        report.probe = RestoreProbe.run(cache, copier, conversations, progressOut, "probe");
+        // With a pool the probe checks its bytes between waves of restores: the pool's read rate, taken over the
+        // time a fetch is in flight, is then the pool's alone, as its raw baseline's is (which checks nothing).
+        report.probe = RestoreProbe.run(cache, copier, conversations, progressOut, "probe", pool);
         if (pool) {
             window.end(report, false, "probe (restores)", imageBytes);
         }

@@ -44,27 +44,29 @@ public final class RestoreProbe {
 
     /**
      * Probes every conversation of {@code conversations} on {@code cache}, as many at once as the settings'
-     * concurrency, with a progress line named {@code phase} on {@code progressOut} when the settings ask for one.
+     * concurrency, each checked as soon as its restore has answered, with a progress line named {@code phase} on
+     * {@code progressOut} when the settings ask for one.
      */
     public static ProbeTally run(SeleneCache cache, DeviceCopier copier, Conversations conversations,
                                  PrintStream progressOut, String phase) throws InterruptedException {
+        return run(cache, copier, conversations, progressOut, phase, false);
+    }
+
+    /**
+     * Probes as above; when {@code checkBetweenWaves}, the restores run in waves as large as the concurrency and each
+     * wave's bytes are checked once all its restores have answered, before the next wave starts, so that no restore
+     * shares the machine with the checks (which a serving engine does not make). Every byte is checked either way.
+     */
+    public static ProbeTally run(SeleneCache cache, DeviceCopier copier, Conversations conversations,
+                                 PrintStream progressOut, String phase, boolean checkBetweenWaves)
+            throws InterruptedException {
         WorkloadSettings settings = conversations.settings();
         Layout layout = settings.layout();
         List<Conversation> list = conversations.list();
         AtomicLong probed = new AtomicLong();
         Progress progress = new Progress(settings.progress() ? progressOut : null, phase,
                 () -> probed.get() + "/" + list.size() + " conversations");
-        List<Probed> fromPool = new ArrayList<>();
-        long full = 0;
-        long partial = 0;
-        long recomputed = 0;
-        long verified = 0;
-        long mismatched = 0;
-        long bytes = 0;
-        long fromDisk = 0;
-        long fromPoolRecords = 0;
-        Map<String, Long> notRestored = new TreeMap<>();
-        String firstDetail = "";
+        List<Probed> results = new ArrayList<>(list.size());
         // One set of restore targets per restore in flight, taken and given back: the probe's device memory is what
         // the concurrency restores at once, not the whole run again beside its snapshots.
         int sets = Math.min(settings.concurrency(), list.size());
@@ -81,43 +83,40 @@ public final class RestoreProbe {
                 freeTargets.add(b);
             }
             start = System.nanoTime();
-            List<Future<Probed>> results = new ArrayList<>();
-            for (Conversation conv : list) {
-                results.add(pool.submit(() -> {
-                    long[] b = freeTargets.take();
-                    try {
-                        Probed r = probeOne(cache, copier, layout, conv, b);
-                        probed.incrementAndGet();
-                        return r;
-                    } finally {
-                        freeTargets.add(b);
+            if (checkBetweenWaves) {
+                for (int from = 0; from < list.size(); from += sets) {
+                    List<Future<Restored>> wave = new ArrayList<>();
+                    for (Conversation conv : list.subList(from, Math.min(list.size(), from + sets))) {
+                        wave.add(pool.submit(() -> restoreOne(cache, layout, conv, freeTargets.take())));
                     }
-                }));
-            }
-            for (var f : results) {
-                Probed r = f.get();
-                if (r.depth() == list.getFirst().chain.length) {
-                    full++;
-                } else if (r.depth() > 0) {
-                    partial++;
-                } else {
-                    recomputed++;
-                    notRestored.merge(r.outcome().name().toLowerCase(Locale.ROOT), 1L, Long::sum);
-                    if (firstDetail.isEmpty() && !r.detail().isEmpty()) {
-                        firstDetail = r.detail();
+                    List<Future<Probed>> checked = new ArrayList<>();
+                    for (Restored r : all(wave)) {
+                        checked.add(pool.submit(() -> {
+                            try {
+                                return checkOne(copier, layout, r);
+                            } finally {
+                                freeTargets.add(r.bases());
+                                probed.incrementAndGet();
+                            }
+                        }));
                     }
+                    results.addAll(all(checked));
                 }
-                verified += r.verified();
-                mismatched += r.mismatched();
-                bytes += r.bytes();
-                fromDisk += r.fromDisk();
-                fromPoolRecords += r.fromPool();
-                if (r.fromPool() > 0) {
-                    fromPool.add(r);
+            } else {
+                List<Future<Probed>> running = new ArrayList<>();
+                for (Conversation conv : list) {
+                    running.add(pool.submit(() -> {
+                        Restored r = restoreOne(cache, layout, conv, freeTargets.take());
+                        try {
+                            return checkOne(copier, layout, r);
+                        } finally {
+                            freeTargets.add(r.bases());
+                            probed.incrementAndGet();
+                        }
+                    }));
                 }
+                results.addAll(all(running));
             }
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("probe failed: " + e.getCause(), e.getCause());
         } finally {
             progress.stop();
             for (long[] b : bases) {
@@ -128,13 +127,67 @@ public final class RestoreProbe {
                 }
             }
         }
-        return new ProbeTally(full, partial, recomputed, verified, mismatched, bytes, fromDisk, fromPoolRecords,
-                (System.nanoTime() - start) / 1e9, busyNanos(fromPool), notRestored, firstDetail);
+        return tally(results, list.getFirst().chain.length, (System.nanoTime() - start) / 1e9);
     }
 
-    /** Restores {@code conv} into the device memory at {@code bases} (one allocation per record) and checks it. */
-    private static Probed probeOne(SeleneCache cache, DeviceCopier copier, Layout layout, Conversation conv,
-                                   long[] bases) {
+    /** What a conversation's restore answered, into the device memory at {@code bases}, not checked yet. */
+    private record Restored(Conversation conv, long[] bases, List<DevicePlacement> targets, RestoreResult result,
+                            long startNanos, long endNanos) {
+    }
+
+    /** The results of {@code futures}, in order; a probe whose task failed fails. */
+    private static <T> List<T> all(List<Future<T>> futures) throws InterruptedException {
+        List<T> out = new ArrayList<>(futures.size());
+        for (Future<T> f : futures) {
+            try {
+                out.add(f.get());
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("probe failed: " + e.getCause(), e.getCause());
+            }
+        }
+        return out;
+    }
+
+    /** The probe's figures over every conversation's result; a conversation is full at {@code fullDepth}. */
+    private static ProbeTally tally(List<Probed> results, int fullDepth, double seconds) {
+        List<Probed> fromPool = new ArrayList<>();
+        long full = 0;
+        long partial = 0;
+        long recomputed = 0;
+        long verified = 0;
+        long mismatched = 0;
+        long bytes = 0;
+        long fromDisk = 0;
+        long fromPoolRecords = 0;
+        Map<String, Long> notRestored = new TreeMap<>();
+        String firstDetail = "";
+        for (Probed r : results) {
+            if (r.depth() == fullDepth) {
+                full++;
+            } else if (r.depth() > 0) {
+                partial++;
+            } else {
+                recomputed++;
+                notRestored.merge(r.outcome().name().toLowerCase(Locale.ROOT), 1L, Long::sum);
+                if (firstDetail.isEmpty() && !r.detail().isEmpty()) {
+                    firstDetail = r.detail();
+                }
+            }
+            verified += r.verified();
+            mismatched += r.mismatched();
+            bytes += r.bytes();
+            fromDisk += r.fromDisk();
+            fromPoolRecords += r.fromPool();
+            if (r.fromPool() > 0) {
+                fromPool.add(r);
+            }
+        }
+        return new ProbeTally(full, partial, recomputed, verified, mismatched, bytes, fromDisk, fromPoolRecords,
+                seconds, busyNanos(fromPool), notRestored, firstDetail);
+    }
+
+    /** Restores {@code conv} into the device memory at {@code bases} (one allocation per record). */
+    private static Restored restoreOne(SeleneCache cache, Layout layout, Conversation conv, long[] bases) {
         List<DevicePlacement> targets = new ArrayList<>(conv.specs.length);
         for (int i = 0; i < conv.specs.length; i++) {
             targets.add(DevicePlacement.contiguous(layout, bases[i], conv.specs[i].hasRow()));
@@ -142,9 +195,15 @@ public final class RestoreProbe {
         long start = System.nanoTime();
         RestoreResult r = cache.restore(Conversations.NAMESPACE, conv.chain, targets, Duration.ofHours(1))
                 .toCompletableFuture().join();
-        long end = System.nanoTime();
+        return new Restored(conv, bases, targets, r, start, System.nanoTime());
+    }
+
+    /** Checks every byte {@code restored} brought back against the keyed content it was published with. */
+    private static Probed checkOne(DeviceCopier copier, Layout layout, Restored restored) {
+        RestoreResult r = restored.result();
+        Conversation conv = restored.conv();
         if (r.outcome() != RestoreResult.Outcome.RESTORED) {
-            return new Probed(0, 0, 0, 0, 0, 0, start, end, r.outcome(), r.detail());
+            return new Probed(0, 0, 0, 0, 0, 0, restored.startNanos(), restored.endNanos(), r.outcome(), r.detail());
         }
         long ok = 0;
         long bad = 0;
@@ -152,14 +211,14 @@ public final class RestoreProbe {
             // A record above the conversation's end may come back without its row (dropped to make room; only the
             // row where the restore ends is needed): its pages are verified.
             boolean row = conv.specs[i].hasRow() && !r.rowsLeftOut().contains(i);
-            if (KeyedContent.verifyRecord(copier, layout, targets.get(i), conv.specs[i].key(), row)) {
+            if (KeyedContent.verifyRecord(copier, layout, restored.targets().get(i), conv.specs[i].key(), row)) {
                 ok++;
             } else {
                 bad++;
             }
         }
-        return new Probed(r.records(), ok, bad, r.bytes(), r.fromDisk(), r.fromPool(), start, end, r.outcome(),
-                r.detail());
+        return new Probed(r.records(), ok, bad, r.bytes(), r.fromDisk(), r.fromPool(), restored.startNanos(),
+                restored.endNanos(), r.outcome(), r.detail());
     }
 
     /** The time during which at least one of {@code restores} was in flight. */

@@ -1,0 +1,138 @@
+package dev.selene.node.workload;
+
+import dev.selene.actors.api.SeleneCache;
+import dev.selene.engine.config.CacheConfig;
+import dev.selene.engine.layout.Layout;
+import dev.selene.transport.gpu.CopyPlan;
+import dev.selene.transport.gpu.DeviceCopier;
+import dev.selene.transport.gpu.ForwardingDeviceCopier;
+import dev.selene.transport.gpu.SimulatedDevice;
+import org.junit.jupiter.api.Test;
+
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The probe's two ways of checking restored bytes, on a real memory-only node and the simulated device. */
+class RestoreProbeTest {
+
+    private static final PrintStream NOWHERE = new PrintStream(OutputStream.nullOutputStream());
+
+    @Test
+    void checkedBetweenWaves_everyRecordIsCheckedByteForByte_andNoCheckReadsTheDeviceWhileARestoreCopies()
+            throws Exception {
+        Layout layout = Layout.small();
+        WorkloadSettings settings = new WorkloadSettings(layout, 12, 4, 4 * layout.tokensPerRecord(), 2, 30_000, 3,
+                false);
+        long warm = settings.slotsNeeded() * layout.slotBytes() * 3;
+        try (SimulatedDevice device = SimulatedDevice.create();
+             CopyCounting counting = new CopyCounting(device);
+             SeleneCache cache = SeleneCache.start(CacheConfig.memoryOnly(layout, warm).withConcurrency(4),
+                     counting)) {
+            Conversations conversations = Conversations.generate(settings);
+            conversations.prefill(device, NOWHERE);
+            PublishTally published = PublishPhase.run(cache, conversations, NOWHERE, PublishPhase.Watch.NONE);
+            assertEquals(12L * 4, published.stored(), "a warm tier three times the run keeps every record");
+
+            ProbeTally waves = RestoreProbe.run(cache, counting, conversations, NOWHERE, "probe", true);
+
+            assertEquals(12, waves.full(), "every conversation restored in full");
+            assertEquals(12L * 4, waves.verifiedRecords(), "every restored record checked");
+            assertEquals(0, waves.mismatchedRecords());
+            assertTrue(counting.restoreCopies.get() >= 12, "the restores copied through the counting device: "
+                    + counting.restoreCopies);
+            assertTrue(counting.checks.get() >= 12 * 4, "each record's shares read back: " + counting.checks);
+            assertEquals(0, counting.checksDuringCopies.get(), "a check read the device while a restore copied to it");
+            conversations.freeSnapshots(device);
+        }
+    }
+
+    @Test
+    void checkedBetweenWaves_aByteFlippedOnTheDeviceIsFound_faultInjectedByAForwardingCopier() throws Exception {
+        Layout layout = Layout.small();
+        WorkloadSettings settings = new WorkloadSettings(layout, 6, 4, 4 * layout.tokensPerRecord(), 2, 30_000, 5,
+                false);
+        long warm = settings.slotsNeeded() * layout.slotBytes() * 3;
+        try (SimulatedDevice device = SimulatedDevice.create();
+             FlippingOneRestore flipping = new FlippingOneRestore(device);
+             SeleneCache cache = SeleneCache.start(CacheConfig.memoryOnly(layout, warm).withConcurrency(4),
+                     flipping)) {
+            Conversations conversations = Conversations.generate(settings);
+            conversations.prefill(device, NOWHERE);
+            PublishPhase.run(cache, conversations, NOWHERE, PublishPhase.Watch.NONE);
+
+            ProbeTally waves = RestoreProbe.run(cache, flipping, conversations, NOWHERE, "probe", true);
+
+            assertEquals(1, waves.mismatchedRecords(), "the one record whose restored bytes were flipped");
+            assertEquals(6L * 4 - 1, waves.verifiedRecords());
+            conversations.freeSnapshots(device);
+        }
+    }
+
+    /** Counts the device reads of the checks, and those made while a copy to the device was in flight. */
+    private static final class CopyCounting extends ForwardingDeviceCopier {
+        final AtomicInteger copying = new AtomicInteger();
+        final AtomicInteger restoreCopies = new AtomicInteger();
+        final AtomicInteger checks = new AtomicInteger();
+        final AtomicInteger checksDuringCopies = new AtomicInteger();
+
+        CopyCounting(DeviceCopier delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public void close() {
+            // the device is closed by its own owner
+        }
+
+        @Override
+        public CompletableFuture<Void> copyToDevice(CopyPlan plan) {
+            copying.incrementAndGet();
+            restoreCopies.incrementAndGet();
+            return super.copyToDevice(plan).whenComplete((v, e) -> copying.decrementAndGet());
+        }
+
+        @Override
+        public void readDevice(long address, MemorySegment dst) {
+            checks.incrementAndGet();
+            if (copying.get() > 0) {
+                checksDuringCopies.incrementAndGet();
+            }
+            super.readDevice(address, dst);
+        }
+    }
+
+    /** Fault injection: the first restore copy's first target byte is flipped once the copy has landed. */
+    private static final class FlippingOneRestore extends ForwardingDeviceCopier {
+        private final AtomicInteger copies = new AtomicInteger();
+
+        FlippingOneRestore(DeviceCopier delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public void close() {
+            // the device is closed by its own owner
+        }
+
+        @Override
+        public CompletableFuture<Void> copyToDevice(CopyPlan plan) {
+            boolean flip = copies.getAndIncrement() == 0;
+            return super.copyToDevice(plan).thenRun(() -> {
+                if (flip) {
+                    long address = plan.device()[0];
+                    MemorySegment one = MemorySegment.ofArray(new byte[1]);
+                    delegate().readDevice(address, one);
+                    one.set(java.lang.foreign.ValueLayout.JAVA_BYTE, 0,
+                            (byte) ~one.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0));
+                    delegate().writeDevice(address, one);
+                }
+            });
+        }
+    }
+}
