@@ -91,29 +91,15 @@ public final class RestoreProbe {
                     }
                     List<Future<Probed>> checked = new ArrayList<>();
                     for (Restored r : all(wave)) {
-                        checked.add(pool.submit(() -> {
-                            try {
-                                return checkOne(copier, layout, r);
-                            } finally {
-                                freeTargets.add(r.bases());
-                                probed.incrementAndGet();
-                            }
-                        }));
+                        checked.add(pool.submit(() -> checkAndGiveBack(copier, layout, r, freeTargets, probed)));
                     }
                     results.addAll(all(checked));
                 }
             } else {
                 List<Future<Probed>> running = new ArrayList<>();
                 for (Conversation conv : list) {
-                    running.add(pool.submit(() -> {
-                        Restored r = restoreOne(cache, layout, conv, freeTargets.take());
-                        try {
-                            return checkOne(copier, layout, r);
-                        } finally {
-                            freeTargets.add(r.bases());
-                            probed.incrementAndGet();
-                        }
-                    }));
+                    running.add(pool.submit(() -> checkAndGiveBack(copier, layout,
+                            restoreOne(cache, layout, conv, freeTargets.take()), freeTargets, probed)));
                 }
                 results.addAll(all(running));
             }
@@ -196,6 +182,17 @@ public final class RestoreProbe {
         RestoreResult r = cache.restore(Conversations.NAMESPACE, conv.chain, targets, Duration.ofHours(1))
                 .toCompletableFuture().join();
         return new Restored(conv, bases, targets, r, start, System.nanoTime());
+    }
+
+    /** Checks {@code restored}, then gives its device memory back to {@code free} and counts it as probed. */
+    private static Probed checkAndGiveBack(DeviceCopier copier, Layout layout, Restored restored,
+                                           BlockingQueue<long[]> free, AtomicLong probed) {
+        try {
+            return checkOne(copier, layout, restored);
+        } finally {
+            free.add(restored.bases());
+            probed.incrementAndGet();
+        }
     }
 
     /** Checks every byte {@code restored} brought back against the keyed content it was published with. */

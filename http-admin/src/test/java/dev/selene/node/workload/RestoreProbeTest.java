@@ -14,6 +14,8 @@ import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -26,21 +28,7 @@ class RestoreProbeTest {
     @Test
     void checkedBetweenWaves_everyRecordIsCheckedByteForByte_andNoCheckReadsTheDeviceWhileARestoreCopies()
             throws Exception {
-        Layout layout = Layout.small();
-        WorkloadSettings settings = new WorkloadSettings(layout, 12, 4, 4 * layout.tokensPerRecord(), 2, 30_000, 3,
-                false);
-        long warm = settings.slotsNeeded() * layout.slotBytes() * 3;
-        try (SimulatedDevice device = SimulatedDevice.create();
-             CopyCounting counting = new CopyCounting(device);
-             SeleneCache cache = SeleneCache.start(CacheConfig.memoryOnly(layout, warm).withConcurrency(4),
-                     counting)) {
-            Conversations conversations = Conversations.generate(settings);
-            conversations.prefill(device, NOWHERE);
-            PublishTally published = PublishPhase.run(cache, conversations, NOWHERE, PublishPhase.Watch.NONE);
-            assertEquals(12L * 4, published.stored(), "a warm tier three times the run keeps every record");
-
-            ProbeTally waves = RestoreProbe.run(cache, counting, conversations, NOWHERE, "probe", true);
-
+        probedInWaves(12, 3, CopyCounting::new, (waves, counting) -> {
             assertEquals(12, waves.full(), "every conversation restored in full");
             assertEquals(12L * 4, waves.verifiedRecords(), "every restored record checked");
             assertEquals(0, waves.mismatchedRecords());
@@ -48,29 +36,42 @@ class RestoreProbeTest {
                     + counting.restoreCopies);
             assertTrue(counting.checks.get() >= 12 * 4, "each record's shares read back: " + counting.checks);
             assertEquals(0, counting.checksDuringCopies.get(), "a check read the device while a restore copied to it");
-            conversations.freeSnapshots(device);
-        }
+        });
     }
 
     @Test
     void checkedBetweenWaves_aByteFlippedOnTheDeviceIsFound_faultInjectedByAForwardingCopier() throws Exception {
-        Layout layout = Layout.small();
-        WorkloadSettings settings = new WorkloadSettings(layout, 6, 4, 4 * layout.tokensPerRecord(), 2, 30_000, 5,
-                false);
-        long warm = settings.slotsNeeded() * layout.slotBytes() * 3;
-        try (SimulatedDevice device = SimulatedDevice.create();
-             FlippingOneRestore flipping = new FlippingOneRestore(device);
-             SeleneCache cache = SeleneCache.start(CacheConfig.memoryOnly(layout, warm).withConcurrency(4),
-                     flipping)) {
-            Conversations conversations = Conversations.generate(settings);
-            conversations.prefill(device, NOWHERE);
-            PublishPhase.run(cache, conversations, NOWHERE, PublishPhase.Watch.NONE);
-
-            ProbeTally waves = RestoreProbe.run(cache, flipping, conversations, NOWHERE, "probe", true);
-
+        probedInWaves(6, 5, FlippingOneRestore::new, (waves, flipping) -> {
             assertEquals(1, waves.mismatchedRecords(), "the one record whose restored bytes were flipped");
             assertEquals(6L * 4 - 1, waves.verifiedRecords());
-            conversations.freeSnapshots(device);
+        });
+    }
+
+    /**
+     * Publishes {@code conversations} conversations of four records (seed {@code seed}) to a memory-only node whose
+     * device is the simulated one seen through {@code wrap}, probes them with the checks between waves, and hands the
+     * tally and the wrapper to {@code check}.
+     */
+    private static <T extends ForwardingDeviceCopier> void probedInWaves(int conversations, long seed,
+                                                                         Function<DeviceCopier, T> wrap,
+                                                                         BiConsumer<ProbeTally, T> check)
+            throws Exception {
+        Layout layout = Layout.small();
+        WorkloadSettings settings = new WorkloadSettings(layout, conversations, 4, 4 * layout.tokensPerRecord(), 2,
+                30_000, seed, false);
+        long warm = settings.slotsNeeded() * layout.slotBytes() * 3;
+        try (SimulatedDevice device = SimulatedDevice.create()) {
+            T wrapped = wrap.apply(device);
+            try (SeleneCache cache = SeleneCache.start(CacheConfig.memoryOnly(layout, warm).withConcurrency(4),
+                    wrapped)) {
+                Conversations generated = Conversations.generate(settings);
+                generated.prefill(device, NOWHERE);
+                PublishTally published = PublishPhase.run(cache, generated, NOWHERE, PublishPhase.Watch.NONE);
+                assertEquals(conversations * 4L, published.stored(), "a warm tier three times the run keeps all");
+
+                check.accept(RestoreProbe.run(cache, wrapped, generated, NOWHERE, "probe", true), wrapped);
+                generated.freeSnapshots(device);
+            }
         }
     }
 
@@ -83,11 +84,6 @@ class RestoreProbeTest {
 
         CopyCounting(DeviceCopier delegate) {
             super(delegate);
-        }
-
-        @Override
-        public void close() {
-            // the device is closed by its own owner
         }
 
         @Override
@@ -113,11 +109,6 @@ class RestoreProbeTest {
 
         FlippingOneRestore(DeviceCopier delegate) {
             super(delegate);
-        }
-
-        @Override
-        public void close() {
-            // the device is closed by its own owner
         }
 
         @Override
