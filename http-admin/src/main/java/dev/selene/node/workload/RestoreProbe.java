@@ -87,7 +87,7 @@ public final class RestoreProbe {
                 for (int from = 0; from < list.size(); from += sets) {
                     List<Future<Restored>> wave = new ArrayList<>();
                     for (Conversation conv : list.subList(from, Math.min(list.size(), from + sets))) {
-                        wave.add(pool.submit(() -> restoreOne(cache, layout, conv, freeTargets.take())));
+                        wave.add(pool.submit(() -> restoreOne(cache, layout, conv, freeTargets)));
                     }
                     List<Future<Probed>> checked = new ArrayList<>();
                     for (Restored r : all(wave)) {
@@ -99,7 +99,7 @@ public final class RestoreProbe {
                 List<Future<Probed>> running = new ArrayList<>();
                 for (Conversation conv : list) {
                     running.add(pool.submit(() -> checkAndGiveBack(copier, layout,
-                            restoreOne(cache, layout, conv, freeTargets.take()), freeTargets, probed)));
+                            restoreOne(cache, layout, conv, freeTargets), freeTargets, probed)));
                 }
                 results.addAll(all(running));
             }
@@ -172,26 +172,37 @@ public final class RestoreProbe {
                 seconds, busyNanos(fromPool), notRestored, firstDetail);
     }
 
-    /** Restores {@code conv} into the device memory at {@code bases} (one allocation per record). */
-    private static Restored restoreOne(SeleneCache cache, Layout layout, Conversation conv, long[] bases) {
-        List<DevicePlacement> targets = new ArrayList<>(conv.specs.length);
-        for (int i = 0; i < conv.specs.length; i++) {
-            targets.add(DevicePlacement.contiguous(layout, bases[i], conv.specs[i].hasRow()));
+    /**
+     * Restores {@code conv} into a set of device memory taken from {@code free} (one allocation per record); the set
+     * goes back to {@code free} if the restore throws, and with the result otherwise.
+     */
+    private static Restored restoreOne(SeleneCache cache, Layout layout, Conversation conv, BlockingQueue<long[]> free)
+            throws InterruptedException {
+        long[] bases = free.take();
+        try {
+            List<DevicePlacement> targets = new ArrayList<>(conv.specs.length);
+            for (int i = 0; i < conv.specs.length; i++) {
+                targets.add(DevicePlacement.contiguous(layout, bases[i], conv.specs[i].hasRow()));
+            }
+            long start = System.nanoTime();
+            RestoreResult r = cache.restore(Conversations.NAMESPACE, conv.chain, targets, Duration.ofHours(1))
+                    .toCompletableFuture().join();
+            return new Restored(conv, bases, targets, r, start, System.nanoTime());
+        } catch (RuntimeException | Error e) {
+            free.add(bases);
+            throw e;
         }
-        long start = System.nanoTime();
-        RestoreResult r = cache.restore(Conversations.NAMESPACE, conv.chain, targets, Duration.ofHours(1))
-                .toCompletableFuture().join();
-        return new Restored(conv, bases, targets, r, start, System.nanoTime());
     }
 
-    /** Checks {@code restored}, then gives its device memory back to {@code free} and counts it as probed. */
+    /** Checks {@code restored} and counts it as probed, then gives its device memory back to {@code free}. */
     private static Probed checkAndGiveBack(DeviceCopier copier, Layout layout, Restored restored,
                                            BlockingQueue<long[]> free, AtomicLong probed) {
         try {
-            return checkOne(copier, layout, restored);
+            Probed p = checkOne(copier, layout, restored);
+            probed.incrementAndGet();
+            return p;
         } finally {
             free.add(restored.bases());
-            probed.incrementAndGet();
         }
     }
 

@@ -13,6 +13,7 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
@@ -75,7 +76,7 @@ class RestoreProbeTest {
         }
     }
 
-    /** Counts the device reads of the checks, and those made while a copy to the device was in flight. */
+    /** Counts the device reads of the checks, and those made while a copy to the device was in flight (held 5 ms). */
     private static final class CopyCounting extends ForwardingDeviceCopier {
         final AtomicInteger copying = new AtomicInteger();
         final AtomicInteger restoreCopies = new AtomicInteger();
@@ -90,7 +91,10 @@ class RestoreProbeTest {
         public CompletableFuture<Void> copyToDevice(CopyPlan plan) {
             copying.incrementAndGet();
             restoreCopies.incrementAndGet();
-            return super.copyToDevice(plan).whenComplete((v, e) -> copying.decrementAndGet());
+            // Each restore copy is held a few milliseconds, so that a check running beside it could not miss it.
+            return super.copyToDevice(plan)
+                    .thenRunAsync(() -> { }, CompletableFuture.delayedExecutor(5, TimeUnit.MILLISECONDS))
+                    .whenComplete((v, e) -> copying.decrementAndGet());
         }
 
         @Override
