@@ -454,9 +454,9 @@ public final class RecordCatalog {
         List<SpillStart> start = new ArrayList<>();
         Removal removal = Removal.empty();
         Removal orphans = Removal.empty();
-        if (!durableTier || writing.size() >= spillCap || writingSlots >= targetSlots) {
-            // Nothing more may start: the loop below would stop before its first candidate, so none are gathered
-            // (a full spill window asks for a plan on every event, and gathering costs a walk of the coldest).
+        if (!durableTier || spillWindowFull(targetSlots)) {
+            // Nothing more may start, so no candidates are gathered (a full spill window asks for a plan on every
+            // event, and gathering costs a walk of the coldest).
             return new SpillPlan(start, removal, orphans);
         }
         List<RecordKey> candidates = new ArrayList<>(wantWrite);
@@ -466,7 +466,7 @@ public final class RecordCatalog {
             }
         }
         for (RecordKey key : candidates) {
-            if (writing.size() >= spillCap || writingSlots >= targetSlots) {
+            if (spillWindowFull(targetSlots)) {
                 break;
             }
             RecordIndex.Entry e = memory.get(key);
@@ -516,6 +516,11 @@ public final class RecordCatalog {
             start.add(new SpillStart(next.spec(), next.slots()));
         }
         return new SpillPlan(start, removal, orphans);
+    }
+
+    /** Whether no more writes may start: as many as the cap in flight, or their slots already meet the pressure. */
+    private boolean spillWindowFull(long targetSlots) {
+        return writing.size() >= spillCap || writingSlots >= targetSlots;
     }
 
     /**
