@@ -294,7 +294,7 @@ class ServeProcessTest {
         Process p = selene("serve", "--layout", "small", "--warm", "2m", "--host-budget", "64m", "--concurrency", "4",
                 "--device", "simulated", "--disk-dir", tmp.resolve("disk").toString(), "--create-disk-dir",
                 "--disk-size", "256m", "--admin-port", "0", "--log-file", tmp.resolve("selene.log").toString(),
-                "--workload", "burst:1", "--conversations", "64", "--tokens", "256", "--snapshot-ms", "1");
+                "--workload", "burst:3", "--conversations", "64", "--tokens", "256", "--snapshot-ms", "1");
         List<String> err = new CopyOnWriteArrayList<>();
         collect(p.getErrorStream(), err);
         collect(p.getInputStream(), new CopyOnWriteArrayList<>());
@@ -318,9 +318,10 @@ class ServeProcessTest {
         assertTrue(spilled.contains("data-outcome=\"Spilled\""), "and that it was: " + traceRows(spilled));
 
         // An abandoned publication has no record, but its trace is kept: /traces finds it, the page shows why.
-        // 64 conversations of 8 records each through a 2 MiB warm tier: 512 publications, several times what the
-        // warm tier holds, so that some wait for slots whatever the machine's speed (at 16 conversations a loaded
-        // run once kept every one). Every trace is read, 16 hash prefixes of at most 200 each, not the 200 newest.
+        // 64 conversations of 8 records each through a 2 MiB warm tier: 512 publications a burst, several times what
+        // the warm tier holds, so that some wait for slots (at 16 conversations a loaded run once kept every one; at
+        // 64 and one burst, a run whose disk kept up once did too: three bursts, each with new records, give it three
+        // chances). Every trace is read, 16 hash prefixes of at most 200 each, not the 200 newest.
         List<JsonNode> traces = new ArrayList<>();
         for (char digit : "0123456789abcdef".toCharArray()) {
             new ObjectMapper().readTree(send("GET", base + "/traces?namespace=burst&prefix=" + digit + "&limit=200",
