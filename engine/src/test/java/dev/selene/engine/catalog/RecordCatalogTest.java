@@ -830,6 +830,61 @@ class RecordCatalogTest {
     }
 
     @Test
+    void planSpills_aChainFortyDeep_isWrittenRootFirst_oneRecordAPlan() {
+        // Every record below the one being written waits for it: each commit lets exactly the next one start.
+        withDisk(64 * ROW_FILE, 1);
+        RecordSpec[] chain = new RecordSpec[40];
+        chain[0] = root(1);
+        for (int i = 1; i < chain.length; i++) {
+            chain[i] = child(i + 1, chain[i - 1]);
+        }
+        publishAll(chain);
+        for (RecordSpec r : chain) {
+            assertEquals(List.of(r.key()), startedKeys(catalog.planSpills(Long.MAX_VALUE)));
+            catalog.checkInvariants();
+            assertEquals(Commit.COMMITTED, catalog.committed(r.key(), ROW_FILE));
+        }
+        assertEquals(List.of(), startedKeys(catalog.planSpills(Long.MAX_VALUE)), "all written");
+        for (RecordSpec r : chain) {
+            assertEquals(State.CLEAN, catalog.state(r.key()));
+        }
+    }
+
+    @Test
+    void planSpills_recordsWaitingForAWriteThatFails_leaveWithIt_andNothingWaitsForIt() {
+        withDisk(8 * ROW_FILE, 1);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        RecordSpec c = child(3, b);
+        publishAll(a, b, c);
+        assertEquals(List.of(a.key()), startedKeys(catalog.planSpills(Long.MAX_VALUE)), "b and c wait for a");
+
+        Removal dropped = catalog.writeFailed(a.key());
+
+        assertEquals(Set.of(a.key(), b.key(), c.key()), new HashSet<>(dropped.removed()));
+        catalog.checkInvariants();
+        assertEquals(List.of(), startedKeys(catalog.planSpills(Long.MAX_VALUE)));
+    }
+
+    @Test
+    void planSpills_recordsWaitingForAWriteTheDiskCouldNotTake_waitForItsSecondTry() {
+        withDisk(8 * ROW_FILE, 1);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        publishAll(a, b);
+        assertEquals(List.of(a.key()), startedKeys(catalog.planSpills(Long.MAX_VALUE)));
+
+        catalog.diskFull(a.key()); // a is dirty again, the capacity what the disk held; b waits for no write now
+
+        catalog.checkInvariants();
+        assertEquals(List.of(), startedKeys(catalog.planSpills(Long.MAX_VALUE)), "no room at all");
+        catalog.setDurableCapacity(8 * ROW_FILE);
+        assertEquals(List.of(a.key()), startedKeys(catalog.planSpills(Long.MAX_VALUE)), "a again, before b");
+        assertEquals(Commit.COMMITTED, catalog.committed(a.key(), ROW_FILE));
+        assertEquals(List.of(b.key()), startedKeys(catalog.planSpills(Long.MAX_VALUE)));
+    }
+
+    @Test
     void planSpills_respectsTheInFlightCap() {
         withDisk(8 * ROW_FILE, 2);
         publishAll(root(1), root(2), root(3));
