@@ -969,6 +969,22 @@ public final class RecordCatalog {
             throw new IllegalStateException("slots being written " + writingSlots + " != " + slotsWritten);
         }
         wantWrite.checkInvariants(writing::containsKey);
+        for (Map.Entry<RecordKey, RecordKey> w : wantWrite.waiting().entrySet()) {
+            RecordIndex.Entry e = memory.get(w.getKey());
+            if (e == null || e.durable()) {
+                throw new IllegalStateException(w.getKey() + " waits for a write though it is "
+                        + (e == null ? "not resident" : "clean"));
+            }
+            RecordKey up = e.spec().parent();
+            while (up != null && !up.equals(w.getValue())) {
+                RecordIndex.Entry a = memory.get(up);
+                up = a == null ? null : a.spec().parent();
+            }
+            if (up == null) {
+                throw new IllegalStateException(w.getKey() + " waits for the write of " + w.getValue()
+                        + ", which is not one of its ancestors");
+            }
+        }
         if (durableTier && disk.bytes() + reservedBytes > diskCapacityBytes) {
             throw new IllegalStateException("disk holds " + disk.bytes() + " + " + reservedBytes
                     + " reserved bytes, more than its capacity " + diskCapacityBytes);

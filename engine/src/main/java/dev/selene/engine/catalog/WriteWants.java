@@ -62,9 +62,12 @@ final class WriteWants {
     /** {@code key} wants a write that must wait until the write of {@code write}, in flight, ends. */
     void await(RecordKey key, RecordKey write) {
         add(key);
-        if (waitingFor.putIfAbsent(key, write) == null) {
+        RecordKey before = waitingFor.putIfAbsent(key, write);
+        if (before == null) {
             active.remove(place.get(key));
             waitingOn.computeIfAbsent(write, k -> new LinkedHashSet<>()).add(key);
+        } else if (!before.equals(write)) {
+            throw new IllegalStateException(key + " already waits for the write of " + before + ", not " + write);
         }
     }
 
@@ -77,6 +80,11 @@ final class WriteWants {
                 active.put(place.get(k), k);
             }
         }
+    }
+
+    /** Each set-aside record with the write it waits for. */
+    Map<RecordKey, RecordKey> waiting() {
+        return Map.copyOf(waitingFor);
     }
 
     /** The records a plan looks at first, in the order they asked. */
@@ -95,6 +103,13 @@ final class WriteWants {
                 if (!w.getKey().equals(waitingFor.get(k)) || !place.containsKey(k) || active.containsKey(place.get(k))) {
                     throw new IllegalStateException(k + " waits for " + w.getKey() + " but is listed otherwise");
                 }
+            }
+        }
+        for (Map.Entry<RecordKey, RecordKey> w : waitingFor.entrySet()) {
+            Set<RecordKey> waiters = waitingOn.get(w.getValue());
+            if (waiters == null || !waiters.contains(w.getKey())) {
+                throw new IllegalStateException(w.getKey() + " waits for " + w.getValue()
+                        + " but is not listed under that write: it would never be looked at again");
             }
         }
         if (active.size() + waitingFor.size() != place.size()) {

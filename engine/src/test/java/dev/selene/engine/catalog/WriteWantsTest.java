@@ -51,6 +51,17 @@ class WriteWantsTest {
     }
 
     @Test
+    void aRecordSetAsideForOneWrite_cannotWaitForAnother() {
+        WriteWants wants = new WriteWants();
+        wants.await(key(1), key(9));
+        wants.await(key(1), key(9)); // the same write again: nothing changes
+
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> wants.await(key(1), key(8)));
+        assertTrue(e.getMessage().contains("already waits for the write of " + key(9)), e.getMessage());
+        wants.checkInvariants(k -> k.equals(key(9)));
+    }
+
+    @Test
     void checkInvariants_namesAWaitForAWriteNotInFlight() {
         WriteWants wants = new WriteWants();
         wants.await(key(1), key(9));
