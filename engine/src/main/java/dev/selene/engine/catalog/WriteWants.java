@@ -100,7 +100,8 @@ final class WriteWants {
                         + " that is not in flight");
             }
             for (RecordKey k : w.getValue()) {
-                if (!w.getKey().equals(waitingFor.get(k)) || !place.containsKey(k) || active.containsKey(place.get(k))) {
+                boolean listed = w.getKey().equals(waitingFor.get(k)) && place.containsKey(k);
+                if (!listed || active.containsKey(place.get(k))) {
                     throw new IllegalStateException(k + " waits for " + w.getKey() + " but is listed otherwise");
                 }
             }
