@@ -1002,20 +1002,18 @@ public final class RecordCatalog {
         if (fileBytes > diskCapacityBytes) {
             return false;
         }
-        // The files this write hangs from become the most recently used; those the writes in flight hang from were
-        // when they started, and are kept below however cold they have become.
         long now = clock.getAsLong();
         Set<RecordKey> keep = new HashSet<>();
         keepChain(spec.parent(), keep);
+        for (RecordKey w : writing.keySet()) {
+            RecordIndex.Entry e = memory.get(w);
+            keepChain(e == null ? null : e.spec().parent(), keep);
+        }
         for (RecordKey k : keep) {
             disk.touch(k, now);
         }
         if (disk.bytes() + reservedBytes + fileBytes <= diskCapacityBytes) {
             return true;
-        }
-        for (RecordKey w : writing.keySet()) {
-            RecordIndex.Entry e = memory.get(w);
-            keepChain(e == null ? null : e.spec().parent(), keep);
         }
         // Only files of records that are no longer in memory go for room: deleting the file of a resident record
         // would make it dirty again, to be written back, and free no memory. Resident clean records leave memory
