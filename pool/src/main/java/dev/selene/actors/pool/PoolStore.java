@@ -32,6 +32,7 @@ import org.apache.pekko.actor.typed.PostStop;
 import org.apache.pekko.actor.typed.PreRestart;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
@@ -49,6 +50,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The host side of the shared pool, a store like the disk store: a write retires a record (placed on
@@ -108,6 +110,21 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private record FirstFetchEnded(Read read, List<ActorRef<ManagerStore.Command>> tried, ReadReply reply)
             implements Store.Command {
     }
+
+    /**
+     * What the holders of {@code read} that this host had not seen listed said of themselves ({@code answers}; a
+     * null status: no answer in time): the fetch from {@code from} goes on with those that answered.
+     */
+    private record UnlistedHoldersAnswered(Read read, List<ActorRef<ManagerStore.Command>> from,
+                                           java.util.function.Function<ReadReply, Store.Command> ended,
+                                           List<StoreAnswered> answers) implements Store.Command {
+    }
+
+    /**
+     * Stores this JVM's hosts leave out of the cluster's listings, as if it had not listed them yet: a fault injected
+     * by tests only (a host that joined a moment ago learns the stores one by one); nothing else sets it.
+     */
+    static volatile java.util.function.Predicate<ActorRef<?>> notYetListed = s -> false;
 
     /** Directory shards of the pool's cluster: the same number on hosts and managers. */
     static final int DIRECTORY_SHARDS = ManagerConfig.DEFAULT_DIRECTORY_SHARDS;
@@ -188,7 +205,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private Store.Capacity capacity;
     private boolean everUp;
     private boolean up;
-    /** Retirements and fetches on the data plane now, and since when each kind has had one in flight without a break. */
+    /** Retirements and fetches on the data plane now, and since when each kind has had one in flight throughout. */
     private int uploadsInFlight;
     private long uploadBusySince;
     private int fetchesInFlight;
@@ -211,7 +228,8 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                 PoolMetrics.countHostRefusals(Cluster.get(ctx.getSystem()).selfMember().address().toString(), tls);
             }
             ctx.getSystem().receptionist().tell(Receptionist.subscribe(ManagerStore.KEY, ctx.messageAdapter(
-                    Receptionist.Listing.class, l -> new StoresListed(l.getServiceInstances(ManagerStore.KEY)))));
+                    Receptionist.Listing.class, l -> new StoresListed(l.getServiceInstances(ManagerStore.KEY).stream()
+                            .filter(st -> !notYetListed.test(st)).collect(java.util.stream.Collectors.toSet())))));
             // A manager the failure detector suspects is left out of placement and tried last for reads at once,
             // long before the cluster downs it.
             Cluster.get(ctx.getSystem()).subscriptions().tell(Subscribe.create(ctx.messageAdapter(
@@ -295,6 +313,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             }
             case StoresListed l -> onStoresListed(l.stores());
             case StoreAnswered a -> onStoreAnswered(a);
+            case UnlistedHoldersAnswered u -> onUnlistedHoldersAnswered(u);
             case Reachability r -> {
                 if (r.reachable()) {
                     unreachable.remove(r.address());
@@ -329,6 +348,11 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                     a.store().path().address(), a.failure().getMessage());
             return;
         }
+        use(a);
+    }
+
+    /** Uses the store that answered {@code a} from now on, unless it holds another layout than this host. */
+    private void use(StoreAnswered a) {
         if (!layout.name().equals(a.status().layout())) {
             String line = "pool manager " + a.store().path().address().hostPort() + " holds the "
                     + a.status().layout() + " layout and this host the " + layout.name() + " layout (selene.layout): "
@@ -577,6 +601,43 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
      */
     private void startFetch(Read r, List<ActorRef<ManagerStore.Command>> from,
                             java.util.function.Function<ReadReply, Store.Command> ended) {
+        List<ActorRef<ManagerStore.Command>> unlisted = from.stream().filter(s -> !stores.containsKey(s)
+                && !unreachable.contains(s.path().address().toString())).distinct().toList();
+        if (!unlisted.isEmpty()) {
+            // The directory named a holder the cluster has not listed to this host yet (a host that joined a moment
+            // ago learns the stores one by one, as the listing spreads): it is asked where its data plane listens,
+            // then read like the others, rather than leaving a record unread that a reachable store holds. A live
+            // store answers within the failover deadline; a silent one costs no more than a silent data connection.
+            traces.append(r.key(), origin, "Fetch: asking " + unlisted.size() + " holder(s) not yet listed to this "
+                    + "host where their data planes listen");
+            List<CompletableFuture<StoreAnswered>> asks = unlisted.stream().map(s ->
+                    AskPattern.<ManagerStore.Command, ManagerStore.StoreStatus>ask(
+                            s, ManagerStore.GetStatus::new, failover, getContext().getSystem().scheduler())
+                            .toCompletableFuture()
+                            .handle((status, failure) -> new StoreAnswered(s, status, failure))).toList();
+            getContext().pipeToSelf(CompletableFuture.allOf(
+                    asks.toArray(CompletableFuture[]::new)), (v, failure) ->
+                    new UnlistedHoldersAnswered(r, from, ended, asks.stream().map(
+                            CompletableFuture::join).toList()));
+            return;
+        }
+        fetchFrom(r, from, ended);
+    }
+
+    private void onUnlistedHoldersAnswered(UnlistedHoldersAnswered u) {
+        for (StoreAnswered a : u.answers()) {
+            // One of another layout is left to the listing, which reports it; it cannot hold this host's records.
+            if (a.failure() == null && !stores.containsKey(a.store())
+                    && layout.name().equals(a.status().layout())) {
+                use(a);
+            }
+        }
+        fetchFrom(u.read(), u.from(), u.ended());
+    }
+
+    /** Fetches {@code r} from those of {@code from} whose data planes this host knows, as {@link #startFetch}. */
+    private void fetchFrom(Read r, List<ActorRef<ManagerStore.Command>> from,
+                           java.util.function.Function<ReadReply, Store.Command> ended) {
         // Holders this host suspects are tried last, not left out: they may be the only ones.
         List<DataAddress> addresses = from.stream().filter(stores::containsKey)
                 .sorted(java.util.Comparator.comparing(this::isSuspect))
@@ -667,8 +728,10 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
      * Looks {@code chain} up in its namespace's directory entity; when the entity has not answered within the
      * failover deadline (its manager died or stopped, its shard is moving or rebuilding), asks every store this host
      * uses which of the records it holds, and answers with the longest run that some store holds. The directory
-     * holds nothing the stores do not, so both answers are alike; whichever comes first is used. For a while after
-     * an entity was late, the stores are asked at once, beside it. {@code answer} gets null when neither answered.
+     * holds nothing the stores do not, so both answers are alike; whichever comes first is used (the stores' only
+     * once this host uses the store of every manager up, else it could miss what an unseen one holds). For a while
+     * after an entity was late, the stores are asked at once, beside it. {@code answer} gets null when neither
+     * answered.
      */
     private void lookup(String namespace, List<Long> chain, java.util.function.Consumer<PoolDirectory.Found> answer) {
         long id = ++lookupIds;
@@ -749,7 +812,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         if (!l.awaited.remove(p.store()) || !l.awaited.isEmpty()) {
             return;
         }
-        if (!l.probed.isEmpty()) {
+        if (!l.probed.isEmpty() && (l.directoryFailed || usesEveryManager())) {
             lookupsFromStores++;
             if (lookupsFromStores == 1 || lookupsFromStores % 1000 == 0) {
                 getContext().getLog().info("the pool directory did not answer within {} ms: lookups answered by "
@@ -759,7 +822,25 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         } else if (l.directoryFailed) {
             answerLookup(p.id(), null);
         }
-        // otherwise no store answered: the directory may still
+        // otherwise no store answered, or some manager's store is not known here yet: the directory may still
+    }
+
+    /**
+     * Whether this host uses the store of every manager the cluster has up and reachable: only then do the stores'
+     * answers to a lookup say all the directory would. A host that joined a moment ago learns the stores one by one
+     * as the cluster's listing spreads; until it knows them all, a lookup waits for the directory (or its timeout).
+     */
+    private boolean usesEveryManager() {
+        Set<String> used = new java.util.HashSet<>();
+        stores.keySet().forEach(s -> used.add(s.path().address().toString()));
+        for (org.apache.pekko.cluster.Member m : Cluster.get(getContext().getSystem()).state().getMembers()) {
+            String at = m.address().toString();
+            if (m.hasRole(PoolCluster.MANAGER_ROLE) && m.status() == org.apache.pekko.cluster.MemberStatus.up()
+                    && !unreachable.contains(at) && !used.contains(at)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The longest run of the lookup's chain that some store holds, with the stores that hold each record. */

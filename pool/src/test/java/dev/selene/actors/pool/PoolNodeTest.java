@@ -141,6 +141,41 @@ class PoolNodeTest {
     }
 
     @Test
+    void aHolderNotYetListedToAHost_isReadWhenTheDirectoryNamesIt_listingHiddenByFaultInjection() throws Exception {
+        // A host that joined a moment ago learns the managers' stores one by one as the cluster's listing spreads.
+        // Until then the directory may name a holder the host has not seen listed: the host asks it where its data
+        // plane listens and reads from it, rather than missing a record a reachable manager holds. The fault: the
+        // reading host's listings leave out one manager (one replica, so that manager alone holds its records).
+        PoolManagerNode m1 = pool.manager(256, 1);
+        PoolManagerNode m2 = pool.manager(256, 1);
+        SeleneCache a = pool.host(0, null);
+        List<RecordSpec> specs = pool.publishChain(a, 300, 6);
+        assertEquals(0, await(a.drain(Duration.ofSeconds(30))).skipped());
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+                await(m1.status()).records() + await(m2.status()).records() == 6);
+        PoolManagerNode hidden = await(m2.status()).records() > 0 ? m2 : m1;
+        long held = await(hidden.status()).records();
+        long served = await(hidden.status()).serves();
+        PoolStore.notYetListed = s -> s.path().address().equals(hidden.system().address());
+        try {
+            SeleneCache b = pool.host(0, null);
+            List<DevicePlacement> targets = specs.stream().map(sp -> pool.target()).toList();
+            RestoreResult r = await(b.restore(NS, chain(specs), targets, Duration.ofHours(1)));
+            assertEquals(6, r.fromPool(), r + KeyedChains.traces(b, specs));
+            for (int i = 0; i < specs.size(); i++) {
+                assertTrue(KeyedContent.verifyRecord(pool.copier, PoolFixture.LAYOUT, targets.get(i),
+                        specs.get(i).key(), true), "record " + i + " byte-identical");
+            }
+            assertEquals(served + held, await(hidden.status()).serves(),
+                    "the manager hidden from the reader served what it holds");
+            assertTrue(KeyedChains.traces(b, specs).contains("not yet listed to this host"),
+                    "the reader asked the unlisted holder where it listens:" + KeyedChains.traces(b, specs));
+        } finally {
+            PoolStore.notYetListed = s -> false;
+        }
+    }
+
+    @Test
     void aManagerThatLeaves_hasItsReplicasRebuiltOnAnother_andNoRecordIsLost() throws Exception {
         PoolManagerNode m1 = pool.manager(256, 2);
         PoolManagerNode m2 = pool.manager(256, 2);
