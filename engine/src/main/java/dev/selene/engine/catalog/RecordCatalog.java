@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -200,7 +199,7 @@ public final class RecordCatalog {
     /** The parent each publication in flight holds pinned (see {@code holdParent}). */
     private final Map<RecordKey, RecordKey> parentsHeld = new HashMap<>();
     private final Map<RecordKey, Write> writing = new HashMap<>();
-    private final LinkedHashSet<RecordKey> wantWrite = new LinkedHashSet<>();
+    private final WriteWants wantWrite = new WriteWants();
     private long writingSlots;
     private long reservedBytes;
 
@@ -459,12 +458,15 @@ public final class RecordCatalog {
             // event, and gathering costs a walk of the coldest).
             return new SpillPlan(start, removal, orphans);
         }
-        List<RecordKey> candidates = new ArrayList<>(wantWrite);
+        List<RecordKey> candidates = wantWrite.active();
         for (RecordIndex.Entry e : memory.coldestParked(SPILL_CANDIDATES)) {
             if (!wantWrite.contains(e.key())) {
                 candidates.add(e.key());
             }
         }
+        // Candidates of one chain climb through the same ancestors: each climb is remembered for every record on its
+        // path, so a plan costs a walk of the records it looks at, not of their chains once per candidate.
+        Map<RecordKey, Climb> climbs = new HashMap<>();
         for (RecordKey key : candidates) {
             if (spillWindowFull(targetSlots)) {
                 break;
@@ -474,35 +476,32 @@ public final class RecordCatalog {
                 wantWrite.remove(key);
                 continue;
             }
-            RecordIndex.Entry next = e;
-            boolean blocked = false;
-            boolean orphan = false;
-            for (RecordKey up = e.spec().parent(); up != null && !disk.contains(up); ) {
-                if (writing.containsKey(up) || inFlight.containsKey(up)) {
-                    blocked = true;
-                    break;
-                }
-                RecordIndex.Entry a = memory.get(up);
-                if (a == null) {
-                    orphan = true;
-                    break;
-                }
-                next = a;
-                up = a.spec().parent();
-            }
-            if (orphan) {
+            Climb c = climb(e, climbs);
+            RecordIndex.Entry next = c.top();
+            if (c.orphan()) {
                 wantWrite.remove(key);
                 dropDirtySubtree(next.key(), orphans);
+                climbs.clear(); // records left memory
                 continue;
             }
-            if (blocked || next != e) {
-                wantWrite.add(key);
+            RecordKey blocker = c.blocked() ? c.blocker() : writing.containsKey(next.key()) ? next.key() : null;
+            if (blocker != null && writing.containsKey(blocker)) {
+                wantWrite.await(key, blocker);
+                continue;
             }
-            if (blocked || writing.containsKey(next.key())) {
+            if (c.blocked() || next != e) {
+                wantWrite.add(key); // blocked by a publication in flight, or its ancestor's write starts now
+            }
+            if (c.blocked()) {
                 continue;
             }
             long fileBytes = RecordFileFormat.fileLength(layout, next.spec().hasRow());
-            if (!makeDiskRoom(next.spec(), fileBytes, removal)) {
+            int filesRemoved = removal.files().size();
+            boolean room = makeDiskRoom(next.spec(), fileBytes, removal);
+            if (removal.files().size() != filesRemoved) {
+                climbs.clear(); // files left the disk: a climb may now go further up
+            }
+            if (!room) {
                 // No room for this one (the disk holds only files of records in memory, or writes in flight have
                 // reserved the rest): it stays dirty for a later plan, and the candidates after it, which may be
                 // smaller or find room, are still planned.
@@ -516,6 +515,53 @@ public final class RecordCatalog {
             start.add(new SpillStart(next.spec(), next.slots()));
         }
         return new SpillPlan(start, removal, orphans);
+    }
+
+    /**
+     * Where a spill climbs from a dirty record: its root-most dirty ancestor (written first, parents before children;
+     * the record itself when its parent is durable or it is a root), or that a write or publication in flight above
+     * ({@code blocker}) blocks it, or that an ancestor left memory (an orphan: {@code top} is the highest one still
+     * resident).
+     */
+    private record Climb(RecordIndex.Entry top, boolean blocked, boolean orphan, RecordKey blocker) {
+    }
+
+    /**
+     * The climb from dirty resident {@code e}, taken from {@code known} where a record on its path climbed before in
+     * this plan, and remembered there for every record it passes. A write started since at the remembered top is
+     * seen by the caller ({@code writing} holds the top).
+     */
+    private Climb climb(RecordIndex.Entry e, Map<RecordKey, Climb> known) {
+        List<RecordKey> path = new ArrayList<>();
+        RecordIndex.Entry next = e;
+        Climb out;
+        for (RecordKey up = e.spec().parent(); ; ) {
+            path.add(next.key());
+            if (up == null || disk.contains(up)) {
+                out = new Climb(next, false, false, null);
+                break;
+            }
+            if (writing.containsKey(up) || inFlight.containsKey(up)) {
+                out = new Climb(null, true, false, up);
+                break;
+            }
+            Climb above = known.get(up);
+            if (above != null) {
+                out = above;
+                break;
+            }
+            RecordIndex.Entry a = memory.get(up);
+            if (a == null) {
+                out = new Climb(next, false, true, null);
+                break;
+            }
+            next = a;
+            up = a.spec().parent();
+        }
+        for (RecordKey k : path) {
+            known.put(k, out);
+        }
+        return out;
     }
 
     /** Whether no more writes may start: as many as the cap in flight, or their slots already meet the pressure. */
@@ -645,6 +691,7 @@ public final class RecordCatalog {
         }
         reservedBytes -= w.fileBytes();
         writingSlots -= w.slots();
+        wantWrite.writeEnded(key);
     }
 
     /** The file of {@code key} is gone or failed validation: it and its descendants' files leave the disk. */
@@ -877,7 +924,8 @@ public final class RecordCatalog {
     /**
      * Checks every invariant: the memory view's own (lists, slot totals, child counts); clean exactly when a file
      * is committed; no durable child whose parent is not durable; no record in two states; writes pinned and
-     * reserved. An {@link IllegalStateException} names the first broken one.
+     * reserved; records waiting for a write wait for one in flight. An {@link IllegalStateException} names the first
+     * broken one.
      */
     public void checkInvariants() {
         memory.checkInvariants();
@@ -919,6 +967,23 @@ public final class RecordCatalog {
         }
         if (slotsWritten != writingSlots) {
             throw new IllegalStateException("slots being written " + writingSlots + " != " + slotsWritten);
+        }
+        wantWrite.checkInvariants(writing::containsKey);
+        for (Map.Entry<RecordKey, RecordKey> w : wantWrite.waiting().entrySet()) {
+            RecordIndex.Entry e = memory.get(w.getKey());
+            if (e == null || e.durable()) {
+                throw new IllegalStateException(w.getKey() + " waits for a write though it is "
+                        + (e == null ? "not resident" : "clean"));
+            }
+            RecordKey up = e.spec().parent();
+            while (up != null && !up.equals(w.getValue())) {
+                RecordIndex.Entry a = memory.get(up);
+                up = a == null ? null : a.spec().parent();
+            }
+            if (up == null) {
+                throw new IllegalStateException(w.getKey() + " waits for the write of " + w.getValue()
+                        + ", which is not one of its ancestors");
+            }
         }
         if (durableTier && disk.bytes() + reservedBytes > diskCapacityBytes) {
             throw new IllegalStateException("disk holds " + disk.bytes() + " + " + reservedBytes

@@ -17,6 +17,7 @@ import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.trace.TraceBook;
 import dev.selene.actors.trace.TraceSource;
 import dev.selene.engine.codec.PieceShares;
+import dev.selene.engine.codec.RecordFileFormat;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.layout.Layout;
 import dev.selene.engine.slots.SlotList;
@@ -397,11 +398,28 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             bytes += s.capacityBytes();
             replicas = Math.max(replicas, s.replicas());
         }
-        Store.Capacity now = new Store.Capacity(bytes / Math.min(replicas, stores.size()), stores.size());
+        Store.Capacity now = new Store.Capacity((long) (bytes / Math.min(replicas, stores.size())
+                * imageBytesPerSlotByte()), stores.size());
         if (!now.equals(capacity)) {
             capacity = now;
             capacityWatchers.forEach(w -> w.tell(now));
         }
+    }
+
+    /**
+     * The catalog charges a retired record the length of its image; a manager holds the image's pieces in its slots
+     * and its header and footer beside them. So a pool of {@code n} slot bytes holds at least {@code n} times the
+     * smallest ratio of image length to slot bytes over the layout's two kinds of record (with a row, without): the
+     * capacity the catalog is told, so that it remembers what the managers hold, never more. About 1 for the large
+     * layouts, 1.2 for the small one, whose header and footer together are as large as a piece.
+     */
+    private double imageBytesPerSlotByte() {
+        double ratio = Double.MAX_VALUE;
+        for (boolean row : new boolean[] {true, false}) {
+            long slotBytes = (long) RecordFileFormat.pieceCount(layout, row) * layout.slotBytes();
+            ratio = Math.min(ratio, (double) RecordImage.imageBytes(layout, row) / slotBytes);
+        }
+        return ratio;
     }
 
     // ---- retire ----

@@ -67,7 +67,8 @@ class PoolNodeTest {
     @Test
     void aPoolOnlyHost_remembersOfWhatItRetiredNoMoreThanTheManagersHold() throws Exception {
         int recordSlots = PoolFixture.LAYOUT.slotsPerRecord(true);
-        pool.manager(8 * recordSlots, 1); // room for fewer than 8 records (each image has a header and a footer)
+        // Room for 8 records' pieces (a manager keeps each image's header and footer beside its slots).
+        PoolManagerNode m = pool.manager(8 * recordSlots, 1);
         SeleneCache a = pool.host(0, null);
         List<RecordSpec> last = List.of();
         for (int i = 0; i < 12; i++) {
@@ -75,10 +76,13 @@ class PoolNodeTest {
             assertEquals(0, await(a.drain(Duration.ofSeconds(20))).skipped(), "record " + i + " retired");
         }
 
-        long poolBytes = 8L * recordSlots * PoolFixture.LAYOUT.slotBytes();
-        long fits = poolBytes / RecordFileFormat.fileLength(PoolFixture.LAYOUT, true);
-        assertEquals(fits, await(a.records(NS, Tier.POOL, 0, 1_000)).total(),
-                "the host remembers what the pool can hold, not all 12 it retired");
+        assertEquals(8, await(m.status()).records(), "the manager holds the latest 8 it was sent");
+        // The host charges a record its image's length (its pieces, header and footer), the manager its pieces:
+        // told the pool's room in image bytes, the host remembers what the manager holds, not all 12 it retired,
+        // and not fewer (a record it forgot would be recomputed though the pool holds it).
+        assertEquals(8, await(a.records(NS, Tier.POOL, 0, 1_000)).total(),
+                "the host remembers what the pool holds (image " + RecordFileFormat.fileLength(PoolFixture.LAYOUT,
+                        true) + " bytes, " + recordSlots + " slots of " + PoolFixture.LAYOUT.slotBytes() + ")");
         assertEquals(1, await(a.lookup(NS, chain(last))).records().size(), "the latest is remembered");
     }
 
