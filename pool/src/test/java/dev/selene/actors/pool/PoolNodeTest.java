@@ -10,6 +10,7 @@ import dev.selene.engine.codec.RecordFileFormat;
 import dev.selene.engine.key.RecordSpec;
 import dev.selene.transport.gpu.DevicePlacement;
 import dev.selene.transport.gpu.KeyedContent;
+import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -158,6 +159,8 @@ class PoolNodeTest {
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
                 await(m1.status()).records() + await(m2.status()).records() == 6);
         PoolManagerNode hidden = await(m2.status()).records() > 0 ? m2 : m1;
+        // The directory hears of retirements a moment after the stores take them: the reader starts once it knows.
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> directoryFinds(m1, specs) == 6);
         long held = await(hidden.status()).records();
         long served = await(hidden.status()).serves();
         PoolStore.notYetListed = s -> s.path().address().equals(hidden.system().address());
@@ -198,6 +201,15 @@ class PoolNodeTest {
 
         SeleneCache b = pool.host(0, null);
         assertEquals(8, pool.restoreAndVerify(b, specs).fromPool());
+    }
+
+    /** How many records of {@code specs}' chain the namespace's directory entity finds, asked from {@code m}. */
+    private static int directoryFinds(PoolManagerNode m, List<RecordSpec> specs) throws Exception {
+        List<Long> hashes = specs.stream().map(sp -> sp.key().hash()).toList();
+        return ClusterSharding.get(m.system())
+                .entityRefFor(PoolDirectory.TYPE, PoolDirectory.entityId(NS, PoolStore.DIRECTORY_SHARDS))
+                .<PoolDirectory.Found>ask(q -> new PoolDirectory.Find(NS, hashes, q), Duration.ofSeconds(5))
+                .toCompletableFuture().get().records().size();
     }
 
     @Test
