@@ -156,6 +156,13 @@ class PoolKillTest {
         CompletableFuture<SeleneCache> restorerStart = CompletableFuture.supplyAsync(() -> host(pool), starts);
         SeleneCache publisher = host(pool);
         SeleneCache restorer = restorerStart.get(CHILD_START.toSeconds(), TimeUnit.SECONDS);
+        // The premise is two replicas of every retirement: both hosts see both managers' stores before the first.
+        // (A host that joined a moment ago may see one only, retire to it alone until the directory copies the record,
+        // and lose it with that manager; that window is not what this test is about.)
+        for (SeleneCache h : List.of(publisher, restorer)) {
+            awaitTrue(Duration.ofSeconds(20), "a host sees both managers' stores",
+                    () -> PoolBaseline.stores(h.system()).size() == 2);
+        }
 
         Publishing publishing = new Publishing(publisher, 1_000);
         RecordSpec interrupted = new RecordSpec(new RecordKey(NS, 1_900_000), null, true);
