@@ -22,9 +22,11 @@ class ReplayPolicyTest {
      * request's records at once, so which of them are resident when an eviction runs depends on timing (the parent
      * of a record still being copied is held; once it is resident its row may go). Measured: equal to the digit in
      * most runs, one row drop apart in some; one row drop moves the system-prompts trace below by 0.0031 (0.6585
-     * against 0.6616, in 2 of 10 runs once worth ranked rows again as its class shares moved).
+     * against 0.6616, in 2 of 10 runs once worth ranked rows again as its class shares moved); the agent-loops trace
+     * below read 0.0638 against 0.0697 in about one run in five, on the code before and after the deep-chain spill
+     * planning alike. Still well under the point (0.0741 against 0.0642) the parent pinning took away.
      */
-    private static final double TIMING = 0.004;
+    private static final double TIMING = 0.007;
 
     @ParameterizedTest
     @ValueSource(strings = {"reuse", "worth"})
