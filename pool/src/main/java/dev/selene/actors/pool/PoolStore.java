@@ -38,6 +38,8 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.cluster.ClusterEvent;
+import org.apache.pekko.cluster.Member;
+import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Subscribe;
@@ -160,6 +162,8 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     static final int HOLDERS_REMEMBERED = 16_384;
 
     private final Layout layout;
+    /** What a slot byte of the managers' room is worth in the image bytes the catalog charges. */
+    private final double imageBytesPerSlotByte;
     private final HostMemory host;
     private final CacheMetrics metrics;
     private final TraceBook traces;
@@ -250,6 +254,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         this.origin = TraceSource.of("PoolStore", ctx);
         this.onReachable = onReachable;
         this.layout = layout;
+        this.imageBytesPerSlotByte = imageBytesPerSlotByte(layout);
         this.host = host;
         this.shards = shards;
         this.metrics = metrics;
@@ -399,7 +404,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             replicas = Math.max(replicas, s.replicas());
         }
         Store.Capacity now = new Store.Capacity((long) (bytes / Math.min(replicas, stores.size())
-                * imageBytesPerSlotByte()), stores.size());
+                * imageBytesPerSlotByte), stores.size());
         if (!now.equals(capacity)) {
             capacity = now;
             capacityWatchers.forEach(w -> w.tell(now));
@@ -413,7 +418,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
      * capacity the catalog is told, so that it remembers what the managers hold, never more. About 1 for the large
      * layouts, 1.2 for the small one, whose header and footer together are as large as a piece.
      */
-    private double imageBytesPerSlotByte() {
+    private static double imageBytesPerSlotByte(Layout layout) {
         double ratio = Double.MAX_VALUE;
         for (boolean row : new boolean[] {true, false}) {
             long slotBytes = (long) RecordFileFormat.pieceCount(layout, row) * layout.slotBytes();
@@ -851,9 +856,9 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private boolean usesEveryManager() {
         Set<String> used = new java.util.HashSet<>();
         stores.keySet().forEach(s -> used.add(s.path().address().toString()));
-        for (org.apache.pekko.cluster.Member m : Cluster.get(getContext().getSystem()).state().getMembers()) {
+        for (Member m : Cluster.get(getContext().getSystem()).state().getMembers()) {
             String at = m.address().toString();
-            if (m.hasRole(PoolCluster.MANAGER_ROLE) && m.status() == org.apache.pekko.cluster.MemberStatus.up()
+            if (m.hasRole(PoolCluster.MANAGER_ROLE) && m.status() == MemberStatus.up()
                     && !unreachable.contains(at) && !used.contains(at)) {
                 return false;
             }
