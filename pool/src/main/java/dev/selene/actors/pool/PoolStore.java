@@ -89,6 +89,11 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private record StoresListed(Set<ActorRef<ManagerStore.Command>> stores) implements Store.Command {
     }
 
+    /** A starting host has waited long enough for the rest of the managers' stores: it starts with those it has. */
+    private enum StartGraceEnded implements Store.Command {
+        INSTANCE
+    }
+
     /** A listed store's figures: where its data plane listens, its layout, its replica count. */
     private record StoreAnswered(ActorRef<ManagerStore.Command> store, ManagerStore.StoreStatus status,
                                  Throwable failure) implements Store.Command {
@@ -151,6 +156,15 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     static final Duration FETCH_HOLDER_DEADLINE = Duration.ofSeconds(60);
     /** Threads of a host's data plane. */
     static final int DATA_THREADS = 2;
+    /**
+     * How long a starting host that uses some managers' stores waits for the others the cluster has up (at most half
+     * the time it may wait for a manager at all): started with fewer, it would place its first retirements on fewer
+     * replicas than the pool keeps.
+     */
+    static final Duration START_GRACE = Duration.ofSeconds(5);
+    /** Where the node reads how long a starting pool host waits for a manager, and the figure unless set. */
+    private static final String JOIN_TIMEOUT_SETTING = "selene.pool.join-timeout";
+    private static final Duration JOIN_TIMEOUT_DEFAULT = Duration.ofSeconds(20);
     /** How long a listed store may take to say where its data plane listens. */
     static final Duration STORE_STATUS_TIMEOUT = Duration.ofSeconds(5);
     /**
@@ -210,6 +224,10 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private Store.Capacity capacity;
     private boolean everUp;
     private boolean up;
+    /** By when a starting host stops waiting for more stores than it has: half its wait for a manager at all. */
+    private final long startBy;
+    /** When this starting host's grace for more stores ends, counted from the first it used; 0 until then. */
+    private long graceEnds;
     /** Retirements and fetches on the data plane now, and since when each kind has had one in flight throughout. */
     private int uploadsInFlight;
     private long uploadBusySince;
@@ -261,6 +279,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         this.traces = traces;
         this.sharding = ClusterSharding.get(ctx.getSystem());
         this.failover = PoolCluster.failoverAfter(ctx.getSystem().settings().config());
+        this.startBy = System.nanoTime() + joinTimeout(ctx.getSystem().settings().config()).dividedBy(2).toNanos();
         // A transfer that moves no byte for the failover deadline fails (a slow one that keeps moving does not):
         // the retirement completes on the other replicas, the read goes to the next holder. TLS when the node's
         // cluster runs it (the same certificates: PoolCluster wrote them into its settings).
@@ -318,6 +337,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                 }
             }
             case StoresListed l -> onStoresListed(l.stores());
+            case StartGraceEnded g -> noteUp();
             case StoreAnswered a -> onStoreAnswered(a);
             case UnlistedHoldersAnswered u -> onUnlistedHoldersAnswered(u);
             case Reachability r -> {
@@ -380,13 +400,43 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         noteCapacity();
         boolean any = !stores.isEmpty();
         if (any && !everUp) {
-            everUp = true;
-            onReachable.run();
+            if (readyToStart()) {
+                everUp = true;
+                onReachable.run();
+            }
         } else if (any != up) {
             getContext().getLog().warn(any ? "a pool manager is up again"
                     : "no pool manager is up: retirements fail and the pool's records are misses until one is");
         }
         up = any;
+    }
+
+    /**
+     * Whether a starting host that uses at least one store starts now: it uses as many stores as the pool keeps
+     * replicas, or every manager's the cluster has up or joining, or it waited the start's grace for the others (the
+     * cluster lists the stores to a new member one by one as its gossip spreads).
+     */
+    private boolean readyToStart() {
+        int replicas = stores.values().stream().mapToInt(ManagerStore.StoreStatus::replicas).max().orElse(1);
+        long now = System.nanoTime();
+        if (graceEnds == 0) {
+            graceEnds = Math.min(startBy, now + START_GRACE.toNanos());
+            if (graceEnds - now > 0) {
+                getContext().scheduleOnce(Duration.ofNanos(graceEnds - now), getContext().getSelf(),
+                        StartGraceEnded.INSTANCE);
+            }
+        }
+        return stores.size() >= replicas || usesEveryManager(true) || graceEnds - now <= 0;
+    }
+
+    /** How long a starting host may wait for a manager's store at all (the node refuses a bad value itself). */
+    private static Duration joinTimeout(com.typesafe.config.Config config) {
+        try {
+            return config.hasPath(JOIN_TIMEOUT_SETTING) ? config.getDuration(JOIN_TIMEOUT_SETTING)
+                    : JOIN_TIMEOUT_DEFAULT;
+        } catch (RuntimeException e) {
+            return JOIN_TIMEOUT_DEFAULT;
+        }
     }
 
     /**
@@ -835,7 +885,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         if (!l.awaited.remove(p.store()) || !l.awaited.isEmpty()) {
             return;
         }
-        if (!l.probed.isEmpty() && (l.directoryFailed || usesEveryManager())) {
+        if (!l.probed.isEmpty() && (l.directoryFailed || usesEveryManager(false))) {
             lookupsFromStores++;
             if (lookupsFromStores == 1 || lookupsFromStores % 1000 == 0) {
                 getContext().getLog().info("the pool directory did not answer within {} ms: lookups answered by "
@@ -852,14 +902,16 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
      * Whether this host uses the store of every manager the cluster has up and reachable: only then do the stores'
      * answers to a lookup say all the directory would. A host that joined a moment ago learns the stores one by one
      * as the cluster's listing spreads; until it knows them all, a lookup waits for the directory (or its timeout).
+     * With {@code joining}, the managers still joining the cluster count too: a starting host waits for their stores.
      */
-    private boolean usesEveryManager() {
+    private boolean usesEveryManager(boolean joining) {
         Set<String> used = new java.util.HashSet<>();
         stores.keySet().forEach(s -> used.add(s.path().address().toString()));
         for (Member m : Cluster.get(getContext().getSystem()).state().getMembers()) {
             String at = m.address().toString();
-            if (m.hasRole(PoolCluster.MANAGER_ROLE) && m.status() == MemberStatus.up()
-                    && !unreachable.contains(at) && !used.contains(at)) {
+            boolean counted = m.status() == MemberStatus.up() || joining
+                    && (m.status() == MemberStatus.joining() || m.status() == MemberStatus.weaklyUp());
+            if (m.hasRole(PoolCluster.MANAGER_ROLE) && counted && !unreachable.contains(at) && !used.contains(at)) {
                 return false;
             }
         }

@@ -191,7 +191,7 @@ class PoolNodeTest {
         List<RecordSpec> specs = pool.publishChain(a, 100, 8);
         assertEquals(0, await(a.drain(Duration.ofSeconds(30))).skipped());
         List<PoolManagerNode> all = List.of(m1, m2, m3);
-        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> total(all) == 16);
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> total(all) == 16);
 
         m2.close();
         List<PoolManagerNode> left = List.of(m1, m3);
@@ -201,6 +201,46 @@ class PoolNodeTest {
 
         SeleneCache b = pool.host(0, null);
         assertEquals(8, pool.restoreAndVerify(b, specs).fromPool());
+    }
+
+    @Test
+    void aHostThatJoins_waitsForAsManyStoresAsReplicas_beforeItRetires_listingHeldBackByFaultInjection()
+            throws Exception {
+        // The cluster lists the managers' stores to a new member one by one. A host that started on the first would
+        // place its first retirements on one replica where the pool keeps two. The fault: the joining host's
+        // listings leave out the second manager until a third joins, which it starts to once the host had a listing.
+        PoolManagerNode m1 = pool.manager(256, 2);
+        PoolManagerNode m2 = pool.manager(256, 2);
+        java.util.concurrent.CountDownLatch listed = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean hidden = new java.util.concurrent.atomic.AtomicBoolean(true);
+        PoolStore.notYetListed = s -> {
+            listed.countDown();
+            return hidden.get() && s.path().address().equals(m2.system().address());
+        };
+        CompletableFuture<PoolManagerNode> third = new CompletableFuture<>();
+        try {
+            Thread.ofPlatform().name("third-manager").start(() -> {
+                try {
+                    // Once the host has had its first listing (the first manager's store alone), the second
+                    // manager's store is listed with the third's.
+                    listed.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                    Thread.sleep(200);
+                    hidden.set(false);
+                    third.complete(pool.manager(256, 2));
+                } catch (Throwable t) {
+                    third.completeExceptionally(t);
+                }
+            });
+            SeleneCache a = pool.host(0, null);
+            List<RecordSpec> specs = pool.publishChain(a, 500, 8);
+            assertEquals(0, await(a.drain(Duration.ofSeconds(30))).skipped());
+            PoolManagerNode m3 = third.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            String traces = KeyedChains.traces(a, specs);
+            assertFalse(traces.contains("short of replicas"), "every record placed on two managers: " + traces);
+            assertEquals(16, total(List.of(m1, m2, m3)), "two replicas of each record as the drain ended");
+        } finally {
+            PoolStore.notYetListed = s -> false;
+        }
     }
 
     /** How many records of {@code specs}' chain the namespace's directory entity finds, asked from {@code m}. */
