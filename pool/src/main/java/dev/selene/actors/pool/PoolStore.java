@@ -69,8 +69,11 @@ import java.util.concurrent.CompletableFuture;
  */
 final class PoolStore extends AbstractBehavior<Store.Command> {
 
-    /** The directory's answer to lookup {@code id} (null: it failed or timed out). */
-    private record DirectoryAnswered(long id, PoolDirectory.Found found) implements Store.Command {
+    /**
+     * The directory's answer to lookup {@code id} (null: it failed or timed out); {@code heldBack} once a test's
+     * {@link #directoryHeldBack} has delayed it.
+     */
+    private record DirectoryAnswered(long id, PoolDirectory.Found found, boolean heldBack) implements Store.Command {
     }
 
     /** The directory has not answered lookup {@code id} within the failover deadline. */
@@ -133,6 +136,12 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
      * by tests only (a host that joined a moment ago learns the stores one by one); nothing else sets it.
      */
     static volatile java.util.function.Predicate<ActorRef<?>> notYetListed = s -> false;
+
+    /**
+     * How long this JVM's hosts hold the directory's answers back before they use them, as if the directory were
+     * late: a fault injected by tests only (zero: not at all); nothing else sets it.
+     */
+    static volatile Duration directoryHeldBack = Duration.ZERO;
 
     /** Directory shards of the pool's cluster: the same number on hosts and managers. */
     static final int DIRECTORY_SHARDS = ManagerConfig.DEFAULT_DIRECTORY_SHARDS;
@@ -813,7 +822,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         lookups.put(id, l);
         getContext().ask(PoolDirectory.Found.class, directory(namespace), DIRECTORY_TIMEOUT,
                 q -> new PoolDirectory.Find(namespace, chain, q),
-                (found, failure) -> new DirectoryAnswered(id, found));
+                (found, failure) -> new DirectoryAnswered(id, found, false));
         Long lateUntil = directoryLate.get(entity);
         if (lateUntil != null && lateUntil - System.nanoTime() > 0) {
             probeStores(id, l);
@@ -826,6 +835,11 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         Lookup l = lookups.get(a.id());
         if (l == null) {
             return; // the stores answered first
+        }
+        Duration hold = directoryHeldBack;
+        if (!a.heldBack() && hold.isPositive()) {
+            getContext().scheduleOnce(hold, getContext().getSelf(), new DirectoryAnswered(a.id(), a.found(), true));
+            return;
         }
         if (a.found() != null) {
             directoryLate.remove(l.entity);

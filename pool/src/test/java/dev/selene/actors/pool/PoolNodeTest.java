@@ -149,8 +149,11 @@ class PoolNodeTest {
     void aHolderNotYetListedToAHost_isReadWhenTheDirectoryNamesIt_listingHiddenByFaultInjection() throws Exception {
         // A host that joined a moment ago learns the managers' stores one by one as the cluster's listing spreads.
         // Until then the directory may name a holder the host has not seen listed: the host asks it where its data
-        // plane listens and reads from it, rather than missing a record a reachable manager holds. The fault: the
-        // reading host's listings leave out one manager (one replica, so that manager alone holds its records).
+        // plane listens and reads from it, rather than missing a record a reachable manager holds; and a lookup the
+        // directory is late to answer waits for it, rather than take the listed stores' partial answer. The faults:
+        // the reading host's listings leave out one manager (one replica, so that manager alone holds its records),
+        // and it holds the directory's answers back for longer than the failover deadline, after which it asks the
+        // stores it knows.
         PoolManagerNode m1 = pool.manager(256, 1);
         PoolManagerNode m2 = pool.manager(256, 1);
         SeleneCache a = pool.host(0, null);
@@ -164,6 +167,7 @@ class PoolNodeTest {
         long held = await(hidden.status()).records();
         long served = await(hidden.status()).serves();
         PoolStore.notYetListed = s -> s.path().address().equals(hidden.system().address());
+        PoolStore.directoryHeldBack = PoolCluster.DEFAULT_FAILOVER.multipliedBy(3);
         try {
             SeleneCache b = pool.host(0, null);
             List<DevicePlacement> targets = specs.stream().map(sp -> pool.target()).toList();
@@ -179,6 +183,7 @@ class PoolNodeTest {
                     "the reader asked the unlisted holder where it listens:" + KeyedChains.traces(b, specs));
         } finally {
             PoolStore.notYetListed = s -> false;
+            PoolStore.directoryHeldBack = Duration.ZERO;
         }
     }
 
