@@ -171,6 +171,12 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
      * replicas than the pool keeps.
      */
     static final Duration START_GRACE = Duration.ofSeconds(5);
+
+    /**
+     * The start's grace in this JVM ({@link #START_GRACE}): a test that starts a manager while a host waits sets it
+     * longer, so that a slow machine does not end the wait first; nothing else sets it.
+     */
+    static volatile Duration startGrace = START_GRACE;
     /** Where the node reads how long a starting pool host waits for a manager, and the figure unless set. */
     private static final String JOIN_TIMEOUT_SETTING = "selene.pool.join-timeout";
     private static final Duration JOIN_TIMEOUT_DEFAULT = Duration.ofSeconds(20);
@@ -231,12 +237,17 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     /** Who is told the pool's capacity; it outlives a restart of this actor (it belongs to the behaviour's factory). */
     private final List<ActorRef<Store.Capacity>> capacityWatchers;
     private Store.Capacity capacity;
-    private boolean everUp;
+    /** Whether the node has been told the pool is reachable; it outlives a restart of this actor, as it does. */
+    private final java.util.concurrent.atomic.AtomicBoolean started;
     private boolean up;
-    /** By when a starting host stops waiting for more stores than it has: half its wait for a manager at all. */
+    /**
+     * By when a starting host stops waiting for more stores than it has: half its wait for a manager at all, counted
+     * from the first start of this actor, as the node counts that wait.
+     */
     private final long startBy;
-    /** When this starting host's grace for more stores ends, counted from the first it used; 0 until then. */
+    /** When this starting host's grace for more stores ends, counted from the first it used (once it has one). */
     private long graceEnds;
+    private boolean graceCounting;
     /** Retirements and fetches on the data plane now, and since when each kind has had one in flight throughout. */
     private int uploadsInFlight;
     private long uploadBusySince;
@@ -245,15 +256,22 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
 
     /**
      * The pool store of a host whose cluster has {@code shards} directory shards; {@code onReachable} runs once,
-     * when a manager's store is first seen in the cluster; {@code onMisfit} runs, with one line naming both layouts,
-     * when a manager of another layout is seen before any this host can use.
+     * when the host uses as many managers' stores as the pool keeps replicas, or every manager's the cluster has, or
+     * 5 s after the first (at most half of the node's wait for a manager); {@code onMisfit} runs, with one line naming
+     * both layouts, when a manager of another layout is seen before any this host can use.
      */
     static Behavior<Store.Command> create(Layout layout, HostMemory host, int shards, CacheMetrics metrics,
                                           TraceBook traces, Runnable onReachable,
                                           java.util.function.Consumer<String> onMisfit) {
         List<ActorRef<Store.Capacity>> capacityWatchers = new java.util.concurrent.CopyOnWriteArrayList<>();
         java.util.concurrent.atomic.AtomicBoolean refusalsCounted = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicLong startBy = new java.util.concurrent.atomic.AtomicLong();
         return Behaviors.setup(ctx -> {
+            if (startBy.get() == 0) {
+                startBy.set(System.nanoTime() + joinTimeout(ctx.getSystem().settings().config()).dividedBy(2)
+                        .toNanos());
+            }
             // This host's TLS refusals are counted once per node, not again when the store restarts.
             dev.selene.transport.tls.PoolTls tls = PoolSecurity.from(ctx.getSystem().settings().config()).poolTls();
             if (tls != null && refusalsCounted.compareAndSet(false, true)) {
@@ -268,13 +286,14 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                     ClusterEvent.ReachabilityEvent.class, e -> new Reachability(e.member().address().toString(),
                             e instanceof ClusterEvent.ReachableMember)), ClusterEvent.ReachabilityEvent.class));
             return new PoolStore(ctx, layout, host, shards, metrics, traces, onReachable, onMisfit,
-                    capacityWatchers);
+                    capacityWatchers, started, startBy.get());
         });
     }
 
     private PoolStore(ActorContext<Store.Command> ctx, Layout layout, HostMemory host, int shards,
                       CacheMetrics metrics, TraceBook traces, Runnable onReachable,
-                      java.util.function.Consumer<String> onMisfit, List<ActorRef<Store.Capacity>> capacityWatchers) {
+                      java.util.function.Consumer<String> onMisfit, List<ActorRef<Store.Capacity>> capacityWatchers,
+                      java.util.concurrent.atomic.AtomicBoolean started, long startBy) {
         super(ctx);
         this.capacityWatchers = capacityWatchers;
         this.onMisfit = onMisfit;
@@ -288,7 +307,8 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         this.traces = traces;
         this.sharding = ClusterSharding.get(ctx.getSystem());
         this.failover = PoolCluster.failoverAfter(ctx.getSystem().settings().config());
-        this.startBy = System.nanoTime() + joinTimeout(ctx.getSystem().settings().config()).dividedBy(2).toNanos();
+        this.started = started;
+        this.startBy = startBy;
         // A transfer that moves no byte for the failover deadline fails (a slow one that keeps moving does not):
         // the retirement completes on the other replicas, the read goes to the next holder. TLS when the node's
         // cluster runs it (the same certificates: PoolCluster wrote them into its settings).
@@ -392,7 +412,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             String line = "pool manager " + a.store().path().address().hostPort() + " holds the "
                     + a.status().layout() + " layout and this host the " + layout.name() + " layout (selene.layout): "
                     + "records cannot move between them";
-            if (!everUp) {
+            if (!started.get() && stores.isEmpty()) {
                 // The host does not start: the line reaches its starter as the reason, so it is marked as such.
                 getContext().getLog().error(LogMarkers.START_FAILURE, "{}; this host does not use it", line);
                 onMisfit.accept(line); // refused at join: the host does not start with a pool it cannot use
@@ -408,9 +428,9 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private void noteUp() {
         noteCapacity();
         boolean any = !stores.isEmpty();
-        if (any && !everUp) {
-            if (readyToStart()) {
-                everUp = true;
+        if (!started.get()) {
+            if (any && readyToStart()) {
+                started.set(true);
                 onReachable.run();
             }
         } else if (any != up) {
@@ -428,8 +448,9 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private boolean readyToStart() {
         int replicas = stores.values().stream().mapToInt(ManagerStore.StoreStatus::replicas).max().orElse(1);
         long now = System.nanoTime();
-        if (graceEnds == 0) {
-            graceEnds = Math.min(startBy, now + START_GRACE.toNanos());
+        if (!graceCounting) {
+            graceCounting = true;
+            graceEnds = now + Math.min(startBy - now, startGrace.toNanos());
             if (graceEnds - now > 0) {
                 getContext().scheduleOnce(Duration.ofNanos(graceEnds - now), getContext().getSelf(),
                         StartGraceEnded.INSTANCE);

@@ -222,20 +222,26 @@ class PoolNodeTest {
             listed.countDown();
             return hidden.get() && s.path().address().equals(m2.system().address());
         };
+        // The third manager may take longer to join a loaded machine than the host waits by default.
+        PoolStore.startGrace = Duration.ofSeconds(30);
         CompletableFuture<PoolManagerNode> third = new CompletableFuture<>();
-        try {
-            Thread.ofPlatform().name("third-manager").start(() -> {
-                try {
-                    // Once the host has had its first listing (the first manager's store alone), the second
-                    // manager's store is listed with the third's.
-                    listed.await(30, java.util.concurrent.TimeUnit.SECONDS);
-                    Thread.sleep(200);
-                    hidden.set(false);
-                    third.complete(pool.manager(256, 2));
-                } catch (Throwable t) {
-                    third.completeExceptionally(t);
+        // The fixture's lists are touched by this thread only while the test's thread starts the host (which adds
+        // to another list) and waits; the finally below waits for it before the fixture is closed.
+        Thread starter = Thread.ofPlatform().name("third-manager").start(() -> {
+            try {
+                // Once the host has had its first listing (the first manager's store alone), the second manager's
+                // store is listed with the third's.
+                if (!listed.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("the host had no listing within 30 s");
                 }
-            });
+                Thread.sleep(200);
+                hidden.set(false);
+                third.complete(pool.manager(256, 2));
+            } catch (Throwable t) {
+                third.completeExceptionally(t);
+            }
+        });
+        try {
             SeleneCache a = pool.host(0, null);
             List<RecordSpec> specs = pool.publishChain(a, 500, 8);
             assertEquals(0, await(a.drain(Duration.ofSeconds(30))).skipped());
@@ -244,7 +250,10 @@ class PoolNodeTest {
             assertFalse(traces.contains("short of replicas"), "every record placed on two managers: " + traces);
             assertEquals(16, total(List.of(m1, m2, m3)), "two replicas of each record as the drain ended");
         } finally {
+            hidden.set(false);
+            starter.join(Duration.ofSeconds(60));
             PoolStore.notYetListed = s -> false;
+            PoolStore.startGrace = PoolStore.START_GRACE;
         }
     }
 
