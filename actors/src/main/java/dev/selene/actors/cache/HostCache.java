@@ -624,18 +624,19 @@ public final class HostCache {
             }
             ActorRef<Store.Command> pool = null;
             if (remote != null) {
-                pool = ctx.spawn(Behaviors.supervise(remote.store(new RemoteTier.Context(config.layout(), host,
-                                metrics, parts.traces(), () -> self.tell(PoolReachable.INSTANCE),
-                                misfit -> self.tell(new StartFailed(misfit, StartFault.SETTING)))))
-                                .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200),
-                                        Duration.ofSeconds(10), 0.2)),
-                        "pool-store", ActorCensus.MAILBOX.withDispatcherFromConfig(BLOCKING_DISPATCHER));
+                Duration joinTimeout = Duration.ZERO; // a bad setting: the node refuses to start at once
                 try {
-                    ctx.scheduleOnce(poolJoinTimeout(ctx.getSystem().settings().config()), self,
-                            PoolJoinTimeout.INSTANCE);
+                    joinTimeout = poolJoinTimeout(ctx.getSystem().settings().config());
+                    ctx.scheduleOnce(joinTimeout, self, PoolJoinTimeout.INSTANCE);
                 } catch (RuntimeException e) {
                     self.tell(new StartFailed(e.getMessage(), StartFault.SETTING));
                 }
+                pool = ctx.spawn(Behaviors.supervise(remote.store(new RemoteTier.Context(config.layout(), host,
+                                metrics, parts.traces(), () -> self.tell(PoolReachable.INSTANCE),
+                                misfit -> self.tell(new StartFailed(misfit, StartFault.SETTING)), joinTimeout)))
+                                .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200),
+                                        Duration.ofSeconds(10), 0.2)),
+                        "pool-store", ActorCensus.MAILBOX.withDispatcherFromConfig(BLOCKING_DISPATCHER));
             }
             int inFlightCap = config.diskBytes() == 0 && config.poolEnabled() ? POOL_IN_FLIGHT_CAP
                     : SPILL_IN_FLIGHT_CAP;

@@ -44,11 +44,12 @@ public interface RemoteTier {
 
     /**
      * What the store gets from its node: the record layout, the host slots it reads from and writes into, the node's
-     * metrics and traces; {@code onReachable} runs once, when a machine of the tier is first seen; {@code onMisfit}
-     * runs, with one line, when the tier cannot serve this node (another layout): the node then refuses to start.
+     * metrics and traces; {@code onReachable} runs once, when the tier is ready to take records, which the node waits
+     * {@code joinTimeout} for before it refuses to start; {@code onMisfit} runs, with one line, when the tier cannot
+     * serve this node (another layout): the node then refuses to start.
      */
     record Context(Layout layout, HostMemory host, CacheMetrics metrics, TraceBook traces, Runnable onReachable,
-                   Consumer<String> onMisfit) {
+                   Consumer<String> onMisfit, java.time.Duration joinTimeout) {
     }
 
     /** The remote tier a module on the class path provides, if any. */

@@ -177,9 +177,6 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
      * longer, so that a slow machine does not end the wait first; nothing else sets it.
      */
     static volatile Duration startGrace = START_GRACE;
-    /** Where the node reads how long a starting pool host waits for a manager, and the figure unless set. */
-    private static final String JOIN_TIMEOUT_SETTING = "selene.pool.join-timeout";
-    private static final Duration JOIN_TIMEOUT_DEFAULT = Duration.ofSeconds(20);
     /** How long a listed store may take to say where its data plane listens. */
     static final Duration STORE_STATUS_TIMEOUT = Duration.ofSeconds(5);
     /**
@@ -242,7 +239,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private boolean up;
     /**
      * By when a starting host stops waiting for more stores than it has: half its wait for a manager at all, counted
-     * from the first start of this actor, as the node counts that wait.
+     * from the node's start, as the node counts that wait.
      */
     private final long startBy;
     /** When this starting host's grace for more stores ends, counted from the first it used (once it has one). */
@@ -257,21 +254,17 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     /**
      * The pool store of a host whose cluster has {@code shards} directory shards; {@code onReachable} runs once,
      * when the host uses as many managers' stores as the pool keeps replicas, or every manager's the cluster has, or
-     * 5 s after the first (at most half of the node's wait for a manager); {@code onMisfit} runs, with one line naming
-     * both layouts, when a manager of another layout is seen before any this host can use.
+     * 5 s after the first (at most half of {@code joinTimeout}, the node's wait for it from now); {@code onMisfit}
+     * runs, with one line naming both layouts, when a manager of another layout is seen before any this host can use.
      */
     static Behavior<Store.Command> create(Layout layout, HostMemory host, int shards, CacheMetrics metrics,
                                           TraceBook traces, Runnable onReachable,
-                                          java.util.function.Consumer<String> onMisfit) {
+                                          java.util.function.Consumer<String> onMisfit, Duration joinTimeout) {
         List<ActorRef<Store.Capacity>> capacityWatchers = new java.util.concurrent.CopyOnWriteArrayList<>();
         java.util.concurrent.atomic.AtomicBoolean refusalsCounted = new java.util.concurrent.atomic.AtomicBoolean();
         java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.atomic.AtomicLong startBy = new java.util.concurrent.atomic.AtomicLong();
+        long startBy = System.nanoTime() + joinTimeout.dividedBy(2).toNanos();
         return Behaviors.setup(ctx -> {
-            if (startBy.get() == 0) {
-                startBy.set(System.nanoTime() + joinTimeout(ctx.getSystem().settings().config()).dividedBy(2)
-                        .toNanos());
-            }
             // This host's TLS refusals are counted once per node, not again when the store restarts.
             dev.selene.transport.tls.PoolTls tls = PoolSecurity.from(ctx.getSystem().settings().config()).poolTls();
             if (tls != null && refusalsCounted.compareAndSet(false, true)) {
@@ -286,7 +279,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                     ClusterEvent.ReachabilityEvent.class, e -> new Reachability(e.member().address().toString(),
                             e instanceof ClusterEvent.ReachableMember)), ClusterEvent.ReachabilityEvent.class));
             return new PoolStore(ctx, layout, host, shards, metrics, traces, onReachable, onMisfit,
-                    capacityWatchers, started, startBy.get());
+                    capacityWatchers, started, startBy);
         });
     }
 
@@ -446,7 +439,6 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
      * cluster lists the stores to a new member one by one as its gossip spreads).
      */
     private boolean readyToStart() {
-        int replicas = stores.values().stream().mapToInt(ManagerStore.StoreStatus::replicas).max().orElse(1);
         long now = System.nanoTime();
         if (!graceCounting) {
             graceCounting = true;
@@ -456,17 +448,12 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                         StartGraceEnded.INSTANCE);
             }
         }
-        return stores.size() >= replicas || usesEveryManager(true) || graceEnds - now <= 0;
+        return stores.size() >= replicas() || usesEveryManager(true) || graceEnds - now <= 0;
     }
 
-    /** How long a starting host may wait for a manager's store at all (the node refuses a bad value itself). */
-    private static Duration joinTimeout(com.typesafe.config.Config config) {
-        try {
-            return config.hasPath(JOIN_TIMEOUT_SETTING) ? config.getDuration(JOIN_TIMEOUT_SETTING)
-                    : JOIN_TIMEOUT_DEFAULT;
-        } catch (RuntimeException e) {
-            return JOIN_TIMEOUT_DEFAULT;
-        }
+    /** Replicas the pool keeps of each record: the most any store this host uses says (1 before it uses one). */
+    private int replicas() {
+        return stores.values().stream().mapToInt(ManagerStore.StoreStatus::replicas).max().orElse(1);
     }
 
     /**
@@ -477,13 +464,8 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         if (stores.isEmpty()) {
             return;
         }
-        long bytes = 0;
-        int replicas = 1;
-        for (ManagerStore.StoreStatus s : stores.values()) {
-            bytes += s.capacityBytes();
-            replicas = Math.max(replicas, s.replicas());
-        }
-        Store.Capacity now = new Store.Capacity((long) (bytes / Math.min(replicas, stores.size())
+        long bytes = stores.values().stream().mapToLong(ManagerStore.StoreStatus::capacityBytes).sum();
+        Store.Capacity now = new Store.Capacity((long) (bytes / Math.min(replicas(), stores.size())
                 * imageBytesPerSlotByte), stores.size());
         if (!now.equals(capacity)) {
             capacity = now;
@@ -524,7 +506,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             finishWrite(key, new WriteFailed(key, false, "could not frame it: " + e.getMessage()));
             return;
         }
-        int replicas = stores.values().stream().mapToInt(ManagerStore.StoreStatus::replicas).max().orElse(1);
+        int replicas = replicas();
         List<ActorRef<ManagerStore.Command>> usable = stores.keySet().stream().filter(s -> !isSuspect(s)).toList();
         if (usable.isEmpty()) {
             // Every manager failed a transfer a moment ago. A stall of this host, or of the managers' machine, looks
@@ -658,7 +640,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
      * ones last).
      */
     private List<ActorRef<ManagerStore.Command>> placedHolders(RecordKey key) {
-        int replicas = stores.values().stream().mapToInt(ManagerStore.StoreStatus::replicas).max().orElse(1);
+        int replicas = replicas();
         return Placement.ranked(key, stores.keySet()).stream().limit(replicas).toList();
     }
 

@@ -33,7 +33,7 @@ public final class PoolTier implements RemoteTier {
     @Override
     public Behavior<Store.Command> store(Context context) {
         return PoolStore.create(context.layout(), context.host(), PoolStore.DIRECTORY_SHARDS, context.metrics(),
-                context.traces(), context.onReachable(), context.onMisfit());
+                context.traces(), context.onReachable(), context.onMisfit(), context.joinTimeout());
     }
 
     @Override
