@@ -81,6 +81,10 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     private record HoldingsAnswered(ManagerStore.HoldingsReply reply) implements Command {
     }
 
+    /** A store this entity knows has stopped (its node left the cluster or was downed). */
+    private record StoreStopped(ActorRef<ManagerStore.Command> store) implements Command {
+    }
+
     private enum RebuildTimeout implements Command {
         INSTANCE
     }
@@ -91,13 +95,28 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
 
     /** How long a starting entity waits for the stores' holdings before it serves what it has. */
     static final Duration REBUILD_PATIENCE = Duration.ofSeconds(3);
-    /** How long after asking for copies a shard looks again for records short of replicas (a copy can fail). */
+    /**
+     * How long a record must have been short of replicas before it is copied (its other copy may still be on its way:
+     * a store reports what it took a little after taking it), and how long after asking for copies a shard looks
+     * again (a copy can fail).
+     */
     static final Duration REPLICA_RECHECK = Duration.ofSeconds(5);
 
     /** One record: what it is and who holds it. */
     private static final class Entry {
         final PoolEntry entry;
         final LinkedHashSet<ActorRef<ManagerStore.Command>> holders = new LinkedHashSet<>();
+        /** Whether it was found short of replicas, and since when ({@link System#nanoTime()}). */
+        boolean seenShort;
+        long shortSince;
+
+        /** Notes that it is short at {@code now}, unless it was already. */
+        void shortAt(long now) {
+            if (!seenShort) {
+                seenShort = true;
+                shortSince = now;
+            }
+        }
 
         Entry(PoolEntry entry) {
             this.entry = entry;
@@ -107,7 +126,10 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     private final ManagerConfig config;
     private final int shard;
     private final Map<RecordKey, Entry> entries = new HashMap<>();
+    /** Every store this entity knows: those the receptionist listed and those that reported before it listed them. */
     private final Set<ActorRef<ManagerStore.Command>> stores = new HashSet<>();
+    /** The stores of the receptionist's last listing. */
+    private final Set<ActorRef<ManagerStore.Command>> listed = new HashSet<>();
     private final StashBuffer<Command> stash;
     private final TimerScheduler<Command> timers;
     private final Set<ActorRef<ManagerStore.Command>> awaited = new HashSet<>();
@@ -167,7 +189,13 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             case HeldAll h -> onHeldAll(h);
             case ReleasedAll r -> onReleasedAll(r);
             case StoresListed l -> onStores(l.stores());
-            case HoldingsAnswered h -> onHoldings(h.reply());
+            case StoreStopped s -> onGone(Set.of(s.store()));
+            case HoldingsAnswered h -> {
+                onHoldings(h.reply());
+                if (awaited.remove(h.reply().store()) && awaited.isEmpty()) {
+                    replicate();
+                }
+            }
             case Wake w -> replicate();
             case ReplicaCheck c -> replicate();
             case RebuildTimeout t -> {
@@ -181,18 +209,11 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     private Behavior<Command> rebuilding(Command command) {
         switch (command) {
             case StoresListed l -> {
-                Set<ActorRef<ManagerStore.Command>> fresh = new HashSet<>(l.stores());
-                fresh.removeAll(stores);
-                stores.clear();
-                stores.addAll(l.stores());
-                awaited.retainAll(stores);
-                for (ActorRef<ManagerStore.Command> s : fresh) {
-                    awaited.add(s);
-                    getContext().ask(ManagerStore.HoldingsReply.class, s, REBUILD_PATIENCE,
-                            r -> new ManagerStore.Holdings(shard, config.directoryShards(), r),
-                            (reply, failure) -> reply != null ? new HoldingsAnswered(reply)
-                                    : new HoldingsAnswered(new ManagerStore.HoldingsReply(s, List.of())));
-                }
+                Set<ActorRef<ManagerStore.Command>> gone = new HashSet<>(listed);
+                gone.removeAll(l.stores());
+                forget(gone);
+                listed.addAll(l.stores());
+                l.stores().forEach(this::know);
                 if (awaited.isEmpty() && !stores.isEmpty()) {
                     return becomeReady();
                 }
@@ -258,17 +279,45 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     private void onHeldAll(HeldAll h) {
         h.entries().forEach(e -> onHeld(e, h.store()));
         int required = required();
-        boolean anyShort = h.entries().stream().anyMatch(e -> entries.get(e.key()).holders.size() < required);
+        long now = System.nanoTime();
+        boolean anyShort = false;
+        for (PoolEntry reported : h.entries()) {
+            Entry e = entries.get(reported.key());
+            if (e.holders.size() < required) {
+                e.shortAt(now);
+                anyShort = true;
+            }
+        }
         if (anyShort && !timers.isTimerActive(ReplicaCheck.INSTANCE)) {
             timers.startSingleTimer(ReplicaCheck.INSTANCE, REPLICA_RECHECK);
         }
     }
 
     private void onHeld(PoolEntry entry, ActorRef<ManagerStore.Command> store) {
-        if (!stores.contains(store)) {
-            stores.add(store); // the receptionist's listing may come after the store's first report
+        know(store); // the receptionist's listing may come after the store's first report
+        Entry e = entries.computeIfAbsent(entry.key(), k -> new Entry(entry));
+        e.holders.add(store);
+        if (e.holders.size() >= required()) {
+            e.seenShort = false;
         }
-        entries.computeIfAbsent(entry.key(), k -> new Entry(entry)).holders.add(store);
+    }
+
+    /**
+     * Counts {@code store} among the stores, when it is new to this entity: watched, so that its stopping is seen even
+     * before a listing names it, and asked for its holdings of this shard, since it may hold records it took before
+     * this entity started (a rebuild asks only the stores listed then). Until every such answer is in, no record is
+     * copied: one could look short of replicas only because its other holder has not answered yet.
+     */
+    private void know(ActorRef<ManagerStore.Command> store) {
+        if (!stores.add(store)) {
+            return;
+        }
+        getContext().watchWith(store, new StoreStopped(store));
+        awaited.add(store);
+        getContext().ask(ManagerStore.HoldingsReply.class, store, REBUILD_PATIENCE,
+                r -> new ManagerStore.Holdings(shard, config.directoryShards(), r),
+                (reply, failure) -> reply != null ? new HoldingsAnswered(reply)
+                        : new HoldingsAnswered(new ManagerStore.HoldingsReply(store, List.of())));
     }
 
     /**
@@ -294,30 +343,80 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
 
     // ---- stores and replicas ----
 
-    private void onStores(Set<ActorRef<ManagerStore.Command>> listed) {
-        Set<ActorRef<ManagerStore.Command>> gone = new HashSet<>(stores);
-        gone.removeAll(listed);
-        stores.clear();
-        stores.addAll(listed);
-        if (!gone.isEmpty()) {
-            for (Entry e : List.copyOf(entries.values())) {
-                e.holders.removeAll(gone);
-                if (e.holders.isEmpty()) {
-                    entries.remove(e.entry.key());
-                }
-            }
-            getContext().getLog().info("directory shard {}: {} store(s) gone; {} records remain", shard, gone.size(),
+    /**
+     * A new listing. A store is gone when an earlier listing named it and this one does not; a store that reported
+     * records before any listing named it (its registration still spreading through the cluster) is not: taking it
+     * for gone would have its records copied to stores that already hold them. Such a store leaves when a listing
+     * has named it and a later one does not, or when it stops.
+     */
+    private void onStores(Set<ActorRef<ManagerStore.Command>> listing) {
+        Set<ActorRef<ManagerStore.Command>> gone = new HashSet<>(listed);
+        gone.removeAll(listing);
+        listed.clear();
+        listed.addAll(listing);
+        listing.forEach(this::know);
+        onGone(gone);
+    }
+
+    /** Forgets the stores {@code gone} as holders, then copies what is now short of replicas. */
+    private void onGone(Set<ActorRef<ManagerStore.Command>> gone) {
+        int forgotten = forget(gone);
+        if (forgotten > 0) {
+            getContext().getLog().info("directory shard {}: {} store(s) gone; {} records remain", shard, forgotten,
                     entries.size());
         }
         replicate();
     }
 
-    /** Copies every record held by fewer stores than it should be (and by at least one) to another store. */
+    /** Forgets the stores {@code gone} and their holdings; returns how many of them this entity knew. */
+    private int forget(Set<ActorRef<ManagerStore.Command>> gone) {
+        Set<ActorRef<ManagerStore.Command>> known = new HashSet<>(gone);
+        known.retainAll(stores);
+        stores.removeAll(gone);
+        listed.removeAll(gone);
+        awaited.removeAll(gone);
+        if (known.isEmpty()) {
+            return 0;
+        }
+        known.forEach(s -> getContext().unwatch(s));
+        long longAgo = System.nanoTime() - REPLICA_RECHECK.toNanos();
+        for (Entry e : List.copyOf(entries.values())) {
+            if (!e.holders.removeAll(known)) {
+                continue;
+            }
+            if (e.holders.isEmpty()) {
+                entries.remove(e.entry.key());
+            } else {
+                // Its other copy went with the store: no copy of it is on its way.
+                e.seenShort = true;
+                e.shortSince = longAgo;
+            }
+        }
+        return known.size();
+    }
+
+    /**
+     * Copies every record held by fewer stores than it should be (and by at least one) to another store, once it has
+     * been short for {@link #REPLICA_RECHECK} (or lost a holder that went away): a record a host has just retired to
+     * two stores is short until the second one's report arrives, and a copy then would go to a store that is
+     * receiving it already, pinning the source's copy meanwhile.
+     */
     private void replicate() {
+        if (!awaited.isEmpty()) {
+            return; // once the stores new to this entity have said what they hold
+        }
         int required = required();
+        long now = System.nanoTime();
         boolean asked = false;
+        boolean waiting = false;
         for (Entry e : entries.values()) {
             if (e.holders.isEmpty() || e.holders.size() >= required) {
+                e.seenShort = false;
+                continue;
+            }
+            e.shortAt(now);
+            if (now - e.shortSince < REPLICA_RECHECK.toNanos()) {
+                waiting = true;
                 continue;
             }
             List<ActorRef<ManagerStore.Command>> targets = ranked(e.entry.key(), e.holders);
@@ -329,6 +428,8 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         }
         if (asked) {
             // A copy that fails is reported to nobody: look again until every record has its replicas.
+            timers.startSingleTimer(ReplicaCheck.INSTANCE, REPLICA_RECHECK);
+        } else if (waiting && !timers.isTimerActive(ReplicaCheck.INSTANCE)) {
             timers.startSingleTimer(ReplicaCheck.INSTANCE, REPLICA_RECHECK);
         }
     }

@@ -95,8 +95,6 @@ class ManagerStoreTest {
     }
 
     @Test
-    @org.junit.jupiter.api.Disabled("a known race, in docs/pool.md 'Known limits': two full stores sometimes evict "
-            + "different records for the same newcomer and each drops the other's choice; about 1 run in 15 loses one")
     void evictionsOnTwoReplicas_leaveBothStoresHoldingWhatTheDirectoryFinds() throws Exception {
         PoolManagerNode m1 = pool.manager(4 * RECORD_SLOTS, 2);
         PoolManagerNode m2 = pool.manager(4 * RECORD_SLOTS, 2);

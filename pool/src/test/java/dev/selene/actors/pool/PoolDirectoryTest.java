@@ -1,0 +1,185 @@
+package dev.selene.actors.pool;
+
+import dev.selene.engine.key.RecordKey;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+/**
+ * One directory entity's bookkeeping, on a local actor system: the stores are test probes, so that the test decides
+ * in which order a store's reports and the receptionist's listings reach the entity (the fault injected: a listing
+ * that lags a store's first report).
+ */
+class PoolDirectoryTest {
+
+    private final ActorTestKit kit = ActorTestKit.create();
+
+    @AfterEach
+    void stop() {
+        kit.shutdownTestKit();
+    }
+
+    private static final ManagerConfig CONFIG = new ManagerConfig(PoolFixture.LAYOUT,
+            64L * PoolFixture.LAYOUT.slotBytes(), null, 2, 1);
+
+    /** A directory entity started with {@code listed} registered, each holding nothing, once it serves requests. */
+    @SafeVarargs
+    private ActorRef<PoolDirectory.Command> startWith(TestProbe<ManagerStore.Command>... listed) {
+        for (TestProbe<ManagerStore.Command> store : listed) {
+            register(store);
+        }
+        ActorRef<PoolDirectory.Command> directory = kit.spawn(PoolDirectory.create("shard-0", CONFIG));
+        for (TestProbe<ManagerStore.Command> store : listed) {
+            ManagerStore.Holdings ask = store.expectMessageClass(ManagerStore.Holdings.class, Duration.ofSeconds(5));
+            ask.replyTo().tell(new ManagerStore.HoldingsReply(store.ref(), List.of()));
+        }
+        // A starting entity stashes requests until it has rebuilt its map: this answer says it has.
+        TestProbe<PoolDirectory.Found> reply = kit.createTestProbe();
+        directory.tell(new PoolDirectory.Locate(new RecordKey("none", 0), reply.ref()));
+        assertEquals(List.of(), reply.expectMessageClass(PoolDirectory.Found.class, Duration.ofSeconds(5)).records());
+        return directory;
+    }
+
+    private void register(TestProbe<ManagerStore.Command> store) {
+        TestProbe<Receptionist.Registered> ack = kit.createTestProbe();
+        kit.system().receptionist().tell(Receptionist.register(ManagerStore.KEY, store.ref(), ack.ref()));
+        ack.expectMessageClass(Receptionist.Registered.class);
+    }
+
+    /** Answers the directory's question to {@code store}: it holds {@code entries} of the shard. */
+    private static void answerHoldings(TestProbe<ManagerStore.Command> store, PoolEntry... entries) {
+        ManagerStore.Holdings ask = store.expectMessageClass(ManagerStore.Holdings.class, Duration.ofSeconds(5));
+        ask.replyTo().tell(new ManagerStore.HoldingsReply(store.ref(), List.of(entries)));
+    }
+
+    private PoolDirectory.Located locate(ActorRef<PoolDirectory.Command> directory, RecordKey key) {
+        TestProbe<PoolDirectory.Found> reply = kit.createTestProbe();
+        directory.tell(new PoolDirectory.Locate(key, reply.ref()));
+        List<PoolDirectory.Located> found = reply.expectMessageClass(PoolDirectory.Found.class).records();
+        assertEquals(1, found.size(), "the directory finds the record");
+        return found.getFirst();
+    }
+
+    @Test
+    void aListingThatLagsAStoresFirstReport_keepsThatStoreAsAHolder_andCopiesNothing_listingHeldBackByTestProbes() {
+        TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
+        TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
+        ActorRef<PoolDirectory.Command> directory = startWith(first);
+        RecordKey key = new RecordKey("tenant-a", 7);
+        PoolEntry entry = new PoolEntry(key, null, true, 1024);
+
+        // The second store reports before the receptionist lists it (its registration is still spreading).
+        directory.tell(new PoolDirectory.HeldAll(List.of(entry), second.ref()));
+        answerHoldings(second, entry);
+        directory.tell(new PoolDirectory.HeldAll(List.of(entry), first.ref()));
+        assertEquals(Set.of(first.ref(), second.ref()), Set.copyOf(locate(directory, key).holders()));
+
+        // A listing comes that still lacks the second store: a third store was listed meanwhile.
+        TestProbe<ManagerStore.Command> third = kit.createTestProbe("third-store");
+        register(third);
+        answerHoldings(third);
+
+        first.expectNoMessage(Duration.ofMillis(500)); // no copy of a record both stores hold
+        assertEquals(Set.of(first.ref(), second.ref()), Set.copyOf(locate(directory, key).holders()),
+                "a store the listing has not reached yet still holds what it reported");
+        second.expectNoMessage(Duration.ofMillis(100));
+        third.expectNoMessage(Duration.ofMillis(100));
+    }
+
+    @Test
+    void aStoreThatLeavesTheListing_isNoLongerAHolder_andItsRecordsAreCopiedFromTheOther() {
+        TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
+        TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
+        TestProbe<ManagerStore.Command> third = kit.createTestProbe("third-store");
+        ActorRef<PoolDirectory.Command> directory = startWith(first, second, third);
+        RecordKey key = new RecordKey("tenant-a", 8);
+        PoolEntry entry = new PoolEntry(key, null, true, 1024);
+        directory.tell(new PoolDirectory.HeldAll(List.of(entry), first.ref()));
+        directory.tell(new PoolDirectory.HeldAll(List.of(entry), second.ref()));
+        assertEquals(Set.of(first.ref(), second.ref()), Set.copyOf(locate(directory, key).holders()));
+
+        kit.system().receptionist().tell(Receptionist.deregister(ManagerStore.KEY, second.ref()));
+
+        // At once: no copy of it can be on its way, it went with the store.
+        ManagerStore.CopyTo copy = assertInstanceOf(ManagerStore.CopyTo.class,
+                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)),
+                "the surviving holder is asked for a copy");
+        assertEquals(key, copy.key());
+        assertEquals(third.ref(), copy.target(), "to the store that does not hold it");
+        assertEquals(List.of(first.ref()), locate(directory, key).holders());
+    }
+
+    @Test
+    void aStoreThatReportedBeforeAnyListingAndStops_isNoLongerAHolder_storesAreTestProbes() {
+        TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
+        TestProbe<ManagerStore.Command> third = kit.createTestProbe("third-store");
+        ActorRef<PoolDirectory.Command> directory = startWith(first, third);
+        TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
+        RecordKey key = new RecordKey("tenant-a", 9);
+        PoolEntry entry = new PoolEntry(key, null, true, 1024);
+        directory.tell(new PoolDirectory.HeldAll(List.of(entry), first.ref()));
+        directory.tell(new PoolDirectory.HeldAll(List.of(entry), second.ref()));
+        answerHoldings(second, entry);
+        assertEquals(Set.of(first.ref(), second.ref()), Set.copyOf(locate(directory, key).holders()));
+
+        second.stop();
+
+        ManagerStore.CopyTo copy = assertInstanceOf(ManagerStore.CopyTo.class,
+                first.receiveMessage(Duration.ofSeconds(5)), "the surviving holder is asked for a copy");
+        assertEquals(third.ref(), copy.target());
+        assertEquals(List.of(first.ref()), locate(directory, key).holders());
+    }
+
+    @Test
+    void aStoreListedAfterTheEntityStarted_isAskedWhatItHolds_soItsOlderRecordsAreNotCopiedToIt_storesAreTestProbes() {
+        TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
+        ActorRef<PoolDirectory.Command> directory = startWith(first);
+        RecordKey key = new RecordKey("tenant-a", 10);
+        PoolEntry entry = new PoolEntry(key, null, true, 1024);
+        directory.tell(new PoolDirectory.HeldAll(List.of(entry), first.ref()));
+
+        // The second store took the record before this entity started, and the entity's rebuild did not ask it
+        // (the listing then named the first store only).
+        TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
+        register(second);
+        answerHoldings(second, entry);
+
+        first.expectNoMessage(Duration.ofMillis(500)); // no copy of a record both stores hold
+        assertEquals(Set.of(first.ref(), second.ref()), Set.copyOf(locate(directory, key).holders()));
+        second.expectNoMessage(Duration.ofMillis(100));
+    }
+
+    @Test
+    void aRecordOneStoreReportedFirst_isNotCopiedWhileItsOtherCopyMayBeOnItsWay_butIsOnceItStaysShort() {
+        TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
+        TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
+        ActorRef<PoolDirectory.Command> directory = startWith(first, second);
+        RecordKey arriving = new RecordKey("tenant-a", 11);
+        RecordKey lost = new RecordKey("tenant-a", 12);
+        PoolEntry arrivingEntry = new PoolEntry(arriving, null, true, 1024);
+        PoolEntry lostEntry = new PoolEntry(lost, null, true, 1024);
+        directory.tell(new PoolDirectory.HeldAll(List.of(arrivingEntry, lostEntry), first.ref()));
+
+        directory.tell(PoolDirectory.Wake.INSTANCE); // a check of the replicas right after the first report
+        first.expectNoMessage(Duration.ofMillis(500));
+        // The second store's report of one of them comes; the other never reached it.
+        directory.tell(new PoolDirectory.HeldAll(List.of(arrivingEntry), second.ref()));
+
+        ManagerStore.CopyTo copy = assertInstanceOf(ManagerStore.CopyTo.class,
+                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)),
+                "a record still short after the recheck is copied");
+        assertEquals(lost, copy.key());
+        assertEquals(second.ref(), copy.target());
+        first.expectNoMessage(Duration.ofMillis(300));
+    }
+}
