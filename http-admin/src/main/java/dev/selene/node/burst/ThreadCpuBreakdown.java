@@ -30,6 +30,7 @@ final class ThreadCpuBreakdown {
     void begin() {
         if (on) {
             start = snapshot();
+            System.err.println("cpu breakdown window begins " + java.time.Instant.now());
         }
     }
 
@@ -39,7 +40,8 @@ final class ThreadCpuBreakdown {
             return;
         }
         Map<String, Long> now = snapshot();
-        StringBuilder line = new StringBuilder("cpu breakdown, " + window + " (CPU-s per GB):");
+        StringBuilder line = new StringBuilder("cpu breakdown, " + window + " (ended " + java.time.Instant.now()
+                + ", CPU-s per GB):");
         long total = 0;
         Map<String, Long> deltas = new TreeMap<>();
         for (var e : now.entrySet()) {
