@@ -75,13 +75,17 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     public record Located(PoolEntry entry, List<ActorRef<ManagerStore.Command>> holders) implements PoolMessage {
     }
 
-    private record StoresListed(Set<ActorRef<ManagerStore.Command>> stores) implements Command {
+    /** The receptionist's listing: the stores the cluster finds reachable, and every registered one. */
+    private record StoresListed(Set<ActorRef<ManagerStore.Command>> stores,
+                                Set<ActorRef<ManagerStore.Command>> registered) implements Command {
     }
 
-    private record HoldingsAnswered(ManagerStore.HoldingsReply reply) implements Command {
+    /** The answer of {@code store} to this entity's question {@code ask} (empty when it did not answer in time). */
+    private record HoldingsAnswered(ActorRef<ManagerStore.Command> store, long ask, ManagerStore.HoldingsReply reply)
+            implements Command {
     }
 
-    /** A store this entity knows has stopped (its node left the cluster or was downed). */
+    /** A store this entity knows has stopped (for instance its node left the cluster or was downed). */
     private record StoreStopped(ActorRef<ManagerStore.Command> store) implements Command {
     }
 
@@ -118,6 +122,13 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             }
         }
 
+        /** Forgets that it was short once it has {@code required} holders again. */
+        void fullAgain(int required) {
+            if (holders.size() >= required) {
+                seenShort = false;
+            }
+        }
+
         Entry(PoolEntry entry) {
             this.entry = entry;
         }
@@ -128,11 +139,13 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     private final Map<RecordKey, Entry> entries = new HashMap<>();
     /** Every store this entity knows: those the receptionist listed and those that reported before it listed them. */
     private final Set<ActorRef<ManagerStore.Command>> stores = new HashSet<>();
-    /** The stores of the receptionist's last listing. */
+    /** The stores of the receptionist's last listing, but those that stopped since. */
     private final Set<ActorRef<ManagerStore.Command>> listed = new HashSet<>();
     private final StashBuffer<Command> stash;
     private final TimerScheduler<Command> timers;
-    private final Set<ActorRef<ManagerStore.Command>> awaited = new HashSet<>();
+    /** The stores asked what they hold and not answered yet, each with the number of the question it must answer. */
+    private final Map<ActorRef<ManagerStore.Command>, Long> awaited = new HashMap<>();
+    private long asks;
     private boolean ready;
 
     /** The shard of a namespace: the same on every node (a string's hash is specified). */
@@ -159,7 +172,8 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         int shard = Integer.parseInt(entityId.substring("shard-".length()));
         return Behaviors.withStash(10_000, stash -> Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             ctx.getSystem().receptionist().tell(Receptionist.subscribe(ManagerStore.KEY, ctx.messageAdapter(
-                    Receptionist.Listing.class, l -> new StoresListed(l.getServiceInstances(ManagerStore.KEY)))));
+                    Receptionist.Listing.class, l -> new StoresListed(l.getServiceInstances(ManagerStore.KEY),
+                            l.getAllServiceInstances(ManagerStore.KEY)))));
             timers.startSingleTimer(RebuildTimeout.INSTANCE, REBUILD_PATIENCE);
             return new PoolDirectory(ctx, config, shard, stash, timers);
         })));
@@ -188,11 +202,10 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             case Locate l -> l.replyTo().tell(locate(l.key()));
             case HeldAll h -> onHeldAll(h);
             case ReleasedAll r -> onReleasedAll(r);
-            case StoresListed l -> onStores(l.stores());
-            case StoreStopped s -> onGone(Set.of(s.store()));
+            case StoresListed l -> onStores(l);
+            case StoreStopped s -> onStopped(s.store());
             case HoldingsAnswered h -> {
-                onHoldings(h.reply());
-                if (awaited.remove(h.reply().store()) && awaited.isEmpty()) {
+                if (answered(h) && awaited.isEmpty()) {
                     replicate();
                 }
             }
@@ -211,7 +224,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             case StoresListed l -> {
                 Set<ActorRef<ManagerStore.Command>> gone = new HashSet<>(listed);
                 gone.removeAll(l.stores());
-                forget(gone);
+                forget(gone, false);
                 listed.addAll(l.stores());
                 l.stores().forEach(this::know);
                 if (awaited.isEmpty() && !stores.isEmpty()) {
@@ -219,9 +232,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
                 }
             }
             case HoldingsAnswered h -> {
-                onHoldings(h.reply());
-                awaited.remove(h.reply().store());
-                if (awaited.isEmpty()) {
+                if (answered(h) && awaited.isEmpty()) {
                     return becomeReady();
                 }
             }
@@ -242,13 +253,21 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         return stash.unstashAll(this);
     }
 
-    private void onHoldings(ManagerStore.HoldingsReply reply) {
-        if (!stores.contains(reply.store())) {
-            return;
+    /**
+     * Takes a store's answer (what it says it holds is a fact whichever question it answers); returns whether it
+     * answered the question this entity waits on (an answer to an earlier one, asked before the store was forgotten
+     * and known again, does not end the wait).
+     */
+    private boolean answered(HoldingsAnswered h) {
+        if (stores.contains(h.store())) {
+            int required = required();
+            for (PoolEntry e : h.reply().entries()) {
+                Entry entry = entries.computeIfAbsent(e.key(), k -> new Entry(e));
+                entry.holders.add(h.store());
+                entry.fullAgain(required);
+            }
         }
-        for (PoolEntry e : reply.entries()) {
-            entries.computeIfAbsent(e.key(), k -> new Entry(e)).holders.add(reply.store());
-        }
+        return awaited.remove(h.store(), h.ask());
     }
 
     // ---- requests ----
@@ -297,9 +316,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         know(store); // the receptionist's listing may come after the store's first report
         Entry e = entries.computeIfAbsent(entry.key(), k -> new Entry(entry));
         e.holders.add(store);
-        if (e.holders.size() >= required()) {
-            e.seenShort = false;
-        }
+        e.fullAgain(required());
     }
 
     /**
@@ -313,11 +330,12 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             return;
         }
         getContext().watchWith(store, new StoreStopped(store));
-        awaited.add(store);
+        long ask = ++asks;
+        awaited.put(store, ask);
         getContext().ask(ManagerStore.HoldingsReply.class, store, REBUILD_PATIENCE,
                 r -> new ManagerStore.Holdings(shard, config.directoryShards(), r),
-                (reply, failure) -> reply != null ? new HoldingsAnswered(reply)
-                        : new HoldingsAnswered(new ManagerStore.HoldingsReply(store, List.of())));
+                (reply, failure) -> new HoldingsAnswered(store, ask,
+                        reply != null ? reply : new ManagerStore.HoldingsReply(store, List.of())));
     }
 
     /**
@@ -344,42 +362,55 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     // ---- stores and replicas ----
 
     /**
-     * A new listing. A store is gone when an earlier listing named it and this one does not; a store that reported
-     * records before any listing named it (its registration still spreading through the cluster) is not: taking it
-     * for gone would have its records copied to stores that already hold them. Such a store leaves when a listing
+     * A new listing. A store is gone when an earlier listing named it and this one does not: it stopped (it is no
+     * longer registered; its records are copied at once), or the cluster finds it unreachable (they are copied once
+     * short for {@link #REPLICA_RECHECK}, so a store back within that time costs no copy). A store that reported
+     * records before any listing named it (its registration still spreading through the cluster) is not gone: taking
+     * it for gone would have its records copied to stores that already hold them. Such a store leaves when a listing
      * has named it and a later one does not, or when it stops.
      */
-    private void onStores(Set<ActorRef<ManagerStore.Command>> listing) {
+    private void onStores(StoresListed listing) {
         Set<ActorRef<ManagerStore.Command>> gone = new HashSet<>(listed);
-        gone.removeAll(listing);
+        gone.removeAll(listing.stores());
+        Set<ActorRef<ManagerStore.Command>> unreachable = new HashSet<>(gone);
+        unreachable.retainAll(listing.registered());
+        gone.removeAll(unreachable);
         listed.clear();
-        listed.addAll(listing);
-        listing.forEach(this::know);
-        onGone(gone);
+        listed.addAll(listing.stores());
+        listing.stores().forEach(this::know);
+        int stopped = forget(gone, true);
+        int away = forget(unreachable, false);
+        if (stopped + away > 0) {
+            getContext().getLog().info("directory shard {}: {} store(s) gone, {} unreachable; {} records remain",
+                    shard, stopped, away, entries.size());
+        }
+        replicate();
     }
 
-    /** Forgets the stores {@code gone} as holders, then copies what is now short of replicas. */
-    private void onGone(Set<ActorRef<ManagerStore.Command>> gone) {
-        int forgotten = forget(gone);
-        if (forgotten > 0) {
-            getContext().getLog().info("directory shard {}: {} store(s) gone; {} records remain", shard, forgotten,
+    /** Forgets a store that stopped, then copies at once what it held (no copy of those can be on its way). */
+    private void onStopped(ActorRef<ManagerStore.Command> store) {
+        if (forget(Set.of(store), true) > 0) {
+            getContext().getLog().info("directory shard {}: a store stopped; {} records remain", shard,
                     entries.size());
         }
         replicate();
     }
 
-    /** Forgets the stores {@code gone} and their holdings; returns how many of them this entity knew. */
-    private int forget(Set<ActorRef<ManagerStore.Command>> gone) {
+    /**
+     * Forgets the stores {@code gone} and their holdings, the records they held short since now ({@code stopped}:
+     * due for a copy at once); returns how many of the stores this entity knew.
+     */
+    private int forget(Set<ActorRef<ManagerStore.Command>> gone, boolean stopped) {
         Set<ActorRef<ManagerStore.Command>> known = new HashSet<>(gone);
         known.retainAll(stores);
         stores.removeAll(gone);
         listed.removeAll(gone);
-        awaited.removeAll(gone);
+        awaited.keySet().removeAll(gone);
         if (known.isEmpty()) {
             return 0;
         }
         known.forEach(s -> getContext().unwatch(s));
-        long longAgo = System.nanoTime() - REPLICA_RECHECK.toNanos();
+        long now = System.nanoTime();
         for (Entry e : List.copyOf(entries.values())) {
             if (!e.holders.removeAll(known)) {
                 continue;
@@ -387,9 +418,8 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             if (e.holders.isEmpty()) {
                 entries.remove(e.entry.key());
             } else {
-                // Its other copy went with the store: no copy of it is on its way.
                 e.seenShort = true;
-                e.shortSince = longAgo;
+                e.shortSince = stopped ? now - REPLICA_RECHECK.toNanos() : now;
             }
         }
         return known.size();
@@ -397,7 +427,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
 
     /**
      * Copies every record held by fewer stores than it should be (and by at least one) to another store, once it has
-     * been short for {@link #REPLICA_RECHECK} (or lost a holder that went away): a record a host has just retired to
+     * been short for {@link #REPLICA_RECHECK} (or lost a holder that stopped): a record a host has just retired to
      * two stores is short until the second one's report arrives, and a copy then would go to a store that is
      * receiving it already, pinning the source's copy meanwhile.
      */
@@ -425,6 +455,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
                 source.tell(new ManagerStore.CopyTo(e.entry.key(), targets.get(i)));
                 asked = true;
             }
+            e.shortSince = now; // asked again only if still short a whole recheck later (the copy failed)
         }
         if (asked) {
             // A copy that fails is reported to nobody: look again until every record has its replicas.

@@ -17,8 +17,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 /**
  * One directory entity's bookkeeping, on a local actor system: the stores are test probes, so that the test decides
- * in which order a store's reports and the receptionist's listings reach the entity (the fault injected: a listing
- * that lags a store's first report).
+ * in which order stores' reports, their answers and the receptionist's listings reach the entity (the faults
+ * injected: a listing that lags a store's first report, an answer held back, a copy never made, a store stopped).
  */
 class PoolDirectoryTest {
 
@@ -71,7 +71,7 @@ class PoolDirectoryTest {
     }
 
     @Test
-    void aListingThatLagsAStoresFirstReport_keepsThatStoreAsAHolder_andCopiesNothing_listingHeldBackByTestProbes() {
+    void aListingThatLagsAStoresFirstReport_keepsThatStoreAsAHolder_andCopiesNothing_storesAreTestProbes() {
         TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
         TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
         ActorRef<PoolDirectory.Command> directory = startWith(first);
@@ -97,7 +97,7 @@ class PoolDirectoryTest {
     }
 
     @Test
-    void aStoreThatLeavesTheListing_isNoLongerAHolder_andItsRecordsAreCopiedFromTheOther() {
+    void aStoreThatDeregisters_isNoLongerAHolder_andItsRecordsAreCopiedFromTheOtherAtOnce() {
         TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
         TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
         TestProbe<ManagerStore.Command> third = kit.createTestProbe("third-store");
@@ -134,8 +134,10 @@ class PoolDirectoryTest {
 
         second.stop();
 
+        // At once: no copy of it can be on its way, it went with the store.
         ManagerStore.CopyTo copy = assertInstanceOf(ManagerStore.CopyTo.class,
-                first.receiveMessage(Duration.ofSeconds(5)), "the surviving holder is asked for a copy");
+                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)),
+                "the surviving holder is asked for a copy");
         assertEquals(third.ref(), copy.target());
         assertEquals(List.of(first.ref()), locate(directory, key).holders());
     }
@@ -181,5 +183,51 @@ class PoolDirectoryTest {
         assertEquals(lost, copy.key());
         assertEquals(second.ref(), copy.target());
         first.expectNoMessage(Duration.ofMillis(300));
+    }
+
+    @Test
+    void noCopyIsMadeWhileAStoreNewToTheEntityHasNotSaidWhatItHolds_itsAnswerHeldBackByATestProbe() {
+        TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
+        TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
+        TestProbe<ManagerStore.Command> third = kit.createTestProbe("third-store");
+        ActorRef<PoolDirectory.Command> directory = startWith(first, second, third);
+        RecordKey key = new RecordKey("tenant-a", 13);
+        PoolEntry entry = new PoolEntry(key, null, true, 1024);
+        directory.tell(new PoolDirectory.HeldAll(List.of(entry), first.ref()));
+        directory.tell(new PoolDirectory.HeldAll(List.of(entry), second.ref()));
+
+        // A fourth store is listed, which took the record meanwhile; its answer is held back a while. Then the
+        // second store stops: the record would be due for a copy at once.
+        TestProbe<ManagerStore.Command> fourth = kit.createTestProbe("fourth-store");
+        register(fourth);
+        ManagerStore.Holdings ask = fourth.expectMessageClass(ManagerStore.Holdings.class, Duration.ofSeconds(5));
+        second.stop();
+        first.expectNoMessage(Duration.ofMillis(500)); // it waits for the answer
+        ask.replyTo().tell(new ManagerStore.HoldingsReply(fourth.ref(), List.of(entry)));
+
+        assertEquals(Set.of(first.ref(), fourth.ref()), Set.copyOf(locate(directory, key).holders()));
+        first.expectNoMessage(PoolDirectory.REPLICA_RECHECK.plusSeconds(1)); // nor copied at the next check
+        third.expectNoMessage(Duration.ofMillis(100));
+    }
+
+    @Test
+    void aCopyAskedFor_isNotAskedForAgainBeforeARecheck_storesAreTestProbes() {
+        TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
+        TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
+        TestProbe<ManagerStore.Command> third = kit.createTestProbe("third-store");
+        ActorRef<PoolDirectory.Command> directory = startWith(first, second, third);
+        RecordKey key = new RecordKey("tenant-a", 14);
+        PoolEntry entry = new PoolEntry(key, null, true, 1024);
+        directory.tell(new PoolDirectory.HeldAll(List.of(entry), first.ref()));
+        directory.tell(new PoolDirectory.HeldAll(List.of(entry), second.ref()));
+        second.stop();
+        assertInstanceOf(ManagerStore.CopyTo.class, first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)));
+
+        directory.tell(PoolDirectory.Wake.INSTANCE); // a check right after the copy was asked for
+        first.expectNoMessage(Duration.ofMillis(500));
+        // The copy never reports (it failed): it is asked for again a recheck later.
+        ManagerStore.CopyTo again = assertInstanceOf(ManagerStore.CopyTo.class,
+                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)));
+        assertEquals(key, again.key());
     }
 }
