@@ -75,8 +75,11 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     public record Located(PoolEntry entry, List<ActorRef<ManagerStore.Command>> holders) implements PoolMessage {
     }
 
-    /** The receptionist's listing: the stores the cluster finds reachable, and every registered one. */
-    private record StoresListed(Set<ActorRef<ManagerStore.Command>> stores,
+    /**
+     * The receptionist's listing: the stores the cluster finds reachable, and every registered one. Package-private
+     * so that a test can stand in for a clustered receptionist (a local one never finds a store unreachable).
+     */
+    record StoresListed(Set<ActorRef<ManagerStore.Command>> stores,
                                 Set<ActorRef<ManagerStore.Command>> registered) implements Command {
     }
 

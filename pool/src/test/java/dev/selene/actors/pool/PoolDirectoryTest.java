@@ -230,4 +230,32 @@ class PoolDirectoryTest {
                 first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)));
         assertEquals(key, again.key());
     }
+
+    @Test
+    void aStoreUnreachableForAMoment_costsNoCopy_butOneUnreachableLongerHasItsRecordsCopied_listingsSentByTheTest() {
+        TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
+        TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
+        TestProbe<ManagerStore.Command> third = kit.createTestProbe("third-store");
+        ActorRef<PoolDirectory.Command> directory = startWith(first, second, third);
+        RecordKey key = new RecordKey("tenant-a", 15);
+        PoolEntry entry = new PoolEntry(key, null, true, 1024);
+        directory.tell(new PoolDirectory.HeldAll(List.of(entry), first.ref()));
+        directory.tell(new PoolDirectory.HeldAll(List.of(entry), second.ref()));
+        Set<ActorRef<ManagerStore.Command>> all = Set.of(first.ref(), second.ref(), third.ref());
+        Set<ActorRef<ManagerStore.Command>> withoutSecond = Set.of(first.ref(), third.ref());
+
+        // Unreachable for a moment, then back: asked again what it holds, and nothing is copied.
+        directory.tell(new PoolDirectory.StoresListed(withoutSecond, all));
+        first.expectNoMessage(Duration.ofSeconds(1));
+        directory.tell(new PoolDirectory.StoresListed(all, all));
+        answerHoldings(second, entry);
+        first.expectNoMessage(PoolDirectory.REPLICA_RECHECK.plusSeconds(1));
+
+        // Unreachable for longer: its record is copied once short for the recheck, not before.
+        directory.tell(new PoolDirectory.StoresListed(withoutSecond, all));
+        first.expectNoMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2));
+        ManagerStore.CopyTo copy = assertInstanceOf(ManagerStore.CopyTo.class,
+                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)));
+        assertEquals(third.ref(), copy.target());
+    }
 }
