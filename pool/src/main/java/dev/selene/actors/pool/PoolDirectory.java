@@ -88,8 +88,9 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             implements Command {
     }
 
-    /** A store this entity knows has stopped (for instance its node left the cluster or was downed). */
-    private record StoreStopped(ActorRef<ManagerStore.Command> store) implements Command {
+    /** Time to forget the stores that reported records but no listing has named for {@link #unlistedPatience}. */
+    private enum UnlistedCheck implements Command {
+        INSTANCE
     }
 
     private enum RebuildTimeout implements Command {
@@ -108,6 +109,11 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
      * again (a copy can fail).
      */
     static final Duration REPLICA_RECHECK = Duration.ofSeconds(5);
+    /**
+     * How long a store known from its report alone may go unnamed by the receptionist's listings before it is taken
+     * for stopped (its registration reaches every node within seconds). Not final: a test shortens it.
+     */
+    static Duration unlistedPatience = Duration.ofSeconds(30);
 
     /** One record: what it is and who holds it. */
     private static final class Entry {
@@ -142,8 +148,10 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     private final Map<RecordKey, Entry> entries = new HashMap<>();
     /** Every store this entity knows: those the receptionist listed and those that reported before it listed them. */
     private final Set<ActorRef<ManagerStore.Command>> stores = new HashSet<>();
-    /** The stores of the receptionist's last listing, but those that stopped since. */
+    /** The stores of the receptionist's last listing. */
     private final Set<ActorRef<ManagerStore.Command>> listed = new HashSet<>();
+    /** When each store became known to this entity ({@link System#nanoTime()}). */
+    private final Map<ActorRef<ManagerStore.Command>, Long> knownSince = new HashMap<>();
     private final StashBuffer<Command> stash;
     private final TimerScheduler<Command> timers;
     /** The stores asked what they hold and not answered yet, each with the number of the question it must answer. */
@@ -206,7 +214,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             case HeldAll h -> onHeldAll(h);
             case ReleasedAll r -> onReleasedAll(r);
             case StoresListed l -> onStores(l);
-            case StoreStopped s -> onStopped(s.store());
+            case UnlistedCheck c -> onUnlistedCheck();
             case HoldingsAnswered h -> {
                 if (answered(h) && awaited.isEmpty()) {
                     replicate();
@@ -323,16 +331,22 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     }
 
     /**
-     * Counts {@code store} among the stores, when it is new to this entity: watched, so that its stopping is seen even
-     * before a listing names it, and asked for its holdings of this shard, since it may hold records it took before
-     * this entity started (a rebuild asks only the stores listed then). Until every such answer is in, no record is
-     * copied: one could look short of replicas only because its other holder has not answered yet.
+     * Counts {@code store} among the stores, when it is new to this entity, and asks it for its holdings of this
+     * shard, since it may hold records it took before this entity started (a rebuild asks only the stores listed
+     * then). Until every such answer is in, no record is copied: one could look short of replicas only because its
+     * other holder has not answered yet. A store known from its report alone is forgotten if no listing names it
+     * within {@link #unlistedPatience} (it stopped before its registration spread). Stores are not watched: a watch
+     * of a store on a node that has just restarted on the same address can end at once, as if the new store had
+     * stopped.
      */
     private void know(ActorRef<ManagerStore.Command> store) {
         if (!stores.add(store)) {
             return;
         }
-        getContext().watchWith(store, new StoreStopped(store));
+        knownSince.put(store, System.nanoTime());
+        if (!listed.contains(store) && !timers.isTimerActive(UnlistedCheck.INSTANCE)) {
+            timers.startSingleTimer(UnlistedCheck.INSTANCE, unlistedPatience);
+        }
         long ask = ++asks;
         awaited.put(store, ask);
         getContext().ask(ManagerStore.HoldingsReply.class, store, REBUILD_PATIENCE,
@@ -370,7 +384,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
      * short for {@link #REPLICA_RECHECK}, so a store back within that time costs no copy). A store that reported
      * records before any listing named it (its registration still spreading through the cluster) is not gone: taking
      * it for gone would have its records copied to stores that already hold them. Such a store leaves when a listing
-     * has named it and a later one does not, or when it stops.
+     * has named it and a later one does not, or when no listing has named it within {@link #unlistedPatience}.
      */
     private void onStores(StoresListed listing) {
         Set<ActorRef<ManagerStore.Command>> gone = new HashSet<>(listed);
@@ -390,11 +404,26 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         replicate();
     }
 
-    /** Forgets a store that stopped, then copies at once what it held (no copy of those can be on its way). */
-    private void onStopped(ActorRef<ManagerStore.Command> store) {
-        if (forget(Set.of(store), true) > 0) {
-            getContext().getLog().info("directory shard {}: a store stopped; {} records remain", shard,
-                    entries.size());
+    /** Forgets the stores known from their reports alone for {@link #unlistedPatience}, then copies what they held. */
+    private void onUnlistedCheck() {
+        long now = System.nanoTime();
+        Set<ActorRef<ManagerStore.Command>> unlisted = new HashSet<>();
+        boolean waiting = false;
+        for (ActorRef<ManagerStore.Command> s : stores) {
+            if (!listed.contains(s)) {
+                if (now - knownSince.getOrDefault(s, now) >= unlistedPatience.toNanos()) {
+                    unlisted.add(s);
+                } else {
+                    waiting = true;
+                }
+            }
+        }
+        if (forget(unlisted, true) > 0) {
+            getContext().getLog().info("directory shard {}: {} store(s) that reported records were never listed; {} "
+                    + "records remain", shard, unlisted.size(), entries.size());
+        }
+        if (waiting) {
+            timers.startSingleTimer(UnlistedCheck.INSTANCE, unlistedPatience);
         }
         replicate();
     }
@@ -412,7 +441,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         if (known.isEmpty()) {
             return 0;
         }
-        known.forEach(s -> getContext().unwatch(s));
+        knownSince.keySet().removeAll(gone);
         long now = System.nanoTime();
         for (Entry e : List.copyOf(entries.values())) {
             if (!e.holders.removeAll(known)) {

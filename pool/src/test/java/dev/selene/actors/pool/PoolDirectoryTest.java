@@ -18,7 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 /**
  * One directory entity's bookkeeping, on a local actor system: the stores are test probes, so that the test decides
  * in which order stores' reports, their answers and the receptionist's listings reach the entity (the faults
- * injected: a listing that lags a store's first report, an answer held back, a copy never made, a store stopped).
+ * injected: a listing that lags a store's first report, an answer held back, a copy never made, a store stopped or
+ * never listed).
  */
 class PoolDirectoryTest {
 
@@ -120,26 +121,30 @@ class PoolDirectoryTest {
     }
 
     @Test
-    void aStoreThatReportedBeforeAnyListingAndStops_isNoLongerAHolder_storesAreTestProbes() {
-        TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
-        TestProbe<ManagerStore.Command> third = kit.createTestProbe("third-store");
-        ActorRef<PoolDirectory.Command> directory = startWith(first, third);
-        TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
-        RecordKey key = new RecordKey("tenant-a", 9);
-        PoolEntry entry = new PoolEntry(key, null, true, 1024);
-        directory.tell(new PoolDirectory.HeldAll(List.of(entry), first.ref()));
-        directory.tell(new PoolDirectory.HeldAll(List.of(entry), second.ref()));
-        answerHoldings(second, entry);
-        assertEquals(Set.of(first.ref(), second.ref()), Set.copyOf(locate(directory, key).holders()));
+    void aStoreThatReportedButNoListingNames_isForgottenAfterThePatience_andItsRecordsCopied_storesAreTestProbes() {
+        Duration patience = PoolDirectory.unlistedPatience;
+        PoolDirectory.unlistedPatience = Duration.ofSeconds(2);
+        try {
+            TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
+            TestProbe<ManagerStore.Command> third = kit.createTestProbe("third-store");
+            ActorRef<PoolDirectory.Command> directory = startWith(first, third);
+            TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
+            RecordKey key = new RecordKey("tenant-a", 9);
+            PoolEntry entry = new PoolEntry(key, null, true, 1024);
+            directory.tell(new PoolDirectory.HeldAll(List.of(entry), first.ref()));
+            directory.tell(new PoolDirectory.HeldAll(List.of(entry), second.ref()));
+            answerHoldings(second, entry);
+            assertEquals(Set.of(first.ref(), second.ref()), Set.copyOf(locate(directory, key).holders()));
 
-        second.stop();
-
-        // At once: no copy of it can be on its way, it went with the store.
-        ManagerStore.CopyTo copy = assertInstanceOf(ManagerStore.CopyTo.class,
-                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)),
-                "the surviving holder is asked for a copy");
-        assertEquals(third.ref(), copy.target());
-        assertEquals(List.of(first.ref()), locate(directory, key).holders());
+            // The second store never gets listed (it stopped before its registration spread).
+            first.expectNoMessage(Duration.ofSeconds(1)); // still a holder within the patience
+            ManagerStore.CopyTo copy = assertInstanceOf(ManagerStore.CopyTo.class,
+                    first.receiveMessage(Duration.ofSeconds(5)), "the surviving holder is asked for a copy");
+            assertEquals(third.ref(), copy.target());
+            assertEquals(List.of(first.ref()), locate(directory, key).holders());
+        } finally {
+            PoolDirectory.unlistedPatience = patience;
+        }
     }
 
     @Test
