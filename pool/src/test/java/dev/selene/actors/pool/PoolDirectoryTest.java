@@ -24,6 +24,10 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 class PoolDirectoryTest {
 
     private final ActorTestKit kit = ActorTestKit.create();
+    /** Stand-ins for three stores; each test lists those it needs. */
+    private final TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
+    private final TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
+    private final TestProbe<ManagerStore.Command> third = kit.createTestProbe("third-store");
 
     @AfterEach
     void stop() {
@@ -57,6 +61,17 @@ class PoolDirectoryTest {
         ack.expectMessageClass(Receptionist.Registered.class);
     }
 
+    /** A record of tenant-a with key {@code hash}, reported held by {@code holders} in that order. */
+    @SafeVarargs
+    private static PoolEntry heldBy(ActorRef<PoolDirectory.Command> directory, long hash,
+                                    TestProbe<ManagerStore.Command>... holders) {
+        PoolEntry entry = new PoolEntry(new RecordKey("tenant-a", hash), null, true, 1024);
+        for (TestProbe<ManagerStore.Command> holder : holders) {
+            directory.tell(new PoolDirectory.HeldAll(List.of(entry), holder.ref()));
+        }
+        return entry;
+    }
+
     /** Answers the directory's question to {@code store}: it holds {@code entries} of the shard. */
     private static void answerHoldings(TestProbe<ManagerStore.Command> store, PoolEntry... entries) {
         ManagerStore.Holdings ask = store.expectMessageClass(ManagerStore.Holdings.class, Duration.ofSeconds(5));
@@ -73,8 +88,6 @@ class PoolDirectoryTest {
 
     @Test
     void aListingThatLagsAStoresFirstReport_keepsThatStoreAsAHolder_andCopiesNothing_storesAreTestProbes() {
-        TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
-        TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
         ActorRef<PoolDirectory.Command> directory = startWith(first);
         RecordKey key = new RecordKey("tenant-a", 7);
         PoolEntry entry = new PoolEntry(key, null, true, 1024);
@@ -86,7 +99,6 @@ class PoolDirectoryTest {
         assertEquals(Set.of(first.ref(), second.ref()), Set.copyOf(locate(directory, key).holders()));
 
         // A listing comes that still lacks the second store: a third store was listed meanwhile.
-        TestProbe<ManagerStore.Command> third = kit.createTestProbe("third-store");
         register(third);
         answerHoldings(third);
 
@@ -99,14 +111,9 @@ class PoolDirectoryTest {
 
     @Test
     void aStoreThatDeregisters_isNoLongerAHolder_andItsRecordsAreCopiedFromTheOtherAtOnce() {
-        TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
-        TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
-        TestProbe<ManagerStore.Command> third = kit.createTestProbe("third-store");
         ActorRef<PoolDirectory.Command> directory = startWith(first, second, third);
-        RecordKey key = new RecordKey("tenant-a", 8);
-        PoolEntry entry = new PoolEntry(key, null, true, 1024);
-        directory.tell(new PoolDirectory.HeldAll(List.of(entry), first.ref()));
-        directory.tell(new PoolDirectory.HeldAll(List.of(entry), second.ref()));
+        PoolEntry entry = heldBy(directory, 8, first, second);
+        RecordKey key = entry.key();
         assertEquals(Set.of(first.ref(), second.ref()), Set.copyOf(locate(directory, key).holders()));
 
         kit.system().receptionist().tell(Receptionist.deregister(ManagerStore.KEY, second.ref()));
@@ -125,14 +132,9 @@ class PoolDirectoryTest {
         Duration patience = PoolDirectory.unlistedPatience;
         PoolDirectory.unlistedPatience = Duration.ofSeconds(2);
         try {
-            TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
-            TestProbe<ManagerStore.Command> third = kit.createTestProbe("third-store");
             ActorRef<PoolDirectory.Command> directory = startWith(first, third);
-            TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
-            RecordKey key = new RecordKey("tenant-a", 9);
-            PoolEntry entry = new PoolEntry(key, null, true, 1024);
-            directory.tell(new PoolDirectory.HeldAll(List.of(entry), first.ref()));
-            directory.tell(new PoolDirectory.HeldAll(List.of(entry), second.ref()));
+            PoolEntry entry = heldBy(directory, 9, first, second);
+            RecordKey key = entry.key();
             answerHoldings(second, entry);
             assertEquals(Set.of(first.ref(), second.ref()), Set.copyOf(locate(directory, key).holders()));
 
@@ -149,15 +151,12 @@ class PoolDirectoryTest {
 
     @Test
     void aStoreListedAfterTheEntityStarted_isAskedWhatItHolds_soItsOlderRecordsAreNotCopiedToIt_storesAreTestProbes() {
-        TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
         ActorRef<PoolDirectory.Command> directory = startWith(first);
-        RecordKey key = new RecordKey("tenant-a", 10);
-        PoolEntry entry = new PoolEntry(key, null, true, 1024);
-        directory.tell(new PoolDirectory.HeldAll(List.of(entry), first.ref()));
+        PoolEntry entry = heldBy(directory, 10, first);
+        RecordKey key = entry.key();
 
         // The second store took the record before this entity started, and the entity's rebuild did not ask it
         // (the listing then named the first store only).
-        TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
         register(second);
         answerHoldings(second, entry);
 
@@ -168,8 +167,6 @@ class PoolDirectoryTest {
 
     @Test
     void aRecordOneStoreReportedFirst_isNotCopiedWhileItsOtherCopyMayBeOnItsWay_butIsOnceItStaysShort() {
-        TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
-        TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
         ActorRef<PoolDirectory.Command> directory = startWith(first, second);
         RecordKey arriving = new RecordKey("tenant-a", 11);
         RecordKey lost = new RecordKey("tenant-a", 12);
@@ -192,14 +189,9 @@ class PoolDirectoryTest {
 
     @Test
     void noCopyIsMadeWhileAStoreNewToTheEntityHasNotSaidWhatItHolds_itsAnswerHeldBackByATestProbe() {
-        TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
-        TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
-        TestProbe<ManagerStore.Command> third = kit.createTestProbe("third-store");
         ActorRef<PoolDirectory.Command> directory = startWith(first, second, third);
-        RecordKey key = new RecordKey("tenant-a", 13);
-        PoolEntry entry = new PoolEntry(key, null, true, 1024);
-        directory.tell(new PoolDirectory.HeldAll(List.of(entry), first.ref()));
-        directory.tell(new PoolDirectory.HeldAll(List.of(entry), second.ref()));
+        PoolEntry entry = heldBy(directory, 13, first, second);
+        RecordKey key = entry.key();
 
         // A fourth store is listed, which took the record meanwhile; its answer is held back a while. Then the
         // second store stops: the record would be due for a copy at once.
@@ -217,14 +209,9 @@ class PoolDirectoryTest {
 
     @Test
     void aCopyAskedFor_isNotAskedForAgainBeforeARecheck_storesAreTestProbes() {
-        TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
-        TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
-        TestProbe<ManagerStore.Command> third = kit.createTestProbe("third-store");
         ActorRef<PoolDirectory.Command> directory = startWith(first, second, third);
-        RecordKey key = new RecordKey("tenant-a", 14);
-        PoolEntry entry = new PoolEntry(key, null, true, 1024);
-        directory.tell(new PoolDirectory.HeldAll(List.of(entry), first.ref()));
-        directory.tell(new PoolDirectory.HeldAll(List.of(entry), second.ref()));
+        PoolEntry entry = heldBy(directory, 14, first, second);
+        RecordKey key = entry.key();
         second.stop();
         assertInstanceOf(ManagerStore.CopyTo.class, first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)));
 
@@ -238,14 +225,9 @@ class PoolDirectoryTest {
 
     @Test
     void aStoreUnreachableForAMoment_costsNoCopy_butOneUnreachableLongerHasItsRecordsCopied_listingsSentByTheTest() {
-        TestProbe<ManagerStore.Command> first = kit.createTestProbe("first-store");
-        TestProbe<ManagerStore.Command> second = kit.createTestProbe("second-store");
-        TestProbe<ManagerStore.Command> third = kit.createTestProbe("third-store");
         ActorRef<PoolDirectory.Command> directory = startWith(first, second, third);
-        RecordKey key = new RecordKey("tenant-a", 15);
-        PoolEntry entry = new PoolEntry(key, null, true, 1024);
-        directory.tell(new PoolDirectory.HeldAll(List.of(entry), first.ref()));
-        directory.tell(new PoolDirectory.HeldAll(List.of(entry), second.ref()));
+        PoolEntry entry = heldBy(directory, 15, first, second);
+        RecordKey key = entry.key();
         Set<ActorRef<ManagerStore.Command>> all = Set.of(first.ref(), second.ref(), third.ref());
         Set<ActorRef<ManagerStore.Command>> withoutSecond = Set.of(first.ref(), third.ref());
 
