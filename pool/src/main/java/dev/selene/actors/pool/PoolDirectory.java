@@ -80,7 +80,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
      * so that a test can stand in for a clustered receptionist (a local one never finds a store unreachable).
      */
     record StoresListed(Set<ActorRef<ManagerStore.Command>> stores,
-                                Set<ActorRef<ManagerStore.Command>> registered) implements Command {
+                        Set<ActorRef<ManagerStore.Command>> registered) implements Command {
     }
 
     /** The answer of {@code store} to this entity's question {@code ask} (empty when it did not answer in time). */
