@@ -115,18 +115,19 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
      */
     static Duration unlistedPatience = Duration.ofSeconds(30);
 
+    /** {@code Entry.shortSince} of a record that has its replicas. */
+    private static final long NOT_SHORT = Long.MIN_VALUE;
+
     /** One record: what it is and who holds it. */
     private static final class Entry {
         final PoolEntry entry;
         final LinkedHashSet<ActorRef<ManagerStore.Command>> holders = new LinkedHashSet<>();
-        /** Whether it was found short of replicas, and since when ({@link System#nanoTime()}). */
-        boolean seenShort;
-        long shortSince;
+        /** Since when it has been short of replicas ({@link System#nanoTime()}), or {@link #NOT_SHORT}. */
+        long shortSince = NOT_SHORT;
 
         /** Notes that it is short at {@code now}, unless it was already. */
         void shortAt(long now) {
-            if (!seenShort) {
-                seenShort = true;
+            if (shortSince == NOT_SHORT) {
                 shortSince = now;
             }
         }
@@ -134,7 +135,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         /** Forgets that it was short once it has {@code required} holders again. */
         void fullAgain(int required) {
             if (holders.size() >= required) {
-                seenShort = false;
+                shortSince = NOT_SHORT;
             }
         }
 
@@ -307,27 +308,23 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
      * copied then if it is still short.
      */
     private void onHeldAll(HeldAll h) {
-        h.entries().forEach(e -> onHeld(e, h.store()));
+        know(h.store()); // the receptionist's listing may come after the store's first report
         int required = required();
         long now = System.nanoTime();
         boolean anyShort = false;
         for (PoolEntry reported : h.entries()) {
-            Entry e = entries.get(reported.key());
+            Entry e = entries.computeIfAbsent(reported.key(), k -> new Entry(reported));
+            e.holders.add(h.store());
             if (e.holders.size() < required) {
                 e.shortAt(now);
                 anyShort = true;
+            } else {
+                e.fullAgain(required);
             }
         }
         if (anyShort && !timers.isTimerActive(ReplicaCheck.INSTANCE)) {
             timers.startSingleTimer(ReplicaCheck.INSTANCE, REPLICA_RECHECK);
         }
-    }
-
-    private void onHeld(PoolEntry entry, ActorRef<ManagerStore.Command> store) {
-        know(store); // the receptionist's listing may come after the store's first report
-        Entry e = entries.computeIfAbsent(entry.key(), k -> new Entry(entry));
-        e.holders.add(store);
-        e.fullAgain(required());
     }
 
     /**
@@ -450,7 +447,6 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             if (e.holders.isEmpty()) {
                 entries.remove(e.entry.key());
             } else {
-                e.seenShort = true;
                 e.shortSince = stopped ? now - REPLICA_RECHECK.toNanos() : now;
             }
         }
@@ -473,7 +469,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         boolean waiting = false;
         for (Entry e : entries.values()) {
             if (e.holders.isEmpty() || e.holders.size() >= required) {
-                e.seenShort = false;
+                e.shortSince = NOT_SHORT;
                 continue;
             }
             e.shortAt(now);
