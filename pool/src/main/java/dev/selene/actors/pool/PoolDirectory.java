@@ -88,7 +88,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             implements Command {
     }
 
-    /** Time to forget the stores that reported records but no listing has named for {@link #unlistedPatience}. */
+    /** Time to forget the stores that reported records but no listing has named for {@link #UNLISTED_PATIENCE}. */
     private enum UnlistedCheck implements Command {
         INSTANCE
     }
@@ -111,9 +111,9 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     static final Duration REPLICA_RECHECK = Duration.ofSeconds(5);
     /**
      * How long a store known from its report alone may go unnamed by the receptionist's listings before it is taken
-     * for stopped (its registration reaches every node within seconds). Not final: a test shortens it.
+     * for stopped (its registration reaches every node within seconds).
      */
-    static Duration unlistedPatience = Duration.ofSeconds(30);
+    static final Duration UNLISTED_PATIENCE = Duration.ofSeconds(30);
 
     /** {@code Entry.shortSince} of a record that has its replicas. */
     private static final long NOT_SHORT = Long.MIN_VALUE;
@@ -145,6 +145,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     }
 
     private final ManagerConfig config;
+    private final Duration unlistedPatience;
     private final int shard;
     private final Map<RecordKey, Entry> entries = new HashMap<>();
     /** Every store this entity knows: those the receptionist listed and those that reported before it listed them. */
@@ -181,19 +182,25 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
 
     /** The directory entity {@code entityId}. */
     public static Behavior<Command> create(String entityId, ManagerConfig config) {
+        return create(entityId, config, UNLISTED_PATIENCE);
+    }
+
+    /** An entity that forgets a store no listing has named after {@code unlistedPatience} (a test shortens it). */
+    static Behavior<Command> create(String entityId, ManagerConfig config, Duration unlistedPatience) {
         int shard = Integer.parseInt(entityId.substring("shard-".length()));
         return Behaviors.withStash(10_000, stash -> Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             ctx.getSystem().receptionist().tell(Receptionist.subscribe(ManagerStore.KEY, ctx.messageAdapter(
                     Receptionist.Listing.class, l -> new StoresListed(l.getServiceInstances(ManagerStore.KEY),
                             l.getAllServiceInstances(ManagerStore.KEY)))));
             timers.startSingleTimer(RebuildTimeout.INSTANCE, REBUILD_PATIENCE);
-            return new PoolDirectory(ctx, config, shard, stash, timers);
+            return new PoolDirectory(ctx, config, shard, stash, timers, unlistedPatience);
         })));
     }
 
     private PoolDirectory(ActorContext<Command> ctx, ManagerConfig config, int shard, StashBuffer<Command> stash,
-                          TimerScheduler<Command> timers) {
+                          TimerScheduler<Command> timers, Duration unlistedPatience) {
         super(ctx);
+        this.unlistedPatience = unlistedPatience;
         this.config = config;
         this.shard = shard;
         this.stash = stash;
@@ -332,7 +339,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
      * shard, since it may hold records it took before this entity started (a rebuild asks only the stores listed
      * then). Until every such answer is in, no record is copied: one could look short of replicas only because its
      * other holder has not answered yet. A store known from its report alone is forgotten if no listing names it
-     * within {@link #unlistedPatience} (it stopped before its registration spread). Stores are not watched: a watch
+     * within {@link #UNLISTED_PATIENCE} (it stopped before its registration spread). Stores are not watched: a watch
      * of a store on a node that has just restarted on the same address can end at once, as if the new store had
      * stopped.
      */
@@ -381,7 +388,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
      * short for {@link #REPLICA_RECHECK}, so a store back within that time costs no copy). A store that reported
      * records before any listing named it (its registration still spreading through the cluster) is not gone: taking
      * it for gone would have its records copied to stores that already hold them. Such a store leaves when a listing
-     * has named it and a later one does not, or when no listing has named it within {@link #unlistedPatience}.
+     * has named it and a later one does not, or when no listing has named it within {@link #UNLISTED_PATIENCE}.
      */
     private void onStores(StoresListed listing) {
         Set<ActorRef<ManagerStore.Command>> gone = new HashSet<>(listed);
@@ -392,16 +399,16 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         listed.clear();
         listed.addAll(listing.stores());
         listing.stores().forEach(this::know);
-        int stopped = forget(gone, true);
-        int away = forget(unreachable, false);
-        if (stopped + away > 0) {
-            getContext().getLog().info("directory shard {}: {} store(s) gone, {} unreachable; {} records remain",
-                    shard, stopped, away, entries.size());
+        int stoppedRecords = forget(gone, true);
+        int awayRecords = forget(unreachable, false);
+        if (stoppedRecords + awayRecords > 0) {
+            getContext().getLog().info("directory shard {}: {} records lost a holder that is gone, {} one that is "
+                    + "unreachable; {} records remain", shard, stoppedRecords, awayRecords, entries.size());
         }
         replicate();
     }
 
-    /** Forgets the stores known from their reports alone for {@link #unlistedPatience}, then copies what they held. */
+    /** Forgets the stores known from their reports alone for {@link #UNLISTED_PATIENCE}, then copies what they held. */
     private void onUnlistedCheck() {
         long now = System.nanoTime();
         Set<ActorRef<ManagerStore.Command>> unlisted = new HashSet<>();
@@ -415,9 +422,10 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
                 }
             }
         }
-        if (forget(unlisted, true) > 0) {
-            getContext().getLog().info("directory shard {}: {} store(s) that reported records were never listed; {} "
-                    + "records remain", shard, unlisted.size(), entries.size());
+        int lost = forget(unlisted, true);
+        if (lost > 0) {
+            getContext().getLog().info("directory shard {}: {} records lost a holder that reported them but was never "
+                    + "listed; {} records remain", shard, lost, entries.size());
         }
         if (waiting) {
             timers.startSingleTimer(UnlistedCheck.INSTANCE, unlistedPatience);
@@ -427,7 +435,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
 
     /**
      * Forgets the stores {@code gone} and their holdings, the records they held short since now ({@code stopped}:
-     * due for a copy at once); returns how many of the stores this entity knew.
+     * due for a copy at once); returns how many records lost a holder.
      */
     private int forget(Set<ActorRef<ManagerStore.Command>> gone, boolean stopped) {
         Set<ActorRef<ManagerStore.Command>> known = new HashSet<>(gone);
@@ -440,17 +448,19 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         }
         knownSince.keySet().removeAll(gone);
         long now = System.nanoTime();
+        int lost = 0;
         for (Entry e : List.copyOf(entries.values())) {
             if (!e.holders.removeAll(known)) {
                 continue;
             }
+            lost++;
             if (e.holders.isEmpty()) {
                 entries.remove(e.entry.key());
             } else {
                 e.shortSince = stopped ? now - REPLICA_RECHECK.toNanos() : now;
             }
         }
-        return known.size();
+        return lost;
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.selene.actors.pool;
 
 import com.typesafe.config.Config;
+import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
@@ -16,9 +17,12 @@ import org.apache.pekko.cluster.sharding.ShardRegion;
 import org.apache.pekko.cluster.sharding.typed.ClusterShardingQuery;
 import org.apache.pekko.cluster.sharding.typed.GetShardRegionState;
 
+import org.slf4j.Logger;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
@@ -82,12 +86,16 @@ public final class PoolManagerNode implements AutoCloseable {
             ctx.getSystem().receptionist().tell(Receptionist.subscribe(ManagerStore.KEY, ctx.messageAdapter(
                     Receptionist.Listing.class, l -> new StoresListed(l.getServiceInstances(ManagerStore.KEY)))));
             ClusterSharding sharding = ClusterSharding.get(ctx.getSystem());
+            Set<ActorRef<ManagerStore.Command>> listed = new HashSet<>();
             return Behaviors.receive(Command.class)
                     .onMessage(GetStore.class, g -> {
                         g.replyTo().tell(store);
                         return Behaviors.same();
                     })
                     .onMessage(StoresListed.class, l -> {
+                        logListing(ctx.getLog(), ctx.getSystem().address(), listed, l.stores());
+                        listed.clear();
+                        listed.addAll(l.stores());
                         for (String id : PoolDirectory.entityIds(config.directoryShards())) {
                             sharding.entityRefFor(PoolDirectory.TYPE, id).tell(PoolDirectory.Wake.INSTANCE);
                         }
@@ -95,6 +103,28 @@ public final class PoolManagerNode implements AutoCloseable {
                     })
                     .build();
         });
+    }
+
+    /**
+     * One line for a change of the reachable stores (the directory's shards each log only when records lost a
+     * holder): how many there are now, which came and which went.
+     */
+    private static void logListing(Logger log, Address self, Set<ActorRef<ManagerStore.Command>> before,
+                                   Set<ActorRef<ManagerStore.Command>> now) {
+        List<String> came = now.stream().filter(s -> !before.contains(s)).map(s -> storeAddress(s, self))
+                .sorted().toList();
+        List<String> went = before.stream().filter(s -> !now.contains(s)).map(s -> storeAddress(s, self))
+                .sorted().toList();
+        if (!came.isEmpty() || !went.isEmpty()) {
+            log.info("pool stores reachable: {}{}{}", now.size(), came.isEmpty() ? "" : "; came: " + came,
+                    went.isEmpty() ? "" : "; gone or unreachable: " + went);
+        }
+    }
+
+    /** Where a store runs, {@code host:port} (this node's address for its own store). */
+    private static String storeAddress(ActorRef<?> store, Address self) {
+        Address a = store.path().address().hasGlobalScope() ? store.path().address() : self;
+        return a.getHost().orElse("?") + ":" + a.getPort().map(String::valueOf).orElse("?");
     }
 
     /** The actor system (for an admin server beside it). */

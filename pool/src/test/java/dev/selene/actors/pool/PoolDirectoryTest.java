@@ -1,12 +1,18 @@
 package dev.selene.actors.pool;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.selene.engine.key.RecordKey;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.List;
@@ -14,6 +20,7 @@ import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * One directory entity's bookkeeping, on a local actor system: the stores are test probes, so that the test decides
@@ -40,10 +47,17 @@ class PoolDirectoryTest {
     /** A directory entity started with {@code listed} registered, each holding nothing, once it serves requests. */
     @SafeVarargs
     private ActorRef<PoolDirectory.Command> startWith(TestProbe<ManagerStore.Command>... listed) {
+        return startWith(PoolDirectory.UNLISTED_PATIENCE, listed);
+    }
+
+    /** The same, forgetting a store no listing names after {@code unlistedPatience}. */
+    @SafeVarargs
+    private ActorRef<PoolDirectory.Command> startWith(Duration unlistedPatience,
+                                                      TestProbe<ManagerStore.Command>... listed) {
         for (TestProbe<ManagerStore.Command> store : listed) {
             register(store);
         }
-        ActorRef<PoolDirectory.Command> directory = kit.spawn(PoolDirectory.create("shard-0", CONFIG));
+        ActorRef<PoolDirectory.Command> directory = kit.spawn(PoolDirectory.create("shard-0", CONFIG, unlistedPatience));
         for (TestProbe<ManagerStore.Command> store : listed) {
             ManagerStore.Holdings ask = store.expectMessageClass(ManagerStore.Holdings.class, Duration.ofSeconds(5));
             ask.replyTo().tell(new ManagerStore.HoldingsReply(store.ref(), List.of()));
@@ -128,25 +142,57 @@ class PoolDirectoryTest {
     }
 
     @Test
-    void aStoreThatReportedButNoListingNames_isForgottenAfterThePatience_andItsRecordsCopied_storesAreTestProbes() {
-        Duration patience = PoolDirectory.unlistedPatience;
-        PoolDirectory.unlistedPatience = Duration.ofSeconds(2);
+    void aStoreThatLeaves_isLoggedByAShardOnlyWhenRecordsOfThatShardLostAHolder_storesAreTestProbes() {
+        ListAppender<ILoggingEvent> log = new ListAppender<>();
+        log.start();
+        Logger logger = (Logger) LoggerFactory.getLogger(PoolDirectory.class);
+        Level level = logger.getLevel();
+        logger.setLevel(Level.INFO); // the tests' logging configuration shows warnings only
+        logger.setAdditive(false);
+        logger.addAppender(log);
         try {
-            ActorRef<PoolDirectory.Command> directory = startWith(first, third);
-            PoolEntry entry = heldBy(directory, 9, first, second);
-            RecordKey key = entry.key();
-            answerHoldings(second, entry);
-            assertEquals(Set.of(first.ref(), second.ref()), Set.copyOf(locate(directory, key).holders()));
+            ActorRef<PoolDirectory.Command> directory = startWith(first, second, third);
+            PoolEntry entry = heldBy(directory, 10, first, second);
+            locate(directory, entry.key());
 
-            // The second store never gets listed (it stopped before its registration spread).
-            first.expectNoMessage(Duration.ofSeconds(1)); // still a holder within the patience
-            ManagerStore.CopyTo copy = assertInstanceOf(ManagerStore.CopyTo.class,
-                    first.receiveMessage(Duration.ofSeconds(5)), "the surviving holder is asked for a copy");
-            assertEquals(third.ref(), copy.target());
-            assertEquals(List.of(first.ref()), locate(directory, key).holders());
+            // The third store held nothing of this shard: its leaving is not this shard's news.
+            kit.system().receptionist().tell(Receptionist.deregister(ManagerStore.KEY, third.ref()));
+            first.expectNoMessage(Duration.ofMillis(500));
+            // The second held the record: the shard says so, once.
+            kit.system().receptionist().tell(Receptionist.deregister(ManagerStore.KEY, second.ref()));
+            Awaitility.await().atMost(Duration.ofSeconds(5))
+                    .until(() -> locate(directory, entry.key()).holders().equals(List.of(first.ref())));
+            List<String> lines = infoLines(log);
+            assertEquals(1, lines.size(), "one line, from the listing that cost a holder: " + lines);
+            assertTrue(lines.getFirst().contains("1 records lost a holder that is gone"), lines.getFirst());
         } finally {
-            PoolDirectory.unlistedPatience = patience;
+            logger.detachAppender(log);
+            logger.setAdditive(true);
+            logger.setLevel(level);
         }
+    }
+
+    private static List<String> infoLines(ListAppender<ILoggingEvent> log) {
+        synchronized (log.list) {
+            return log.list.stream().filter(e -> e.getLevel() == Level.INFO).map(ILoggingEvent::getFormattedMessage)
+                    .toList();
+        }
+    }
+
+    @Test
+    void aStoreThatReportedButNoListingNames_isForgottenAfterThePatience_andItsRecordsCopied_storesAreTestProbes() {
+        ActorRef<PoolDirectory.Command> directory = startWith(Duration.ofSeconds(2), first, third);
+        PoolEntry entry = heldBy(directory, 9, first, second);
+        RecordKey key = entry.key();
+        answerHoldings(second, entry);
+        assertEquals(Set.of(first.ref(), second.ref()), Set.copyOf(locate(directory, key).holders()));
+
+        // The second store never gets listed (it stopped before its registration spread).
+        first.expectNoMessage(Duration.ofSeconds(1)); // still a holder within the patience
+        ManagerStore.CopyTo copy = assertInstanceOf(ManagerStore.CopyTo.class,
+                first.receiveMessage(Duration.ofSeconds(5)), "the surviving holder is asked for a copy");
+        assertEquals(third.ref(), copy.target());
+        assertEquals(List.of(first.ref()), locate(directory, key).holders());
     }
 
     @Test
