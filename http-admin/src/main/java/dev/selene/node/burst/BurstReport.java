@@ -48,6 +48,8 @@ public final class BurstReport {
     int rawDiskReadThreads;
     /** Why the raw O_DIRECT baseline has no figures (it could not run, or failed), or null. */
     String rawDiskError;
+    /** Why the raw pool baseline's second round failed (a manager went away), or null. */
+    String rawPoolError;
     /** Writes that found the disk full (ENOSPC); the disk store stopped taking writes until it had room. */
     long diskFull;
     long maxWriteDepth;
@@ -290,6 +292,9 @@ public final class BurstReport {
             m.put("pool_read_ratio", round(ratio(poolReadGbps(), rawPoolReadGbps)));
             m.put("pool_cpu_s_per_gb", round(poolCpuSecondsPerGb()));
             m.put("raw_cpu_s_per_gb", round(rawPoolCpuSecondsPerGb()));
+            if (rawPoolError != null) {
+                m.put("raw_pool_error", rawPoolError);
+            }
             m.put("pool_cpu_ratio", round(ratio(poolCpuSecondsPerGb(), rawPoolCpuSecondsPerGb())));
             m.put("pool_data_cpu_s_per_gb", round(poolDataCpuSecondsPerGb()));
             m.put("raw_data_cpu_s_per_gb", round(rawPoolDataCpuSecondsPerGb()));

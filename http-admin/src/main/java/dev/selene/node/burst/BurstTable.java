@@ -105,6 +105,9 @@ final class BurstTable {
             row(b, "  of which data-plane threads (raw)", String.format(Locale.ROOT, "%.2f (%.2f, %.2fx)",
                     r.poolDataCpuSecondsPerGb(), r.rawPoolDataCpuSecondsPerGb(),
                     BurstReport.ratio(r.poolDataCpuSecondsPerGb(), r.rawPoolDataCpuSecondsPerGb())));
+            if (r.rawPoolError != null) {
+                row(b, "raw data-plane baseline", r.rawPoolError);
+            }
         }
         return b.toString();
     }

@@ -72,7 +72,10 @@ final class PoolRaw implements AutoCloseable {
         }
     }
 
-    /** One round: {@code bytes} written to every manager at once, then {@code bytes} read, a share from each. */
+    /**
+     * One round: {@code bytes} written to every manager at once, then {@code bytes} read, a share from each. A round
+     * that fails (a manager went away) counts nothing: the figures stay those of the rounds before it.
+     */
     void measure(long bytes) throws Exception {
         if (bytes <= 0) {
             return;
@@ -87,8 +90,7 @@ final class PoolRaw implements AutoCloseable {
         }
         long start = System.nanoTime();
         all(writes);
-        writeNanos += System.nanoTime() - start;
-        writeBytes += bytes;
+        long wrote = System.nanoTime() - start;
         List<Task> reads = new ArrayList<>();
         long share = bytes / stores.size();
         for (int i = 0; i < stores.size(); i++) {
@@ -98,8 +100,17 @@ final class PoolRaw implements AutoCloseable {
         }
         start = System.nanoTime();
         all(reads);
+        writeNanos += wrote;
+        writeBytes += bytes;
         readNanos += System.nanoTime() - start;
         readBytes += bytes;
+    }
+
+    /** A raw round that failed: a transfer of it failed (its manager went away or refused it). */
+    static final class RoundFailedException extends IllegalStateException {
+        RoundFailedException(String message, Throwable cause) {
+            super(message, cause);
+        }
     }
 
     /** A blocking transfer. */
@@ -117,7 +128,13 @@ final class PoolRaw implements AutoCloseable {
                 try {
                     f.get();
                 } catch (ExecutionException e) {
-                    throw new IllegalStateException("raw pool transfer failed: " + e.getCause(), e.getCause());
+                    Throwable cause = e.getCause();
+                    while ((cause instanceof java.util.concurrent.CompletionException
+                            || cause instanceof ExecutionException) && cause.getCause() != null) {
+                        cause = cause.getCause();
+                    }
+                    throw new RoundFailedException("raw pool transfer failed: " + (cause.getMessage() != null
+                            ? cause.getMessage() : cause.getClass().getSimpleName()), cause);
                 }
             }
         }

@@ -250,7 +250,7 @@ class ServeProcessTest {
     void serveWithWorkload_onAMemoryOnlyNode_runsAsManyConversationsAsItsWarmTierHolds_andEveryRunIsOk(
             @TempDir Path tmp) throws Exception {
         // issue 26: 128 conversations by default on a warm tier that held a third of them: every run NOT MET
-        Process p = selene("serve", "--layout", "small", "--warm", "2m", "--host-budget", "64m", "--concurrency", "8",
+        Process p = selene("serve", "--layout", "small", "--warm", "2m", "--host-budget", "64m", "--concurrency", "4",
                 "--device", "simulated", "--admin-port", "0", "--log-file", tmp.resolve("selene.log").toString(),
                 "--workload", "burst:2", "--tokens", "256", "--snapshot-ms", "30000");
         List<String> err = new CopyOnWriteArrayList<>();
@@ -291,7 +291,7 @@ class ServeProcessTest {
         Optional<Path> chromium = StatusPageChromiumTest.chromium();
         assumeTrue(chromium.isPresent(), "no Chromium found (/usr/bin/chromium or $CHROMIUM); "
                 + "install Debian's chromium package to run this test (.ci/run does)");
-        Process p = selene("serve", "--layout", "small", "--warm", "2m", "--host-budget", "64m", "--concurrency", "4",
+        Process p = selene("serve", "--layout", "small", "--warm", "2m", "--host-budget", "64m", "--concurrency", "8",
                 "--device", "simulated", "--disk-dir", tmp.resolve("disk").toString(), "--create-disk-dir",
                 "--disk-size", "256m", "--admin-port", "0", "--log-file", tmp.resolve("selene.log").toString(),
                 "--workload", "burst:3", "--conversations", "64", "--tokens", "256", "--snapshot-ms", "1");
