@@ -57,7 +57,8 @@ class PoolDirectoryTest {
         for (TestProbe<ManagerStore.Command> store : listed) {
             register(store);
         }
-        ActorRef<PoolDirectory.Command> directory = kit.spawn(PoolDirectory.create("shard-0", CONFIG, unlistedPatience));
+        ActorRef<PoolDirectory.Command> directory =
+                kit.spawn(PoolDirectory.create("shard-0", CONFIG, unlistedPatience));
         for (TestProbe<ManagerStore.Command> store : listed) {
             ManagerStore.Holdings ask = store.expectMessageClass(ManagerStore.Holdings.class, Duration.ofSeconds(5));
             ask.replyTo().tell(new ManagerStore.HoldingsReply(store.ref(), List.of()));
