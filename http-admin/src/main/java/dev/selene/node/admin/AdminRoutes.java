@@ -14,6 +14,7 @@ import dev.selene.actors.value.Tier;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.layout.Layout;
+import dev.selene.node.Failures;
 import dev.selene.node.config.AdminSettings;
 import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.typed.Cluster;
@@ -53,9 +54,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Properties;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -513,10 +512,7 @@ final class AdminRoutes extends AllDirectives {
     }
 
     private HttpResponse errorFor(Throwable t) {
-        Throwable root = t;
-        while ((root instanceof CompletionException || root instanceof ExecutionException) && root.getCause() != null) {
-            root = root.getCause();
-        }
+        Throwable root = Failures.root(t);
         if (root instanceof EntityStreamSizeException) {
             return tooLarge("more than " + admin.maxBodyBytes() + " bytes");
         }

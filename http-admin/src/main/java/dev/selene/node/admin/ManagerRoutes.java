@@ -2,6 +2,7 @@ package dev.selene.node.admin;
 
 import dev.selene.actors.pool.ManagerStore;
 import dev.selene.actors.pool.PoolManagerNode;
+import dev.selene.node.Failures;
 import dev.selene.node.config.ManagerSettings;
 import dev.selene.node.config.NodeSettings;
 import org.apache.pekko.cluster.ClusterEvent;
@@ -26,8 +27,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -160,10 +159,7 @@ final class ManagerRoutes extends AllDirectives {
     }
 
     private static HttpResponse errorFor(Throwable t) {
-        Throwable root = t;
-        while ((root instanceof CompletionException || root instanceof ExecutionException) && root.getCause() != null) {
-            root = root.getCause();
-        }
+        Throwable root = Failures.root(t);
         if (root instanceof TimeoutException) {
             return Json.error(StatusCodes.SERVICE_UNAVAILABLE, "timeout", "the manager did not answer in time; retry");
         }

@@ -2,6 +2,7 @@ package dev.selene.node.burst;
 
 import dev.selene.actors.pool.ManagerStore;
 import dev.selene.actors.pool.PoolBaseline;
+import dev.selene.node.Failures;
 import dev.selene.transport.pool.DataAddress;
 import dev.selene.transport.pool.DataPlane;
 import dev.selene.transport.pool.NettyDataPlane;
@@ -128,13 +129,8 @@ final class PoolRaw implements AutoCloseable {
                 try {
                     f.get();
                 } catch (ExecutionException e) {
-                    Throwable cause = e.getCause();
-                    while ((cause instanceof java.util.concurrent.CompletionException
-                            || cause instanceof ExecutionException) && cause.getCause() != null) {
-                        cause = cause.getCause();
-                    }
-                    throw new RoundFailedException("raw pool transfer failed: " + (cause.getMessage() != null
-                            ? cause.getMessage() : cause.getClass().getSimpleName()), cause);
+                    throw new RoundFailedException("raw pool transfer failed: " + Failures.message(e),
+                            Failures.root(e));
                 }
             }
         }

@@ -1,15 +1,13 @@
 package dev.selene.node.cli;
 
 import dev.selene.actors.api.EnvironmentException;
+import dev.selene.node.Failures;
 import dev.selene.node.admin.BuildInfo;
 import dev.selene.node.manager.ManagerCommand;
 import dev.selene.node.replay.ReplayCommand;
 import dev.selene.node.serve.ServeCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 
 /** The {@code selene} command line: the node and its workloads. */
 @Command(name = "selene", mixinStandardHelpOptions = true, version = "selene " + BuildInfo.VERSION,
@@ -43,13 +41,8 @@ public final class SeleneMain implements Runnable {
             return 2;
         });
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
-            Throwable root = ex;
-            while (root.getCause() != null && (root instanceof CompletionException
-                    || root instanceof ExecutionException)) {
-                root = root.getCause();
-            }
-            String message = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
-            commandLine.getErr().println("selene: " + message);
+            Throwable root = Failures.root(ex);
+            commandLine.getErr().println("selene: " + Failures.message(root));
             // bad input or an environment a setting names (a directory, memory, managers): 2; anything else: 1
             return root instanceof IllegalArgumentException || root instanceof EnvironmentException ? 2 : 1;
         });
