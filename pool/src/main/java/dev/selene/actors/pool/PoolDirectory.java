@@ -148,12 +148,15 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     private final Duration unlistedPatience;
     private final int shard;
     private final Map<RecordKey, Entry> entries = new HashMap<>();
-    /** Every store this entity knows: those the receptionist listed and those that reported before it listed them. */
-    private final Set<ActorRef<ManagerStore.Command>> stores = new HashSet<>();
+    /**
+     * Every store this entity knows (those the receptionist listed and those that reported before it listed them),
+     * with when it became known ({@link System#nanoTime()}).
+     */
+    private final Map<ActorRef<ManagerStore.Command>, Long> knownSince = new HashMap<>();
+    /** The stores this entity knows: {@link #knownSince}'s keys. */
+    private final Set<ActorRef<ManagerStore.Command>> stores = knownSince.keySet();
     /** The stores of the receptionist's last listing. */
     private final Set<ActorRef<ManagerStore.Command>> listed = new HashSet<>();
-    /** When each store became known to this entity ({@link System#nanoTime()}). */
-    private final Map<ActorRef<ManagerStore.Command>, Long> knownSince = new HashMap<>();
     private final StashBuffer<Command> stash;
     private final TimerScheduler<Command> timers;
     /** The stores asked what they hold and not answered yet, each with the number of the question it must answer. */
@@ -344,10 +347,9 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
      * stopped.
      */
     private void know(ActorRef<ManagerStore.Command> store) {
-        if (!stores.add(store)) {
+        if (knownSince.putIfAbsent(store, System.nanoTime()) != null) {
             return;
         }
-        knownSince.put(store, System.nanoTime());
         if (!listed.contains(store) && !timers.isTimerActive(UnlistedCheck.INSTANCE)) {
             timers.startSingleTimer(UnlistedCheck.INSTANCE, unlistedPatience);
         }
@@ -415,7 +417,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         boolean waiting = false;
         for (ActorRef<ManagerStore.Command> s : stores) {
             if (!listed.contains(s)) {
-                if (now - knownSince.getOrDefault(s, now) >= unlistedPatience.toNanos()) {
+                if (now - knownSince.get(s) >= unlistedPatience.toNanos()) {
                     unlisted.add(s);
                 } else {
                     waiting = true;
@@ -446,7 +448,6 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         if (known.isEmpty()) {
             return 0;
         }
-        knownSince.keySet().removeAll(gone);
         long now = System.nanoTime();
         int lost = 0;
         for (Entry e : List.copyOf(entries.values())) {
