@@ -62,7 +62,8 @@ public final class ReplayCommand implements Callable<Integer> {
     Path trace;
 
     @Option(names = "--generate", paramLabel = "SHAPE",
-            description = "Replay a generated trace instead: system-prompts, short-chats, agent-loops.")
+            description = "Replay a generated trace instead: system-prompts, short-chats, agent-loops, "
+                    + "shared-prompt-chat.")
     String generate;
 
     @Option(names = "--seed", defaultValue = "1", description = "Seed of --generate (default: ${DEFAULT-VALUE}).")

@@ -7,6 +7,7 @@ import dev.selene.engine.trace.TraceShapes;
 import dev.selene.node.cli.SeleneMain;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -49,6 +50,14 @@ class ReplayTest {
         assertTrue(lines.get(lines.size() - 2).matches("verdict: (OK|NOT MET): [\\d.]+% of tokens from cache.*"),
                 "a verdict closes the table: " + lines.get(lines.size() - 2));
         return new ObjectMapper().readTree(lines.getLast());
+    }
+
+    @Test
+    void theHelp_namesEveryShapeTheGeneratorKnows() {
+        String help = new CommandLine(new ReplayCommand()).getUsageMessage().replaceAll("\\s+", " ");
+        for (String shape : TraceShapes.NAMES) {
+            assertTrue(help.contains(shape), "--generate's help leaves out " + shape + ": " + help);
+        }
     }
 
     @Test
