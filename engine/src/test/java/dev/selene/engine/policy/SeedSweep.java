@@ -1,0 +1,76 @@
+package dev.selene.engine.policy;
+
+import dev.selene.engine.simulator.PolicyComparison;
+import dev.selene.engine.trace.RowRule;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * Not a test: the default policy against LRU and the oracle over a range of seeds of the comparison's generated
+ * traces, summed up by the rules the default is held to (the worst loss to LRU, on held-out and tuned-on rows; the
+ * lowest share of the oracle on held-out rows where the oracle beats LRU by more than 5 points), with every row that
+ * breaks one listed. Run with {@code java -cp engine/target/classes:engine/target/test-classes
+ * dev.selene.engine.policy.SeedSweep FIRST_SEED LAST_SEED [THREADS]}; seeds 41-80 take about a minute and a half
+ * on two threads.
+ */
+public final class SeedSweep {
+
+    private SeedSweep() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int first = Integer.parseInt(args[0]);
+        int last = Integer.parseInt(args[1]);
+        int threads = args.length > 2 ? Integer.parseInt(args[2]) : 2;
+        List<String> policies = List.of("lru", WorthPolicy.NAME);
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        List<Future<List<PolicyComparison.Row>>> runs = new ArrayList<>();
+        for (int s = first; s <= last; s++) {
+            long seed = s;
+            runs.add(pool.submit(() -> new PolicyComparison(RowRule.LAST_FULL, 8)
+                    .run(PolicyComparison.traces(null, null, seed, 4000), policies, row -> { })));
+        }
+        double heldSum = 0;
+        int held = 0;
+        double heldWorst = Double.MAX_VALUE;
+        double tunedWorst = Double.MAX_VALUE;
+        double lowestShare = Double.MAX_VALUE;
+        List<String> broken = new ArrayList<>();
+        for (int i = 0; i < runs.size(); i++) {
+            for (PolicyComparison.Row r : runs.get(i).get()) {
+                double points = r.pointsOverLru(WorthPolicy.NAME);
+                String where = String.format(Locale.ROOT, "seed %d, %s, %s, %d MiB", first + i, r.trace(), r.layout(),
+                        r.warmBytes() >> 20);
+                if (r.tuned()) {
+                    tunedWorst = Math.min(tunedWorst, points);
+                } else {
+                    heldWorst = Math.min(heldWorst, points);
+                    heldSum += points;
+                    held++;
+                }
+                if (points < -1) {
+                    broken.add(String.format(Locale.ROOT, "%s: %+.2f points against lru%s", where, points,
+                            r.tuned() ? " (tuned on)" : ""));
+                }
+                double lead = r.hitRatio().get("oracle") - r.hitRatio().get("lru");
+                if (!r.tuned() && lead > 0.05) {
+                    lowestShare = Math.min(lowestShare, r.ofOracle(WorthPolicy.NAME));
+                    if (r.ofOracle(WorthPolicy.NAME) < 0.7) {
+                        broken.add(String.format(Locale.ROOT, "%s: %.3f of the oracle (lru %.3f)", where,
+                                r.ofOracle(WorthPolicy.NAME), r.ofOracle("lru")));
+                    }
+                }
+            }
+        }
+        pool.shutdown();
+        System.out.printf(Locale.ROOT, "seeds %d-%d: held out mean %+.3f points, worst %+.2f; tuned on worst %+.2f; "
+                + "lowest share of the oracle where it beats lru by 5 points %.3f%n", first, last, heldSum / held,
+                heldWorst, tunedWorst, lowestShare);
+        broken.forEach(System.out::println);
+    }
+}
