@@ -147,6 +147,11 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         INSTANCE
     }
 
+    /** Logs the replica copies that failed since the last such line, one line per reason. */
+    private enum CopyFailuresLogged implements Command {
+        INSTANCE
+    }
+
     /** An upload or a serve whose peer sends or takes nothing for this long is dropped (its peer died or stalled). */
     static final Duration UPLOAD_IDLE_TIMEOUT = NettyDataPlane.DEFAULT_SILENCE;
     /**
@@ -155,6 +160,21 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     static final Duration REPORT_DELAY = Duration.ofMillis(20);
     /** Threads of a manager's data plane. */
     static final int DATA_THREADS = 2;
+    /**
+     * How long a store gathers the replica copies that failed before it logs them: a target that cannot be reached
+     * fails every copy the directory asks for, hundreds at once, and one line per reason says as much.
+     */
+    static final Duration COPY_FAILURES_LOGGED_EVERY = Duration.ofSeconds(1);
+
+    /** Replica copies that failed for one reason since the last log line: how many, and the first record's key. */
+    private static final class CopyFailures {
+        final RecordKey first;
+        int count;
+
+        CopyFailures(RecordKey first) {
+            this.first = first;
+        }
+    }
 
     /** What the store keeps with a held record beside its slots: its entry and the image's header and footer. */
     private record Image(PoolEntry entry, byte[] header, byte[] footer) {
@@ -195,6 +215,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     private final Map<String, Long> expired = new TreeMap<>();
     private long uploadIds;
     private long refusedLogged;
+    /** Replica copies that failed since the last log line, by reason (the record's own key taken out of it). */
+    private final Map<String, CopyFailures> copyFailures = new LinkedHashMap<>();
     private int serving;
     private long uploadCount;
     private long uploadBytes;
@@ -285,6 +307,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             case ExpireNow x -> x.replyTo().tell(new Expired(config.maxAge() == null ? List.of() : sweep()));
             case CheckInvariants c -> c.replyTo().tell(invariantViolation());
             case Report r -> flushReports();
+            case CopyFailuresLogged l -> logCopyFailures();
         }
         metrics.held(holdings.size(), holdings.bytes());
         return this;
@@ -434,9 +457,25 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
     private void onCopyEnded(CopyEnded c) {
         if (c.failure() != null) {
-            getContext().getLog().info("replica of {} not copied: {}", c.key(), c.failure());
+            if (copyFailures.isEmpty()) {
+                getContext().scheduleOnce(COPY_FAILURES_LOGGED_EVERY, getContext().getSelf(),
+                        CopyFailuresLogged.INSTANCE);
+            }
+            String reason = c.failure().replace(c.key().toString(), "the record");
+            copyFailures.computeIfAbsent(reason, r -> new CopyFailures(c.key())).count++;
         }
         holdings.unpin(c.key()); // a record dropped while copied leaves now
+    }
+
+    private void logCopyFailures() {
+        copyFailures.forEach((reason, f) -> {
+            if (f.count == 1) {
+                getContext().getLog().info("replica of {} not copied: {}", f.first, reason);
+            } else {
+                getContext().getLog().info("{} replicas not copied (the first: {}): {}", f.count, f.first, reason);
+            }
+        });
+        copyFailures.clear();
     }
 
     // ---- expiry and checks ----

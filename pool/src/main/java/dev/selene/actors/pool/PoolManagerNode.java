@@ -142,6 +142,11 @@ public final class PoolManagerNode implements AutoCloseable {
         return Cluster.get(system).selfMember().status() == MemberStatus.up();
     }
 
+    /** The store's actor, for tests of this package that speak to it as a directory entity would. */
+    ActorRef<ManagerStore.Command> store() {
+        return store;
+    }
+
     /** The store's figures. */
     public CompletionStage<ManagerStore.StoreStatus> status() {
         return AskPattern.ask(store, ManagerStore.GetStatus::new, Duration.ofSeconds(5), system.scheduler());

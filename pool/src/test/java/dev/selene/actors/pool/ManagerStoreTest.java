@@ -1,11 +1,19 @@
 package dev.selene.actors.pool;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.value.LookupResult;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,6 +24,7 @@ import java.util.Set;
 import static dev.selene.actors.pool.PoolFixture.await;
 import static dev.selene.actors.pool.PoolFixture.chain;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A manager's store on a real cluster node, fed by a real host: least recently used out by one recency order for
@@ -133,6 +142,58 @@ class ManagerStoreTest {
         assertEquals(4, await(m1.status()).records(), "the first store holds the four the directory finds");
         assertEquals(4, await(m2.status()).records(), "the second store holds the four the directory finds");
         assertEquals(4, await(m1.status()).evicted() + await(m2.status()).evicted(), "each store evicted two");
+    }
+
+    @Test
+    void copiesToAStoreWhoseDataPlaneCannotBeReached_areLoggedOnceForAll_theTargetIsAStandIn() throws Exception {
+        PoolManagerNode manager = pool.manager(8 * RECORD_SLOTS, 1);
+        SeleneCache writer = pool.host(0, null);
+        List<RecordSpec> held = new ArrayList<>();
+        for (long h = 1; h <= 5; h++) {
+            held.addAll(retireRoot(writer, "tenant-a", h));
+        }
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+                await(manager.status()).records() == held.size());
+        // A stand-in for another store: it answers as a store would, naming a data address nothing listens on.
+        int nothingListens = PoolFixture.freePort();
+        ActorRef<ManagerStore.Command> target = manager.system().systemActorOf(
+                Behaviors.receiveMessage((ManagerStore.Command m) -> {
+                    if (m instanceof ManagerStore.GetStatus g) {
+                        g.replyTo().tell(new ManagerStore.StoreStatus("stand-in", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                0, Map.of(), "127.0.0.1:" + nothingListens, 1, PoolFixture.LAYOUT.name()));
+                    }
+                    return Behaviors.same();
+                }), "stand-in-store", Props.empty());
+        ListAppender<ILoggingEvent> log = new ListAppender<>();
+        log.start();
+        Logger logger = (Logger) LoggerFactory.getLogger(ManagerStore.class);
+        Level level = logger.getLevel();
+        logger.setLevel(Level.INFO); // the tests' logging configuration shows warnings only
+        logger.setAdditive(false);
+        logger.addAppender(log);
+        try {
+            for (RecordSpec s : held) {
+                manager.store().tell(new ManagerStore.CopyTo(s.key(), target));
+            }
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> !copyLines(log).isEmpty());
+            Thread.sleep(2 * ManagerStore.COPY_FAILURES_LOGGED_EVERY.toMillis()); // no second line comes
+            List<String> lines = copyLines(log);
+            assertEquals(1, lines.size(), "one line for the five copies that failed alike: " + lines);
+            assertTrue(lines.getFirst().startsWith("5 replicas not copied"), lines.getFirst());
+            assertTrue(lines.getFirst().contains("127.0.0.1:" + nothingListens), lines.getFirst());
+        } finally {
+            logger.detachAppender(log);
+            logger.setAdditive(true);
+            logger.setLevel(level);
+        }
+        assertEquals(held.size(), await(manager.status()).records(), "a failed copy leaves its source's record");
+    }
+
+    private static List<String> copyLines(ListAppender<ILoggingEvent> log) {
+        synchronized (log.list) {
+            return log.list.stream().map(ILoggingEvent::getFormattedMessage).filter(m -> m.contains("not copied"))
+                    .toList();
+        }
     }
 
     private static int matchedQuietly(SeleneCache host, List<RecordSpec> specs) {
