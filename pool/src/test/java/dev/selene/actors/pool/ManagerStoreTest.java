@@ -1,9 +1,5 @@
 package dev.selene.actors.pool;
 
-import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.value.LookupResult;
 import dev.selene.engine.key.RecordKey;
@@ -13,7 +9,6 @@ import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -164,14 +159,7 @@ class ManagerStoreTest {
                     }
                     return Behaviors.same();
                 }), "stand-in-store", Props.empty());
-        ListAppender<ILoggingEvent> log = new ListAppender<>();
-        log.start();
-        Logger logger = (Logger) LoggerFactory.getLogger(ManagerStore.class);
-        Level level = logger.getLevel();
-        logger.setLevel(Level.INFO); // the tests' logging configuration shows warnings only
-        logger.setAdditive(false);
-        logger.addAppender(log);
-        try {
+        try (LogCapture log = new LogCapture(ManagerStore.class)) {
             for (RecordSpec s : held) {
                 manager.store().tell(new ManagerStore.CopyTo(s.key(), target));
             }
@@ -181,19 +169,12 @@ class ManagerStoreTest {
             assertEquals(1, lines.size(), "one line for the five copies that failed alike: " + lines);
             assertTrue(lines.getFirst().startsWith("5 replicas not copied"), lines.getFirst());
             assertTrue(lines.getFirst().contains("127.0.0.1:" + nothingListens), lines.getFirst());
-        } finally {
-            logger.detachAppender(log);
-            logger.setAdditive(true);
-            logger.setLevel(level);
         }
         assertEquals(held.size(), await(manager.status()).records(), "a failed copy leaves its source's record");
     }
 
-    private static List<String> copyLines(ListAppender<ILoggingEvent> log) {
-        synchronized (log.list) {
-            return log.list.stream().map(ILoggingEvent::getFormattedMessage).filter(m -> m.contains("not copied"))
-                    .toList();
-        }
+    private static List<String> copyLines(LogCapture log) {
+        return log.infoLines().stream().filter(m -> m.contains("not copied")).toList();
     }
 
     private static int matchedQuietly(SeleneCache host, List<RecordSpec> specs) {

@@ -1,9 +1,5 @@
 package dev.selene.actors.pool;
 
-import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.selene.engine.key.RecordKey;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
@@ -12,7 +8,6 @@ import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.List;
@@ -144,14 +139,7 @@ class PoolDirectoryTest {
 
     @Test
     void aStoreThatLeaves_isLoggedByAShardOnlyWhenRecordsOfThatShardLostAHolder_storesAreTestProbes() {
-        ListAppender<ILoggingEvent> log = new ListAppender<>();
-        log.start();
-        Logger logger = (Logger) LoggerFactory.getLogger(PoolDirectory.class);
-        Level level = logger.getLevel();
-        logger.setLevel(Level.INFO); // the tests' logging configuration shows warnings only
-        logger.setAdditive(false);
-        logger.addAppender(log);
-        try {
+        try (LogCapture log = new LogCapture(PoolDirectory.class)) {
             ActorRef<PoolDirectory.Command> directory = startWith(first, second, third);
             PoolEntry entry = heldBy(directory, 10, first, second);
             locate(directory, entry.key());
@@ -163,20 +151,9 @@ class PoolDirectoryTest {
             kit.system().receptionist().tell(Receptionist.deregister(ManagerStore.KEY, second.ref()));
             Awaitility.await().atMost(Duration.ofSeconds(5))
                     .until(() -> locate(directory, entry.key()).holders().equals(List.of(first.ref())));
-            List<String> lines = infoLines(log);
+            List<String> lines = log.infoLines();
             assertEquals(1, lines.size(), "one line, from the listing that cost a holder: " + lines);
             assertTrue(lines.getFirst().contains("1 records lost a holder that is gone"), lines.getFirst());
-        } finally {
-            logger.detachAppender(log);
-            logger.setAdditive(true);
-            logger.setLevel(level);
-        }
-    }
-
-    private static List<String> infoLines(ListAppender<ILoggingEvent> log) {
-        synchronized (log.list) {
-            return log.list.stream().filter(e -> e.getLevel() == Level.INFO).map(ILoggingEvent::getFormattedMessage)
-                    .toList();
         }
     }
 
