@@ -42,7 +42,7 @@ public final class SeleneMain implements Runnable {
         });
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             Throwable root = Failures.root(ex);
-            commandLine.getErr().println("selene: " + Failures.message(root));
+            commandLine.getErr().println("selene: " + Failures.message(ex));
             // bad input or an environment a setting names (a directory, memory, managers): 2; anything else: 1
             return root instanceof IllegalArgumentException || root instanceof EnvironmentException ? 2 : 1;
         });
