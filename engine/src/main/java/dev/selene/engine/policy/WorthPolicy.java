@@ -28,10 +28,12 @@ import java.util.function.Predicate;
  *               any other page-only record:     saved(r) × slotsOfARow / slots(r)
  * saved(r)    = (depth(r) - depth of the deepest row above r) ^ DEPTH_EXPONENT: the blocks a resume at r serves
  *               beyond the row a request would fall back to without r
- * class(r)    = (novel, turn, history)     novel: r starts a chain or extends one nobody used since it was published;
- *               turn: rows above r that were resumed from before r arrived (0, 1, 2+: how far a conversation has
- *               gone); history: how often r's key was published or resumed from before (0, 1, 2+, from a frequency
- *               sketch that outlives the record)
+ * class(r)    = (novel, turn, history, span)     novel: r starts a chain or extends one nobody used since it was
+ *               published; turn: rows above r that were resumed from before r arrived (0, 1, 2+: how far a
+ *               conversation has gone); history: how often r's key was published or resumed from before (0, 1, 2+,
+ *               from a frequency sketch that outlives the record); span: the records up r's chain, r included, that
+ *               no request had used yet when r arrived, in blocks (1-3, 4-15, 16+: what the request added, a message
+ *               or a document)
  * p(c)        = (resumed + 1) / (trials + 2) over the ended trials of c: a row's trial in the class it entered
  *               ends when a request resumes from it (a success) or when it is dropped (a failure)
  * duel        = a shadow LRU cache of keys as large as memory counts the resumes only this policy served (a row
@@ -73,7 +75,14 @@ public final class WorthPolicy implements EvictionPolicy {
      * from, here over trials that have ended (a row resumed from, or gone unused). The classes are Marconi's
      * taxonomy of where states are reused, in terms a host tier observes: a conversation's end (turn: a row on a
      * chain whose earlier rows were resumed; the conversation went on before), the start of new chains (novel), keys
-     * seen again (history: a shared prefix asked about again).
+     * seen again (history: a shared prefix asked about again), and how much the request added above the prefix it
+     * shared (span: a chat turn adds a message and an answer, a one-off question about a document adds the
+     * document). The span tells apart what turn and novelty cannot: in a workload where one-off requests bring long
+     * documents and conversations go on in short turns, a document's row and a conversation's first row look alike
+     * otherwise, and the documents' rows, never resumed, fill memory; where one-off requests and first turns are
+     * drawn alike the spans' shares come out alike and the split costs only slower learning. Its bounds are powers
+     * of SPAN_BASE in blocks (under 2k tokens, under 8k, more), chosen before measuring and kept after two, three
+     * and four spans and bases of 2, 4 and 8 were compared on the tuned-on traces (docs/replay.md has the figures).
      *
      * Duel. Where the working set nearly fits, recency is the best predictor and any reordering by noisy class shares
      * loses hits. The choice is adaptive, as in ARC's ghost lists [5] and set dueling [4]. The judge is a shadow LRU
@@ -152,7 +161,11 @@ public final class WorthPolicy implements EvictionPolicy {
     /** Mixed into a key before its duel set is taken, so the sets do not follow other uses of the key's hash. */
     private static final long DUEL_SALT = 0x5DEECE66DL;
 
-    private static final int CLASSES = 2 * (MAX_TURN + 1) * (MAX_HISTORY + 1);
+    /** Spans a class tells apart: what a request added above a row, in blocks, 1-3, 4-15 and 16 or more. */
+    static final int SPANS = 3;
+    /** Each span's bound is this many times the last one's. */
+    static final int SPAN_BASE = 4;
+    private static final int CLASSES = 2 * (MAX_TURN + 1) * (MAX_HISTORY + 1) * SPANS;
 
     private final double depthExponent;
     private final boolean duel;
@@ -195,6 +208,8 @@ public final class WorthPolicy implements EvictionPolicy {
         int rowAbove;
         int turn;
         boolean novel = true;
+        /** Records from this one up its chain that no request had used yet when this one arrived (it included). */
+        int fresh = 1;
         int uses;
         int resumes;
         int recordClass = -1;
@@ -424,6 +439,11 @@ public final class WorthPolicy implements EvictionPolicy {
         return (resumed[recordClass] + 1.0) / (trials[recordClass] + 2.0);
     }
 
+    /** The class {@code e}'s row was last counted in (-1: it never had a row here). */
+    int classOf(RecordIndex.Entry e) {
+        return nodes.get(e.key()).recordClass;
+    }
+
     /** What keeping {@code e} is worth now: the value its priority adds to its base. */
     double value(RecordIndex.Entry e) {
         Node n = nodes.get(e.key());
@@ -608,11 +628,13 @@ public final class WorthPolicy implements EvictionPolicy {
             n.rowAbove = 0;
             n.turn = 0;
             n.novel = true;
+            n.fresh = 1;
         } else {
             n.depth = p.depth + 1;
             n.rowAbove = p.entry.spec().hasRow() ? p.depth : p.rowAbove;
             n.turn = p.turn + (p.resumes > 0 ? 1 : 0);
             n.novel = p.novel && p.uses == 0;
+            n.fresh = p.uses == 0 ? p.fresh + 1 : 1;
         }
     }
 
@@ -632,7 +654,11 @@ public final class WorthPolicy implements EvictionPolicy {
 
     private int classOf(Node n) {
         int turn = Math.min(n.turn, MAX_TURN);
-        return (n.novel ? 1 : 0) + 2 * (turn + (MAX_TURN + 1) * n.seen);
+        int span = 0;
+        for (int f = n.fresh; f >= SPAN_BASE && span < SPANS - 1; f /= SPAN_BASE) {
+            span++;
+        }
+        return (n.novel ? 1 : 0) + 2 * (turn + (MAX_TURN + 1) * (n.seen + (MAX_HISTORY + 1) * span));
     }
 
     private void enterClass(Node n) {

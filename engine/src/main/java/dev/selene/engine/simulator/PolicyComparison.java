@@ -57,8 +57,12 @@ public final class PolicyComparison {
         }
     }
 
-    /** Traces the default policy's shape and constants were chosen on; every other trace is held out. */
-    public static final List<String> TUNED_ON = List.of("synthetic_trace", "system-prompts", "short-chats", "agent-loops");
+    /**
+     * Traces the default policy's shape and constants were chosen on (the documents family was added with the span
+     * classes, to show what they are for); every other trace is held out.
+     */
+    public static final List<String> TUNED_ON = List.of("synthetic_trace", "system-prompts", "short-chats",
+            "agent-loops", "chat, one-off documents");
 
     /** The plain chat shape the families vary. */
     public static final TraceShapes.Shape CHAT = new TraceShapes.Shape(200, 8, 1, 16, 1_500, 6_000, 80, 1_000, 80,
@@ -115,6 +119,7 @@ public final class PolicyComparison {
         families.put("chat, 32 prompts zipf 0.5", CHAT.withPrompts(32, 0.5));
         families.put("chat, 32 prompts zipf 2", CHAT.withPrompts(32, 2));
         families.put("chat, one-off 0.5", CHAT.withOneOff(0.5));
+        families.put("chat, one-off documents", CHAT.withDocuments(0.5, 4_000, 16_000));
         families.forEach((name, shape) -> out.add(new Trace(name, TUNED_ON.contains(name),
                 () -> TraceShapes.generate(shape, seed, requests))));
         return out;

@@ -86,10 +86,13 @@ public final class TraceShapes {
      * @param continuation 0: a conversation has minTurns..maxTurns turns, uniformly; otherwise, after minTurns, each
      *                     turn is followed by another with this chance, up to maxTurns
      * @param oneOff       share of conversations that are one request
+     * @param minDocument  shortest message of a one-request conversation (a document asked about once), tokens;
+     *                     with maxDocument 0 such a message is drawn as any other
+     * @param maxDocument  longest message of a one-request conversation, tokens (0: drawn as any other)
      */
     public record Shape(int active, int prompts, int minTurns, int maxTurns, int minPrompt, int maxPrompt,
                         int minMessage, int maxMessage, int minAnswer, int maxAnswer, double retry, double zipf,
-                        double continuation, double oneOff) {
+                        double continuation, double oneOff, int minDocument, int maxDocument) {
 
         public Shape {
             if (active < 1 || prompts < 1 || minTurns < 1 || maxTurns < minTurns) {
@@ -99,36 +102,56 @@ public final class TraceShapes {
             if (continuation < 0 || continuation >= 1 || oneOff < 0 || oneOff > 1 || retry < 0 || retry > 1) {
                 throw new IllegalArgumentException("continuation must be in [0, 1), oneOff and retry in [0, 1]");
             }
+            if (minDocument < 0 || maxDocument < minDocument) {
+                throw new IllegalArgumentException("a shape needs 0 <= minDocument <= maxDocument");
+            }
+        }
+
+        /** A shape whose one-request conversations' messages are drawn as any other. */
+        public Shape(int active, int prompts, int minTurns, int maxTurns, int minPrompt, int maxPrompt,
+                     int minMessage, int maxMessage, int minAnswer, int maxAnswer, double retry, double zipf,
+                     double continuation, double oneOff) {
+            this(active, prompts, minTurns, maxTurns, minPrompt, maxPrompt, minMessage, maxMessage, minAnswer,
+                    maxAnswer, retry, zipf, continuation, oneOff, 0, 0);
         }
 
         /** This shape with {@code n} conversations in progress at once. */
         public Shape withActive(int n) {
             return new Shape(n, prompts, minTurns, maxTurns, minPrompt, maxPrompt, minMessage, maxMessage, minAnswer,
-                    maxAnswer, retry, zipf, continuation, oneOff);
+                    maxAnswer, retry, zipf, continuation, oneOff, minDocument, maxDocument);
         }
 
         /** This shape with a chance {@code p} that a conversation goes on after each turn. */
         public Shape withContinuation(double p) {
             return new Shape(active, prompts, minTurns, maxTurns, minPrompt, maxPrompt, minMessage, maxMessage,
-                    minAnswer, maxAnswer, retry, zipf, p, oneOff);
+                    minAnswer, maxAnswer, retry, zipf, p, oneOff, minDocument, maxDocument);
         }
 
         /** This shape with a chance {@code p} that a request branches from an earlier turn. */
         public Shape withRetry(double p) {
             return new Shape(active, prompts, minTurns, maxTurns, minPrompt, maxPrompt, minMessage, maxMessage,
-                    minAnswer, maxAnswer, p, zipf, continuation, oneOff);
+                    minAnswer, maxAnswer, p, zipf, continuation, oneOff, minDocument, maxDocument);
         }
 
         /** This shape with {@code n} shared prompts of popularity exponent {@code exponent}. */
         public Shape withPrompts(int n, double exponent) {
             return new Shape(active, n, minTurns, maxTurns, minPrompt, maxPrompt, minMessage, maxMessage, minAnswer,
-                    maxAnswer, retry, exponent, continuation, oneOff);
+                    maxAnswer, retry, exponent, continuation, oneOff, minDocument, maxDocument);
+        }
+
+        /**
+         * This shape with a share {@code share} of one-request conversations, each asking about a document of
+         * {@code min} to {@code max} tokens.
+         */
+        public Shape withDocuments(double share, int min, int max) {
+            return new Shape(active, prompts, minTurns, maxTurns, minPrompt, maxPrompt, minMessage, maxMessage,
+                    minAnswer, maxAnswer, retry, zipf, continuation, share, min, max);
         }
 
         /** This shape with a share {@code share} of one-request conversations. */
         public Shape withOneOff(double share) {
             return new Shape(active, prompts, minTurns, maxTurns, minPrompt, maxPrompt, minMessage, maxMessage,
-                    minAnswer, maxAnswer, retry, zipf, continuation, share);
+                    minAnswer, maxAnswer, retry, zipf, continuation, share, minDocument, maxDocument);
         }
     }
 
@@ -141,6 +164,7 @@ public final class TraceShapes {
         final List<Segment> context = new ArrayList<>();
         final List<Integer> turnEnds = new ArrayList<>();
         int turnsLeft;
+        boolean oneRequest;
     }
 
     private static final class Generator {
@@ -150,6 +174,8 @@ public final class TraceShapes {
         private final double[] promptWeights;
         private long nextId = 1;
         private long clockMillis;
+        /** Whether the last conversation {@link #turns} drew is a one-request one. */
+        private boolean drewOneOff;
 
         Generator(Shape shape, SplittableRandom random) {
             this.shape = shape;
@@ -187,6 +213,7 @@ public final class TraceShapes {
         private Conversation start() {
             Conversation c = new Conversation();
             c.turnsLeft = turns();
+            c.oneRequest = c.turnsLeft == 1 && drewOneOff;
             if (shape.maxPrompt() > 0) {
                 c.context.add(prompts.get(zipf()));
             }
@@ -196,7 +223,8 @@ public final class TraceShapes {
 
         /** How many requests a new conversation will send. */
         private int turns() {
-            if (shape.oneOff() > 0 && random.nextDouble() < shape.oneOff()) {
+            drewOneOff = shape.oneOff() > 0 && random.nextDouble() < shape.oneOff();
+            if (drewOneOff) {
                 return 1;
             }
             if (shape.continuation() == 0) {
@@ -220,7 +248,9 @@ public final class TraceShapes {
                     c.turnEnds.removeLast();
                 }
             }
-            c.context.add(new Segment(nextId++, between(shape.minMessage(), shape.maxMessage())));
+            boolean document = c.oneRequest && shape.maxDocument() > 0;
+            c.context.add(new Segment(nextId++, document ? between(shape.minDocument(), shape.maxDocument())
+                    : between(shape.minMessage(), shape.maxMessage())));
             int input = 0;
             for (Segment s : c.context) {
                 input += s.length();

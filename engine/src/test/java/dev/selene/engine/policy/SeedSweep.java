@@ -39,6 +39,8 @@ public final class SeedSweep {
         int held = 0;
         double heldWorst = Double.MAX_VALUE;
         double tunedWorst = Double.MAX_VALUE;
+        double tunedSum = 0;
+        int tuned = 0;
         double lowestShare = Double.MAX_VALUE;
         List<String> broken = new ArrayList<>();
         for (int i = 0; i < runs.size(); i++) {
@@ -48,6 +50,8 @@ public final class SeedSweep {
                         r.warmBytes() >> 20);
                 if (r.tuned()) {
                     tunedWorst = Math.min(tunedWorst, points);
+                    tunedSum += points;
+                    tuned++;
                 } else {
                     heldWorst = Math.min(heldWorst, points);
                     heldSum += points;
@@ -68,9 +72,9 @@ public final class SeedSweep {
             }
         }
         pool.shutdown();
-        System.out.printf(Locale.ROOT, "seeds %d-%d: held out mean %+.3f points, worst %+.2f; tuned on worst %+.2f; "
-                + "lowest share of the oracle where it beats lru by 5 points %.3f%n", first, last, heldSum / held,
-                heldWorst, tunedWorst, lowestShare);
+        System.out.printf(Locale.ROOT, "seeds %d-%d: held out mean %+.3f points, worst %+.2f; tuned on mean %+.3f, "
+                + "worst %+.2f; lowest share of the oracle where it beats lru by 5 points %.3f%n", first, last, heldSum / held,
+                heldWorst, tunedSum / tuned, tunedWorst, lowestShare);
         broken.forEach(System.out::println);
     }
 }

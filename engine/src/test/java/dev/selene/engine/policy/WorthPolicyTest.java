@@ -12,6 +12,7 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -125,6 +126,55 @@ class WorthPolicyTest {
         assertTrue(order.indexOf(950L) < order.indexOf(901L), "the newer first-turn row goes first: " + order);
     }
 
+    /** Inserts pages {@code first} to {@code first + n - 2} and a row {@code first + n - 1} under {@code parent}. */
+    private void span(RecordIndex index, Long parent, long first, int n) {
+        long[] ids = new long[n];
+        for (int i = 0; i < n; i++) {
+            ids[i] = first + i;
+        }
+        chain(index, parent, ids);
+    }
+
+    @Test
+    void aDocumentsRow_andAShortTurnsRow_learnApart_byHowManyBlocksTheRequestAdded() {
+        WorthPolicy policy = byWorth();
+        RecordIndex index = new RecordIndex(true, policy);
+        chain(index, null, 1); // a shared prompt, used: what hangs from it starts a span of its own
+        index.touch(key(1), 1, EvictionPolicy.Use.RESUMED);
+        for (long c = 0; c < 6; c++) {
+            long turn = 1000 * (c + 1);
+            chain(index, 1L, turn); // a short question whose conversation goes on: resumed from
+            index.touch(key(turn), 2, EvictionPolicy.Use.RESUMED);
+            span(index, 1L, turn + 100, 20); // a document of twenty blocks asked about once: dropped unused
+            index.remove(key(turn + 119));
+        }
+        chain(index, 1L, 9000);
+        span(index, 1L, 9100, 20);
+        double question = policy.value(index.get(key(9000)));
+        double document = policy.value(index.get(key(9119)));
+        assertTrue(question > 3 * document, "the same turn, novelty and history, told apart by the span: "
+                + question + " vs " + document);
+        List<Long> order = drain(index);
+        assertTrue(order.indexOf(9119L) < order.indexOf(9000L), "the newer document's row goes first: " + order);
+    }
+
+    @Test
+    void aSpanCountsOnlyBlocksNoRequestUsedYet() {
+        WorthPolicy policy = byWorth();
+        RecordIndex index = new RecordIndex(true, policy);
+        span(index, null, 1, 20); // twenty blocks, resumed from: every record of the chain is used
+        index.touch(key(20), 1, EvictionPolicy.Use.RESUMED);
+        chain(index, 20L, 21); // one block more: a short span, though twenty-one deep
+        span(index, 20L, 40, 20); // twenty blocks more under the same chain: a long span
+        chain(index, null, 30); // a root row of one block, resumed from, and one block under it
+        index.touch(key(30), 2, EvictionPolicy.Use.RESUMED);
+        chain(index, 30L, 31);
+        assertEquals(policy.classOf(index.get(key(31))), policy.classOf(index.get(key(21))),
+                "one new block under a used chain: the same class however deep the chain");
+        assertNotEquals(policy.classOf(index.get(key(21))), policy.classOf(index.get(key(59))),
+                "twenty new blocks under the same chain: another span");
+    }
+
     @Test
     void aClassShare_countsOnlyEndedTrials_soYoungRowsWaitingForTheirNextTurnDoNotSinkIt() {
         WorthPolicy policy = byWorth();
@@ -152,7 +202,7 @@ class WorthPolicyTest {
         RecordIndex index = new RecordIndex(true, policy, 4); // a row record: 1 page slot, then 4 row slots
         int novelRootClass = 1;
         chain(index, null, 1); // a root row, unused: a novel chain
-        chain(index, 1L, 2, 3, 4); // a row three blocks below (worth more), in the same class (the chain is novel)
+        chain(index, 1L, 2, 3); // a row two blocks below (worth more), in the same class (novel, a short span)
         boolean rowDroppedApart = false;
         for (RecordIndex.Dropped d = index.dropNext(); d != null; d = index.dropNext()) {
             rowDroppedApart |= !d.whole();
@@ -304,14 +354,12 @@ class WorthPolicyTest {
         chain(index, null, sampled);
         index.touch(key(sampled), 1, EvictionPolicy.Use.RESUMED);
         assertEquals(WorthPolicy.Verdict.UNDECIDED_WORTH, policy.verdict());
-        // An older row at the end of a five-record chain is worth more than a newer root row.
+        // An older row at the end of a three-record chain is worth more than a newer root row of its class.
         long deep = keyInSet(2, 100);
         long root = keyInSet(3, deep + 1);
         insert(index, 1, null, false);
         insert(index, 2, 1L, false);
-        insert(index, 3, 2L, false);
-        insert(index, 4, 3L, false);
-        insert(index, deep, 4L, true);
+        insert(index, deep, 2L, true);
         insert(index, root, null, true);
         assertTrue(policy.value(index.get(key(deep))) > policy.value(index.get(key(root))), "ranked by worth");
         // Five rows dropped and published again while the shadow held them: the verdict turns to recency.

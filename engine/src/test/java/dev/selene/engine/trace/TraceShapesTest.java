@@ -3,6 +3,7 @@ package dev.selene.engine.trace;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -86,6 +87,28 @@ class TraceShapesTest {
         long low = continued(TraceShapes.generate(chat.withContinuation(0.3), 1, 500));
         long high = continued(TraceShapes.generate(chat.withContinuation(0.9), 1, 500));
         assertTrue(high > low, "continuation 0.9: " + high + " requests go on, 0.3: " + low);
+    }
+
+    @Test
+    void oneOffDocuments_areAsLongAsTheShapeSays_andConversationsKeepTheirShortMessages() {
+        TraceShapes.Shape chat = new TraceShapes.Shape(50, 1, 2, 16, 300, 300, 600, 1_000, 600, 900, 0, 1, 0.6, 0);
+        for (TraceRequest r : TraceShapes.generate(chat.withDocuments(1, 5_000, 5_000), 1, 200)) {
+            assertEquals(5_300, r.inputLength(), "the prompt and a document of 5,000 tokens");
+        }
+        List<TraceRequest> mixed = TraceShapes.generate(chat.withDocuments(0.5, 5_000, 5_000), 1, 500);
+        long documents = mixed.stream().filter(r -> r.inputLength() == 5_300).count();
+        long firstTurns = mixed.stream().filter(r -> r.inputLength() >= 900 && r.inputLength() <= 1_300).count();
+        assertTrue(documents > 50 && firstTurns > 20, documents + " documents, " + firstTurns
+                + " first turns of conversations (the prompt and a message of 600-1,000 tokens)");
+        Set<Long> documentBlocks = new HashSet<>();
+        mixed.stream().filter(r -> r.inputLength() == 5_300).forEach(r -> {
+            for (long id : r.hashIds()) {
+                documentBlocks.add(id);
+            }
+        });
+        assertTrue(mixed.stream().filter(r -> r.inputLength() != 5_300)
+                .allMatch(r -> Arrays.stream(r.hashIds()).noneMatch(documentBlocks::contains)),
+                "no other request shares a block with a document: none goes on from one");
     }
 
     @Test
