@@ -174,8 +174,6 @@ public final class TraceShapes {
         private final double[] promptWeights;
         private long nextId = 1;
         private long clockMillis;
-        /** Whether the last conversation {@link #turns} drew is a one-request one. */
-        private boolean drewOneOff;
 
         Generator(Shape shape, SplittableRandom random) {
             this.shape = shape;
@@ -212,8 +210,8 @@ public final class TraceShapes {
 
         private Conversation start() {
             Conversation c = new Conversation();
-            c.turnsLeft = turns();
-            c.oneRequest = c.turnsLeft == 1 && drewOneOff;
+            c.oneRequest = shape.oneOff() > 0 && random.nextDouble() < shape.oneOff();
+            c.turnsLeft = c.oneRequest ? 1 : turns();
             if (shape.maxPrompt() > 0) {
                 c.context.add(prompts.get(zipf()));
             }
@@ -221,12 +219,8 @@ public final class TraceShapes {
             return c;
         }
 
-        /** How many requests a new conversation will send. */
+        /** How many requests a new conversation that is not a one-request one will send. */
         private int turns() {
-            drewOneOff = shape.oneOff() > 0 && random.nextDouble() < shape.oneOff();
-            if (drewOneOff) {
-                return 1;
-            }
             if (shape.continuation() == 0) {
                 return between(shape.minTurns(), shape.maxTurns());
             }
