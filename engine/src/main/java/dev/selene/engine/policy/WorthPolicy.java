@@ -31,9 +31,10 @@ import java.util.function.Predicate;
  * class(r)    = (novel, turn, history, span)     novel: r starts a chain or extends one nobody used since it was
  *               published; turn: rows above r that were resumed from before r arrived (0, 1, 2+: how far a
  *               conversation has gone); history: how often r's key was published or resumed from before (0, 1, 2+,
- *               from a frequency sketch that outlives the record); span: the records up r's chain, r included, that
- *               no request had used yet when r arrived, in blocks (1-3, 4-15, 16+: what the request added, a message
- *               or a document)
+ *               from a frequency sketch that outlives the record); span: the run of records up r's chain, r included,
+ *               each unused by any request (and not read back from disk) when the record below it arrived, in blocks
+ *               (1-3, 4-15, 16+: what the request added, a message or a document); a row added to r later, or r
+ *               resumed, keeps the span r arrived with
  * p(c)        = (resumed + 1) / (trials + 2) over the ended trials of c: a row's trial in the class it entered
  *               ends when a request resumes from it (a success) or when it is dropped (a failure)
  * duel        = a shadow LRU cache of keys as large as memory counts the resumes only this policy served (a row
@@ -210,6 +211,8 @@ public final class WorthPolicy implements EvictionPolicy {
         boolean novel = true;
         /** Records from this one up its chain that no request had used yet when this one arrived (it included). */
         int fresh = 1;
+        /** Whether it was known before it arrived here: a copy on disk (restored, or published again). */
+        boolean known;
         int uses;
         int resumes;
         int recordClass = -1;
@@ -286,6 +289,7 @@ public final class WorthPolicy implements EvictionPolicy {
         }
         n.base = inflation;
         n.wasParent = e.residentChildren() > 0;
+        n.known = e.durable();
         nodes.put(e.key(), n);
         RecordKey parentKey = e.spec().parent();
         Node parent = parentKey == null ? null : nodes.get(parentKey);
@@ -634,7 +638,8 @@ public final class WorthPolicy implements EvictionPolicy {
             n.rowAbove = p.entry.spec().hasRow() ? p.depth : p.rowAbove;
             n.turn = p.turn + (p.resumes > 0 ? 1 : 0);
             n.novel = p.novel && p.uses == 0;
-            n.fresh = p.uses == 0 ? p.fresh + 1 : 1;
+            // A parent read back from disk is a new node here, unused, but no part of what this request added.
+            n.fresh = p.uses == 0 && !p.known ? p.fresh + 1 : 1;
         }
     }
 

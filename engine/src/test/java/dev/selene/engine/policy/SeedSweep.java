@@ -73,8 +73,8 @@ public final class SeedSweep {
         }
         pool.shutdown();
         System.out.printf(Locale.ROOT, "seeds %d-%d: held out mean %+.3f points, worst %+.2f; tuned on mean %+.3f, "
-                + "worst %+.2f; lowest share of the oracle where it beats lru by 5 points %.3f%n", first, last, heldSum / held,
-                heldWorst, tunedSum / tuned, tunedWorst, lowestShare);
+                + "worst %+.2f; lowest share of the oracle where it beats lru by 5 points %.3f%n", first, last,
+                heldSum / held, heldWorst, tunedSum / tuned, tunedWorst, lowestShare);
         broken.forEach(System.out::println);
     }
 }

@@ -173,6 +173,39 @@ class WorthPolicyTest {
                 "one new block under a used chain: the same class however deep the chain");
         assertNotEquals(policy.classOf(index.get(key(21))), policy.classOf(index.get(key(59))),
                 "twenty new blocks under the same chain: another span");
+        // Pages published under the resumed root row 30 and then used by a request: a row one block below them is
+        // a short span, though it is nineteen blocks below the row above it.
+        span(index, 30L, 70, 20);
+        index.remove(key(89)); // its row goes: 88 is the pages' leaf
+        index.touch(key(88), 3, EvictionPolicy.Use.REPUBLISHED);
+        chain(index, 88L, 90);
+        assertEquals(policy.classOf(index.get(key(31))), policy.classOf(index.get(key(90))),
+                "the pages above were used before the row arrived: one new block");
+    }
+
+    @Test
+    void aParentReadBackFromDisk_addsNothingToTheSpanOfTheRowBelowIt() {
+        List<Integer> classes = new ArrayList<>();
+        for (boolean fromDisk : new boolean[] {false, true}) {
+            WorthPolicy policy = byWorth();
+            RecordIndex index = new RecordIndex(false, policy);
+            chain(index, null, 1); // a root row, resumed from
+            index.touch(key(1), 1, EvictionPolicy.Use.RESUMED);
+            insert(index, 10, 9L, true); // a row whose eight pages above arrive after it
+            for (long k = 2; k <= 9; k++) {
+                index.insert(new RecordSpec(key(k), key(k - 1), false), SlotList.of(nextSlot++), fromDisk, 0);
+                index.checkInvariants();
+            }
+            classes.add(policy.classOf(index.get(key(10))));
+        }
+        WorthPolicy reference = byWorth();
+        RecordIndex index = new RecordIndex(false, reference);
+        chain(index, null, 1);
+        index.touch(key(1), 1, EvictionPolicy.Use.RESUMED);
+        chain(index, 1L, 10);
+        int oneBlock = reference.classOf(index.get(key(10)));
+        assertEquals(oneBlock, (int) classes.get(1), "pages read back from disk are no part of the request's span");
+        assertNotEquals(oneBlock, (int) classes.get(0), "pages published with it (arriving late) are: nine blocks");
     }
 
     @Test

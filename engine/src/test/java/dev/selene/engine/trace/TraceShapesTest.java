@@ -91,22 +91,24 @@ class TraceShapesTest {
 
     @Test
     void oneOffDocuments_areAsLongAsTheShapeSays_andConversationsKeepTheirShortMessages() {
+        // Documents of 50,000 tokens: longer than any conversation of this shape can grow (16 turns of at most
+        // 1,900 tokens), so a request of that length is a document.
         TraceShapes.Shape chat = new TraceShapes.Shape(50, 1, 2, 16, 300, 300, 600, 1_000, 600, 900, 0, 1, 0.6, 0);
-        for (TraceRequest r : TraceShapes.generate(chat.withDocuments(1, 5_000, 5_000), 1, 200)) {
-            assertEquals(5_300, r.inputLength(), "the prompt and a document of 5,000 tokens");
+        for (TraceRequest r : TraceShapes.generate(chat.withDocuments(1, 50_000, 50_000), 1, 200)) {
+            assertEquals(50_300, r.inputLength(), "the prompt and a document of 50,000 tokens");
         }
-        List<TraceRequest> mixed = TraceShapes.generate(chat.withDocuments(0.5, 5_000, 5_000), 1, 500);
-        long documents = mixed.stream().filter(r -> r.inputLength() == 5_300).count();
+        List<TraceRequest> mixed = TraceShapes.generate(chat.withDocuments(0.5, 50_000, 50_000), 1, 500);
+        long documents = mixed.stream().filter(r -> r.inputLength() == 50_300).count();
         long firstTurns = mixed.stream().filter(r -> r.inputLength() >= 900 && r.inputLength() <= 1_300).count();
         assertTrue(documents > 50 && firstTurns > 20, documents + " documents, " + firstTurns
                 + " first turns of conversations (the prompt and a message of 600-1,000 tokens)");
         Set<Long> documentBlocks = new HashSet<>();
-        mixed.stream().filter(r -> r.inputLength() == 5_300).forEach(r -> {
+        mixed.stream().filter(r -> r.inputLength() == 50_300).forEach(r -> {
             for (long id : r.hashIds()) {
                 documentBlocks.add(id);
             }
         });
-        assertTrue(mixed.stream().filter(r -> r.inputLength() != 5_300)
+        assertTrue(mixed.stream().filter(r -> r.inputLength() != 50_300)
                 .allMatch(r -> Arrays.stream(r.hashIds()).noneMatch(documentBlocks::contains)),
                 "no other request shares a block with a document: none goes on from one");
     }
@@ -133,6 +135,7 @@ class TraceShapesTest {
     void anUnknownShape_isRefusedNamingTheShapes() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> TraceShapes.generate("batch", 1, 10));
-        assertTrue(e.getMessage().contains("system-prompts, short-chats, agent-loops, shared-prompt-chat"), e.getMessage());
+        assertTrue(e.getMessage().contains("system-prompts, short-chats, agent-loops, shared-prompt-chat"),
+                e.getMessage());
     }
 }
