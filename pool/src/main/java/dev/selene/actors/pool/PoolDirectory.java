@@ -124,6 +124,8 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         final LinkedHashSet<ActorRef<ManagerStore.Command>> holders = new LinkedHashSet<>();
         /** Since when it has been short of replicas ({@link System#nanoTime()}), or {@link #NOT_SHORT}. */
         long shortSince = NOT_SHORT;
+        /** Copies asked for since it was last full: each ask starts that many stores further down the ranking. */
+        int copiesAsked;
 
         /** Notes that it is short at {@code now}, unless it was already. */
         void shortAt(long now) {
@@ -135,8 +137,13 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         /** Forgets that it was short once it has {@code required} holders again. */
         void fullAgain(int required) {
             if (holders.size() >= required) {
-                shortSince = NOT_SHORT;
+                notShort();
             }
+        }
+
+        void notShort() {
+            shortSince = NOT_SHORT;
+            copiesAsked = 0;
         }
 
         Entry(PoolEntry entry) {
@@ -480,7 +487,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         boolean waiting = false;
         for (Entry e : entries.values()) {
             if (e.holders.isEmpty() || e.holders.size() >= required) {
-                e.shortSince = NOT_SHORT;
+                e.notShort();
                 continue;
             }
             e.shortAt(now);
@@ -490,10 +497,15 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             }
             List<ActorRef<ManagerStore.Command>> targets = ranked(e.entry.key(), e.holders);
             ActorRef<ManagerStore.Command> source = e.holders.iterator().next();
+            // The first ask goes to the first stores of the ranking; a copy still missing a recheck later failed
+            // (a target whose data plane cannot be reached, or that had no room), so the next ask starts one store
+            // further down, round the ranking, rather than ask the same store again and again.
             for (int i = 0; i < required - e.holders.size() && i < targets.size(); i++) {
-                source.tell(new ManagerStore.CopyTo(e.entry.key(), targets.get(i)));
+                source.tell(new ManagerStore.CopyTo(e.entry.key(),
+                        targets.get((e.copiesAsked + i) % targets.size())));
                 asked = true;
             }
+            e.copiesAsked++;
             e.shortSince = now; // asked again only if still short a whole recheck later (the copy failed)
         }
         if (asked) {

@@ -15,6 +15,7 @@ import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -245,6 +246,28 @@ class PoolDirectoryTest {
         ManagerStore.CopyTo again = assertInstanceOf(ManagerStore.CopyTo.class,
                 first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)));
         assertEquals(key, again.key());
+    }
+
+    @Test
+    void aCopyStillMissingARecheckLater_isAskedOfTheNextStoreInTheRanking_notTheSameOne_storesAreTestProbes() {
+        TestProbe<ManagerStore.Command> fourth = kit.createTestProbe("fourth-store");
+        ActorRef<PoolDirectory.Command> directory = startWith(first, second, third, fourth);
+        RecordKey key = heldBy(directory, 21, first, second).key();
+        kit.system().receptionist().tell(Receptionist.deregister(ManagerStore.KEY, second.ref()));
+
+        ManagerStore.CopyTo copy = assertInstanceOf(ManagerStore.CopyTo.class,
+                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)));
+        assertEquals(Placement.ranked(key, List.of(third.ref(), fourth.ref())).getFirst(), copy.target(),
+                "the first ask: the store the ranking puts first");
+        // The copy never reports (its target's data plane cannot be reached, say): the next ask goes elsewhere.
+        ManagerStore.CopyTo again = assertInstanceOf(ManagerStore.CopyTo.class,
+                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)));
+        assertEquals(key, again.key());
+        assertNotEquals(copy.target(), again.target(), "the second ask: not the store whose copy failed");
+        assertTrue(Set.of(third.ref(), fourth.ref()).contains(again.target()), "the other listed store");
+        ManagerStore.CopyTo thirdAsk = assertInstanceOf(ManagerStore.CopyTo.class,
+                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)));
+        assertEquals(copy.target(), thirdAsk.target(), "round the ranking: the first store again");
     }
 
     @Test
