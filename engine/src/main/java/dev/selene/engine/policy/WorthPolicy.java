@@ -209,7 +209,10 @@ public final class WorthPolicy implements EvictionPolicy {
         int rowAbove;
         int turn;
         boolean novel = true;
-        /** Records from this one up its chain that no request had used yet when this one arrived (it included). */
+        /**
+         * Its span in blocks: this record and the run above it, each unused (and not read back from disk) when the
+         * record below it arrived.
+         */
         int fresh = 1;
         /** Whether it was known before it arrived here: a copy on disk (restored, or published again). */
         boolean known;

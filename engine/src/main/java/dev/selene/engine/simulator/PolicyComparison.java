@@ -50,6 +50,14 @@ public final class PolicyComparison {
             return 100 * (hitRatio.get(policy) - hitRatio.get("lru"));
         }
 
+        /**
+         * Whether the oracle beats LRU here by more than five points: the rows where a policy is held to a share of
+         * the oracle, since where LRU is already close to it there is little for a policy to win.
+         */
+        public boolean oracleWellAboveLru() {
+            return pointsOverLru(ReplaySimulator.ORACLE) > 5;
+        }
+
         /** {@code policy}'s hit ratio over the oracle's (1 when the oracle serves nothing). */
         public double ofOracle(String policy) {
             double oracle = hitRatio.get(ReplaySimulator.ORACLE);
@@ -211,7 +219,7 @@ public final class PolicyComparison {
                 }
                 if (!r.tuned()) {
                     worstHeldOut = Math.min(worstHeldOut, d);
-                    if (100 * (r.hitRatio().get(ReplaySimulator.ORACLE) - r.hitRatio().get("lru")) > 5) {
+                    if (r.oracleWellAboveLru()) {
                         lowestShare = Math.min(lowestShare, r.ofOracle(p));
                     }
                 }

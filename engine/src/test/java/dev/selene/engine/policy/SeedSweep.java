@@ -61,8 +61,7 @@ public final class SeedSweep {
                     broken.add(String.format(Locale.ROOT, "%s: %+.2f points against lru%s", where, points,
                             r.tuned() ? " (tuned on)" : ""));
                 }
-                double lead = r.hitRatio().get("oracle") - r.hitRatio().get("lru");
-                if (!r.tuned() && lead > 0.05) {
+                if (!r.tuned() && r.oracleWellAboveLru()) {
                     lowestShare = Math.min(lowestShare, r.ofOracle(WorthPolicy.NAME));
                     if (r.ofOracle(WorthPolicy.NAME) < 0.7) {
                         broken.add(String.format(Locale.ROOT, "%s: %.3f of the oracle (lru %.3f)", where,

@@ -7,6 +7,7 @@ import dev.selene.engine.key.RecordSpec;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -103,7 +104,7 @@ class ManagerStoreTest {
         PoolManagerNode m1 = pool.manager(4 * RECORD_SLOTS, 2);
         PoolManagerNode m2 = pool.manager(4 * RECORD_SLOTS, 2);
         SeleneCache writer = pool.host(0, null);
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
                 PoolBaseline.stores(writer.system()).size() == 2);
         // The older records are retired one at a time, so that both stores took them in the same order and find the
         // same ones coldest: a store that evicts a record tells the directory, which has the other holder drop its
@@ -113,10 +114,10 @@ class ManagerStoreTest {
             old.add(pool.publishChain(writer, "tenant-a", h, 1));
             assertEquals(0, await(writer.drain(Duration.ofSeconds(20))).skipped());
             long retired = h;
-            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
                     await(m1.status()).records() == retired && await(m2.status()).records() == retired);
         }
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
                 await(m1.status()).records() == 3 && await(m2.status()).records() == 3);
 
         // Three more records, retired in one drain: each store evicts two of the older ones, within a report or two
@@ -128,7 +129,7 @@ class ManagerStoreTest {
         assertEquals(0, await(writer.drain(Duration.ofSeconds(20))).skipped());
 
         SeleneCache reader = pool.host(0, null);
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
                 old.stream().filter(specs -> matchedQuietly(reader, specs) == 1).count() == 1);
         for (List<RecordSpec> specs : fresh) {
             assertEquals(1, matched(reader, specs), "a record retired last is found");
@@ -147,7 +148,7 @@ class ManagerStoreTest {
         for (long h = 1; h <= 5; h++) {
             held.addAll(retireRoot(writer, "tenant-a", h));
         }
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
                 await(manager.status()).records() == held.size());
         // A stand-in for another store: it answers as a store would, naming a data address nothing listens on.
         int nothingListens = PoolFixture.freePort();
@@ -163,7 +164,7 @@ class ManagerStoreTest {
             for (RecordSpec s : held) {
                 manager.store().tell(new ManagerStore.CopyTo(s.key(), target));
             }
-            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> !copyLines(log).isEmpty());
+            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> !copyLines(log).isEmpty());
             Thread.sleep(2 * ManagerStore.COPY_FAILURES_LOGGED_EVERY.toMillis()); // no second line comes
             List<String> lines = copyLines(log);
             assertEquals(1, lines.size(), "one line for the five copies that failed alike: " + lines);
