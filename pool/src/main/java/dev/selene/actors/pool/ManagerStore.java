@@ -78,7 +78,10 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     public record ProbeReply(ActorRef<Command> store, List<PoolEntry> held) implements PoolMessage {
     }
 
-    /** Copies a held record to {@code target} (a replica rebuilt) on the data plane; the target tells the directory. */
+    /**
+     * Copies a held record to {@code target} (a replica rebuilt) on the data plane; the target tells the directory
+     * once it holds it, this store if the copy fails.
+     */
     public record CopyTo(RecordKey key, ActorRef<Command> target) implements Command, PoolMessage {
     }
 
@@ -433,6 +436,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
     private void onCopyTo(CopyTo c) {
         if (!holdings.holds(c.key())) {
+            copyFailed(c.key()); // dropped before the ask came: another holder, if any, is asked next
             return;
         }
         holdings.pin(c.key());
@@ -463,8 +467,15 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             }
             String reason = c.failure().replace(c.key().toString(), "the record");
             copyFailures.computeIfAbsent(reason, r -> new CopyFailures(c.key())).count++;
+            copyFailed(c.key());
         }
         holdings.unpin(c.key()); // a record dropped while copied leaves now
+    }
+
+    /** Tells the record's directory entity that the copy it asked for failed, so it asks elsewhere without waiting. */
+    private void copyFailed(RecordKey key) {
+        sharding.entityRefFor(PoolDirectory.TYPE, PoolDirectory.entityId(key.namespace(), config.directoryShards()))
+                .tell(new PoolDirectory.CopyFailed(key, getContext().getSelf()));
     }
 
     private void logCopyFailures() {

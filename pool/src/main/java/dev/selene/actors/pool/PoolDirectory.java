@@ -61,6 +61,13 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             implements Command, PoolMessage {
     }
 
+    /**
+     * From a store asked for a copy of {@code key}: the copy did not reach its target (the target could not be
+     * reached, had no room, or the store no longer holds the record).
+     */
+    public record CopyFailed(RecordKey key, ActorRef<ManagerStore.Command> store) implements Command, PoolMessage {
+    }
+
     /** From a store: the set of stores changed; check the replicas. Starts the entity when it is not running. */
     public enum Wake implements Command, PoolMessage {
         INSTANCE
@@ -110,6 +117,12 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
      */
     static final Duration REPLICA_RECHECK = Duration.ofSeconds(5);
     /**
+     * How long copies asked for are awaited before they are asked for again when their source has said nothing: a
+     * source tells the entity of a copy that failed, and a copy that succeeds is reported by its target, so this is
+     * only for a source that stopped answering while it stays listed, or a message lost on the way.
+     */
+    static final Duration COPY_PATIENCE = Duration.ofSeconds(60);
+    /**
      * How long a store known from its report alone may go unnamed by the receptionist's listings before it is taken
      * for stopped (its registration reaches every node within seconds).
      */
@@ -126,6 +139,10 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         long shortSince = NOT_SHORT;
         /** Copies asked for since it was last full: each ask starts that many stores further down the ranking. */
         int copiesAsked;
+        /** Copies asked for whose end (their target's report, or their source's word of a failure) is awaited. */
+        int copiesPending;
+        /** When copies were last asked for ({@link System#nanoTime()}; meaningful once copiesAsked is above 0). */
+        long copiesAskedAt;
 
         /** Notes that it is short at {@code now}, unless it was already. */
         void shortAt(long now) {
@@ -144,6 +161,12 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         void notShort() {
             shortSince = NOT_SHORT;
             copiesAsked = 0;
+            copiesPending = 0;
+        }
+
+        /** A copy asked for ended, one way or the other. */
+        void copyEnded() {
+            copiesPending = Math.max(0, copiesPending - 1);
         }
 
         Entry(PoolEntry entry) {
@@ -153,6 +176,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
 
     private final ManagerConfig config;
     private final Duration unlistedPatience;
+    private final Duration copyPatience;
     private final int shard;
     private final Map<RecordKey, Entry> entries = new HashMap<>();
     /**
@@ -197,20 +221,27 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
 
     /** An entity that forgets a store no listing has named after {@code unlistedPatience} (a test shortens it). */
     static Behavior<Command> create(String entityId, ManagerConfig config, Duration unlistedPatience) {
+        return create(entityId, config, unlistedPatience, COPY_PATIENCE);
+    }
+
+    /** The same, asking again for copies whose source said nothing after {@code copyPatience} (a test shortens it). */
+    static Behavior<Command> create(String entityId, ManagerConfig config, Duration unlistedPatience,
+                                    Duration copyPatience) {
         int shard = Integer.parseInt(entityId.substring("shard-".length()));
         return Behaviors.withStash(10_000, stash -> Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             ctx.getSystem().receptionist().tell(Receptionist.subscribe(ManagerStore.KEY, ctx.messageAdapter(
                     Receptionist.Listing.class, l -> new StoresListed(l.getServiceInstances(ManagerStore.KEY),
                             l.getAllServiceInstances(ManagerStore.KEY)))));
             timers.startSingleTimer(RebuildTimeout.INSTANCE, REBUILD_PATIENCE);
-            return new PoolDirectory(ctx, config, shard, stash, timers, unlistedPatience);
+            return new PoolDirectory(ctx, config, shard, stash, timers, unlistedPatience, copyPatience);
         })));
     }
 
     private PoolDirectory(ActorContext<Command> ctx, ManagerConfig config, int shard, StashBuffer<Command> stash,
-                          TimerScheduler<Command> timers, Duration unlistedPatience) {
+                          TimerScheduler<Command> timers, Duration unlistedPatience, Duration copyPatience) {
         super(ctx);
         this.unlistedPatience = unlistedPatience;
+        this.copyPatience = copyPatience;
         this.config = config;
         this.shard = shard;
         this.stash = stash;
@@ -231,6 +262,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             case Locate l -> l.replyTo().tell(locate(l.key()));
             case HeldAll h -> onHeldAll(h);
             case ReleasedAll r -> onReleasedAll(r);
+            case CopyFailed f -> onCopyFailed(f);
             case StoresListed l -> onStores(l);
             case UnlistedCheck c -> onUnlistedCheck();
             case HoldingsAnswered h -> {
@@ -292,7 +324,9 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             int required = required();
             for (PoolEntry e : h.reply().entries()) {
                 Entry entry = entries.computeIfAbsent(e.key(), k -> new Entry(e));
-                entry.holders.add(h.store());
+                if (entry.holders.add(h.store())) {
+                    entry.copyEnded();
+                }
                 entry.fullAgain(required);
             }
         }
@@ -331,7 +365,9 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         boolean anyShort = false;
         for (PoolEntry reported : h.entries()) {
             Entry e = entries.computeIfAbsent(reported.key(), k -> new Entry(reported));
-            e.holders.add(h.store());
+            if (e.holders.add(h.store())) {
+                e.copyEnded(); // a new holder: the copy asked of it, if one was, arrived
+            }
             if (e.holders.size() < required) {
                 e.shortAt(now);
                 anyShort = true;
@@ -340,6 +376,22 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             }
         }
         if (anyShort && !timers.isTimerActive(ReplicaCheck.INSTANCE)) {
+            timers.startSingleTimer(ReplicaCheck.INSTANCE, REPLICA_RECHECK);
+        }
+    }
+
+    /**
+     * A copy asked for failed: the record is asked for again at the next check, of the next store in its ranking, if
+     * it is still short and no other copy of it is awaited. Not at once: a target that refuses at once (no room)
+     * would otherwise be asked again and again as fast as the messages go.
+     */
+    private void onCopyFailed(CopyFailed f) {
+        Entry e = entries.get(f.key());
+        if (e == null || e.copiesPending == 0) {
+            return;
+        }
+        e.copyEnded();
+        if (!timers.isTimerActive(ReplicaCheck.INSTANCE)) {
             timers.startSingleTimer(ReplicaCheck.INSTANCE, REPLICA_RECHECK);
         }
     }
@@ -466,6 +518,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
                 entries.remove(e.entry.key());
             } else {
                 e.shortSince = stopped ? now - REPLICA_RECHECK.toNanos() : now;
+                e.copiesPending = 0; // a copy from or to a store that is gone will not end
             }
         }
         return lost;
@@ -491,25 +544,30 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
                 continue;
             }
             e.shortAt(now);
-            if (now - e.shortSince < REPLICA_RECHECK.toNanos()) {
+            if (now - e.shortSince < REPLICA_RECHECK.toNanos()
+                    || (e.copiesAsked > 0 && now - e.copiesAskedAt < REPLICA_RECHECK.toNanos())
+                    || (e.copiesPending > 0 && now - e.copiesAskedAt < copyPatience.toNanos())) {
                 waiting = true;
                 continue;
             }
             List<ActorRef<ManagerStore.Command>> targets = ranked(e.entry.key(), e.holders);
             ActorRef<ManagerStore.Command> source = e.holders.iterator().next();
-            // The first ask goes to the first stores of the ranking; a copy still missing a recheck later failed
-            // (a target whose data plane cannot be reached, or that had no room), so the next ask starts one store
-            // further down, round the ranking, rather than ask the same store again and again.
+            // The first ask goes to the first stores of the ranking; after a copy failed (a target whose data plane
+            // cannot be reached, or that had no room) the next ask starts one store further down, round the
+            // ranking, rather than ask the same store again and again.
+            int copies = 0;
             for (int i = 0; i < required - e.holders.size() && i < targets.size(); i++) {
                 source.tell(new ManagerStore.CopyTo(e.entry.key(),
                         targets.get((e.copiesAsked + i) % targets.size())));
+                copies++;
                 asked = true;
             }
             e.copiesAsked++;
-            e.shortSince = now; // asked again only if still short a whole recheck later (the copy failed)
+            e.copiesPending = copies;
+            e.copiesAskedAt = now;
         }
         if (asked) {
-            // A copy that fails is reported to nobody: look again until every record has its replicas.
+            // Look again until every record has its replicas (a copy whose source went silent is asked for again).
             timers.startSingleTimer(ReplicaCheck.INSTANCE, REPLICA_RECHECK);
         } else if (waiting && !timers.isTimerActive(ReplicaCheck.INSTANCE)) {
             timers.startSingleTimer(ReplicaCheck.INSTANCE, REPLICA_RECHECK);

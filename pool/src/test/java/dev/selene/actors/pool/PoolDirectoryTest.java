@@ -235,7 +235,7 @@ class PoolDirectoryTest {
     }
 
     @Test
-    void aCopyAskedFor_isNotAskedForAgainBeforeARecheck_storesAreTestProbes() {
+    void aCopyAskedFor_isNotAskedForAgainWhileItMayStillBeUnderWay_evenPastARecheck_storesAreTestProbes() {
         ActorRef<PoolDirectory.Command> directory = startWith(first, second, third);
         PoolEntry entry = heldBy(directory, 14, first, second);
         RecordKey key = entry.key();
@@ -243,15 +243,19 @@ class PoolDirectoryTest {
         assertInstanceOf(ManagerStore.CopyTo.class, first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)));
 
         directory.tell(PoolDirectory.Wake.INSTANCE); // a check right after the copy was asked for
-        first.expectNoMessage(Duration.ofMillis(500));
-        // The copy never reports (it failed): it is asked for again a recheck later.
+        // A copy slow past the recheck (its source has not said it failed, its target has not reported it) is not
+        // asked of another store: that would leave the record with one replica more than the pool keeps.
+        first.expectNoMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2));
+        third.expectNoMessage(Duration.ZERO);
+        // Its source says it failed: it is asked for again at the next check.
+        directory.tell(new PoolDirectory.CopyFailed(key, first.ref()));
         ManagerStore.CopyTo again = assertInstanceOf(ManagerStore.CopyTo.class,
                 first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)));
         assertEquals(key, again.key());
     }
 
     @Test
-    void aCopyStillMissingARecheckLater_isAskedOfTheNextStoreInTheRanking_notTheSameOne_storesAreTestProbes() {
+    void aCopyThatFailed_isAskedOfTheNextStoreInTheRanking_notTheSameOne_storesAreTestProbes() {
         TestProbe<ManagerStore.Command> fourth = kit.createTestProbe("fourth-store");
         ActorRef<PoolDirectory.Command> directory = startWith(first, second, third, fourth);
         RecordKey key = heldBy(directory, 21, first, second).key();
@@ -261,15 +265,67 @@ class PoolDirectoryTest {
                 first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)));
         assertEquals(Placement.ranked(key, List.of(third.ref(), fourth.ref())).getFirst(), copy.target(),
                 "the first ask: the store the ranking puts first");
-        // The copy never reports (its target's data plane cannot be reached, say): the next ask goes elsewhere.
+        // The copy failed (its target's data plane cannot be reached, say): the next ask goes elsewhere.
+        directory.tell(new PoolDirectory.CopyFailed(key, first.ref()));
         ManagerStore.CopyTo again = assertInstanceOf(ManagerStore.CopyTo.class,
                 first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)));
         assertEquals(key, again.key());
         assertNotEquals(copy.target(), again.target(), "the second ask: not the store whose copy failed");
         assertTrue(Set.of(third.ref(), fourth.ref()).contains(again.target()), "the other listed store");
+        directory.tell(new PoolDirectory.CopyFailed(key, first.ref()));
         ManagerStore.CopyTo thirdAsk = assertInstanceOf(ManagerStore.CopyTo.class,
                 first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)));
         assertEquals(copy.target(), thirdAsk.target(), "round the ranking: the first store again");
+    }
+
+    @Test
+    void aCopyThatFailsAtOnce_isNotAskedForAgainSoonerThanARecheckAfterTheLastAsk_storesAreTestProbes() {
+        ActorRef<PoolDirectory.Command> directory = startWith(first, second, third);
+        RecordKey key = heldBy(directory, 17, first, second).key();
+        second.stop();
+        assertInstanceOf(ManagerStore.CopyTo.class, first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)));
+        long asked = System.nanoTime();
+        directory.tell(new PoolDirectory.CopyFailed(key, first.ref())); // refused at once (no room, say)
+        directory.tell(PoolDirectory.Wake.INSTANCE);
+        ManagerStore.CopyTo again = assertInstanceOf(ManagerStore.CopyTo.class,
+                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)));
+        assertEquals(key, again.key());
+        assertTrue(System.nanoTime() - asked >= PoolDirectory.REPLICA_RECHECK.toNanos() * 9 / 10,
+                "asked again " + (System.nanoTime() - asked) / 1_000_000 + " ms after the last ask");
+    }
+
+    @Test
+    void aCopyThatArrived_endsTheWait_andAFailureWordAfterItAsksForNothing_storesAreTestProbes() {
+        ActorRef<PoolDirectory.Command> directory = startWith(first, second, third);
+        PoolEntry entry = heldBy(directory, 15, first, second);
+        second.stop();
+        ManagerStore.CopyTo copy = assertInstanceOf(ManagerStore.CopyTo.class,
+                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)));
+        assertEquals(third.ref(), copy.target(), "the only other store");
+        directory.tell(new PoolDirectory.HeldAll(List.of(entry), third.ref())); // the target took it
+        directory.tell(new PoolDirectory.CopyFailed(entry.key(), first.ref())); // a stale word: nothing is short
+        first.expectNoMessage(Duration.ofSeconds(1));
+        assertEquals(Set.of(first.ref(), third.ref()), Set.copyOf(locate(directory, entry.key()).holders()));
+    }
+
+    @Test
+    void aCopyWhoseSourceSaysNothing_isAskedForAgainAfterThePatience_storesAreTestProbes() {
+        for (TestProbe<ManagerStore.Command> store : List.of(first, second, third)) {
+            register(store);
+        }
+        ActorRef<PoolDirectory.Command> directory = kit.spawn(PoolDirectory.create("shard-0", CONFIG,
+                PoolDirectory.UNLISTED_PATIENCE, Duration.ofSeconds(1)));
+        for (TestProbe<ManagerStore.Command> store : List.of(first, second, third)) {
+            answerHoldings(store);
+        }
+        RecordKey key = heldBy(directory, 16, first, second).key();
+        second.stop();
+        assertInstanceOf(ManagerStore.CopyTo.class, first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)));
+        // Neither the target's report nor the source's word comes (the source went silent): a recheck past the
+        // patience asks again.
+        ManagerStore.CopyTo again = assertInstanceOf(ManagerStore.CopyTo.class,
+                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)));
+        assertEquals(key, again.key());
     }
 
     @Test
