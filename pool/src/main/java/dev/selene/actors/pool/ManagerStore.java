@@ -472,7 +472,10 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         holdings.unpin(c.key()); // a record dropped while copied leaves now
     }
 
-    /** Tells the record's directory entity that the copy it asked for failed, so it asks elsewhere without waiting. */
+    /**
+     * Tells the record's directory entity that the copy it asked for failed, so that it asks the next store at its next
+     * check instead of waiting for a copy that will not come.
+     */
     private void copyFailed(RecordKey key) {
         sharding.entityRefFor(PoolDirectory.TYPE, PoolDirectory.entityId(key.namespace(), config.directoryShards()))
                 .tell(new PoolDirectory.CopyFailed(key, getContext().getSelf()));

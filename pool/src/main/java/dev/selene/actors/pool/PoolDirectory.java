@@ -143,6 +143,8 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         int copiesPending;
         /** When copies were last asked for ({@link System#nanoTime()}; meaningful once copiesAsked is above 0). */
         long copiesAskedAt;
+        /** The store the pending copies were asked of: only its word of a failure counts. */
+        ActorRef<ManagerStore.Command> copySource;
 
         /** Notes that it is short at {@code now}, unless it was already. */
         void shortAt(long now) {
@@ -383,11 +385,12 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     /**
      * A copy asked for failed: the record is asked for again at the next check, of the next store in its ranking, if
      * it is still short and no other copy of it is awaited. Not at once: a target that refuses at once (no room)
-     * would otherwise be asked again and again as fast as the messages go.
+     * would otherwise be asked again and again as fast as the messages go. A word from a store other than the one the
+     * pending copies were asked of is about an earlier ask (its source was taken for gone since) and is ignored.
      */
     private void onCopyFailed(CopyFailed f) {
         Entry e = entries.get(f.key());
-        if (e == null || e.copiesPending == 0) {
+        if (e == null || e.copiesPending == 0 || !f.store().equals(e.copySource)) {
             return;
         }
         e.copyEnded();
@@ -565,6 +568,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             e.copiesAsked++;
             e.copiesPending = copies;
             e.copiesAskedAt = now;
+            e.copySource = source;
         }
         if (asked) {
             // Look again until every record has its replicas (a copy whose source went silent is asked for again).

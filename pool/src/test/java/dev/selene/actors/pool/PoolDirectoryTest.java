@@ -50,11 +50,18 @@ class PoolDirectoryTest {
     @SafeVarargs
     private ActorRef<PoolDirectory.Command> startWith(Duration unlistedPatience,
                                                       TestProbe<ManagerStore.Command>... listed) {
+        return startWith(unlistedPatience, PoolDirectory.COPY_PATIENCE, listed);
+    }
+
+    /** The same, asking again for a copy whose source said nothing after {@code copyPatience}. */
+    @SafeVarargs
+    private ActorRef<PoolDirectory.Command> startWith(Duration unlistedPatience, Duration copyPatience,
+                                                      TestProbe<ManagerStore.Command>... listed) {
         for (TestProbe<ManagerStore.Command> store : listed) {
             register(store);
         }
         ActorRef<PoolDirectory.Command> directory =
-                kit.spawn(PoolDirectory.create("shard-0", CONFIG, unlistedPatience));
+                kit.spawn(PoolDirectory.create("shard-0", CONFIG, unlistedPatience, copyPatience));
         for (TestProbe<ManagerStore.Command> store : listed) {
             ManagerStore.Holdings ask = store.expectMessageClass(ManagerStore.Holdings.class, Duration.ofSeconds(5));
             ask.replyTo().tell(new ManagerStore.HoldingsReply(store.ref(), List.of()));
@@ -243,6 +250,8 @@ class PoolDirectoryTest {
         assertInstanceOf(ManagerStore.CopyTo.class, first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)));
 
         directory.tell(PoolDirectory.Wake.INSTANCE); // a check right after the copy was asked for
+        // A word of failure from a store the copy was not asked of (an earlier ask's source) is not this copy's.
+        directory.tell(new PoolDirectory.CopyFailed(key, third.ref()));
         // A copy slow past the recheck (its source has not said it failed, its target has not reported it) is not
         // asked of another store: that would leave the record with one replica more than the pool keeps.
         first.expectNoMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2));
@@ -310,14 +319,8 @@ class PoolDirectoryTest {
 
     @Test
     void aCopyWhoseSourceSaysNothing_isAskedForAgainAfterThePatience_storesAreTestProbes() {
-        for (TestProbe<ManagerStore.Command> store : List.of(first, second, third)) {
-            register(store);
-        }
-        ActorRef<PoolDirectory.Command> directory = kit.spawn(PoolDirectory.create("shard-0", CONFIG,
-                PoolDirectory.UNLISTED_PATIENCE, Duration.ofSeconds(1)));
-        for (TestProbe<ManagerStore.Command> store : List.of(first, second, third)) {
-            answerHoldings(store);
-        }
+        ActorRef<PoolDirectory.Command> directory = startWith(PoolDirectory.UNLISTED_PATIENCE, Duration.ofSeconds(1),
+                first, second, third);
         RecordKey key = heldBy(directory, 16, first, second).key();
         second.stop();
         assertInstanceOf(ManagerStore.CopyTo.class, first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)));
