@@ -179,6 +179,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     private final ManagerConfig config;
     private final Duration unlistedPatience;
     private final Duration copyPatience;
+    private final Duration recheck;
     private final int shard;
     private final Map<RecordKey, Entry> entries = new HashMap<>();
     /**
@@ -218,32 +219,36 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
 
     /** The directory entity {@code entityId}. */
     public static Behavior<Command> create(String entityId, ManagerConfig config) {
-        return create(entityId, config, UNLISTED_PATIENCE);
+        return create(entityId, config, Timings.DEFAULT);
     }
 
-    /** An entity that forgets a store no listing has named after {@code unlistedPatience} (a test shortens it). */
-    static Behavior<Command> create(String entityId, ManagerConfig config, Duration unlistedPatience) {
-        return create(entityId, config, unlistedPatience, COPY_PATIENCE);
+    /**
+     * How long an entity waits on what it cannot see at once: a store no listing names ({@link #UNLISTED_PATIENCE}),
+     * copies whose source said nothing ({@link #COPY_PATIENCE}), and a record short of replicas before it is copied
+     * and between two checks ({@link #REPLICA_RECHECK}). A test shortens them.
+     */
+    record Timings(Duration unlistedPatience, Duration copyPatience, Duration recheck) {
+        static final Timings DEFAULT = new Timings(UNLISTED_PATIENCE, COPY_PATIENCE, REPLICA_RECHECK);
     }
 
-    /** The same, asking again for copies whose source said nothing after {@code copyPatience} (a test shortens it). */
-    static Behavior<Command> create(String entityId, ManagerConfig config, Duration unlistedPatience,
-                                    Duration copyPatience) {
+    /** An entity that waits as {@code timings} says. */
+    static Behavior<Command> create(String entityId, ManagerConfig config, Timings timings) {
         int shard = Integer.parseInt(entityId.substring("shard-".length()));
         return Behaviors.withStash(10_000, stash -> Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             ctx.getSystem().receptionist().tell(Receptionist.subscribe(ManagerStore.KEY, ctx.messageAdapter(
                     Receptionist.Listing.class, l -> new StoresListed(l.getServiceInstances(ManagerStore.KEY),
                             l.getAllServiceInstances(ManagerStore.KEY)))));
             timers.startSingleTimer(RebuildTimeout.INSTANCE, REBUILD_PATIENCE);
-            return new PoolDirectory(ctx, config, shard, stash, timers, unlistedPatience, copyPatience);
+            return new PoolDirectory(ctx, config, shard, stash, timers, timings);
         })));
     }
 
     private PoolDirectory(ActorContext<Command> ctx, ManagerConfig config, int shard, StashBuffer<Command> stash,
-                          TimerScheduler<Command> timers, Duration unlistedPatience, Duration copyPatience) {
+                          TimerScheduler<Command> timers, Timings timings) {
         super(ctx);
-        this.unlistedPatience = unlistedPatience;
-        this.copyPatience = copyPatience;
+        this.unlistedPatience = timings.unlistedPatience();
+        this.copyPatience = timings.copyPatience();
+        this.recheck = timings.recheck();
         this.config = config;
         this.shard = shard;
         this.stash = stash;
@@ -378,7 +383,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             }
         }
         if (anyShort && !timers.isTimerActive(ReplicaCheck.INSTANCE)) {
-            timers.startSingleTimer(ReplicaCheck.INSTANCE, REPLICA_RECHECK);
+            timers.startSingleTimer(ReplicaCheck.INSTANCE, recheck);
         }
     }
 
@@ -395,7 +400,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         }
         e.copyEnded();
         if (!timers.isTimerActive(ReplicaCheck.INSTANCE)) {
-            timers.startSingleTimer(ReplicaCheck.INSTANCE, REPLICA_RECHECK);
+            timers.startSingleTimer(ReplicaCheck.INSTANCE, recheck);
         }
     }
 
@@ -520,7 +525,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             if (e.holders.isEmpty()) {
                 entries.remove(e.entry.key());
             } else {
-                e.shortSince = stopped ? now - REPLICA_RECHECK.toNanos() : now;
+                e.shortSince = stopped ? now - recheck.toNanos() : now;
                 e.copiesPending = 0; // a copy from or to a store that is gone will not end
             }
         }
@@ -547,8 +552,8 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
                 continue;
             }
             e.shortAt(now);
-            if (now - e.shortSince < REPLICA_RECHECK.toNanos()
-                    || (e.copiesAsked > 0 && now - e.copiesAskedAt < REPLICA_RECHECK.toNanos())
+            if (now - e.shortSince < recheck.toNanos()
+                    || (e.copiesAsked > 0 && now - e.copiesAskedAt < recheck.toNanos())
                     || (e.copiesPending > 0 && now - e.copiesAskedAt < copyPatience.toNanos())) {
                 waiting = true;
                 continue;
@@ -572,9 +577,9 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         }
         if (asked) {
             // Look again until every record has its replicas (a copy whose source went silent is asked for again).
-            timers.startSingleTimer(ReplicaCheck.INSTANCE, REPLICA_RECHECK);
+            timers.startSingleTimer(ReplicaCheck.INSTANCE, recheck);
         } else if (waiting && !timers.isTimerActive(ReplicaCheck.INSTANCE)) {
-            timers.startSingleTimer(ReplicaCheck.INSTANCE, REPLICA_RECHECK);
+            timers.startSingleTimer(ReplicaCheck.INSTANCE, recheck);
         }
     }
 

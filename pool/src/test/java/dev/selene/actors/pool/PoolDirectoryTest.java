@@ -40,28 +40,29 @@ class PoolDirectoryTest {
     private static final ManagerConfig CONFIG = new ManagerConfig(PoolFixture.LAYOUT,
             64L * PoolFixture.LAYOUT.slotBytes(), null, 2, 1);
 
+    /**
+     * The entity's recheck in these tests: shorter than a manager's, so that waits past it take less time, and long
+     * enough that a check this test makes within half of it is not raced by the entity's own.
+     */
+    private static final Duration RECHECK = Duration.ofSeconds(2);
+    private static final PoolDirectory.Timings TIMINGS = new PoolDirectory.Timings(PoolDirectory.UNLISTED_PATIENCE,
+            PoolDirectory.COPY_PATIENCE, RECHECK);
+
     /** A directory entity started with {@code listed} registered, each holding nothing, once it serves requests. */
     @SafeVarargs
     private ActorRef<PoolDirectory.Command> startWith(TestProbe<ManagerStore.Command>... listed) {
-        return startWith(PoolDirectory.UNLISTED_PATIENCE, listed);
+        return startWith(TIMINGS, listed);
     }
 
-    /** The same, forgetting a store no listing names after {@code unlistedPatience}. */
+    /** The same, waiting as {@code timings} says. */
     @SafeVarargs
-    private ActorRef<PoolDirectory.Command> startWith(Duration unlistedPatience,
-                                                      TestProbe<ManagerStore.Command>... listed) {
-        return startWith(unlistedPatience, PoolDirectory.COPY_PATIENCE, listed);
-    }
-
-    /** The same, asking again for a copy whose source said nothing after {@code copyPatience}. */
-    @SafeVarargs
-    private ActorRef<PoolDirectory.Command> startWith(Duration unlistedPatience, Duration copyPatience,
+    private ActorRef<PoolDirectory.Command> startWith(PoolDirectory.Timings timings,
                                                       TestProbe<ManagerStore.Command>... listed) {
         for (TestProbe<ManagerStore.Command> store : listed) {
             register(store);
         }
         ActorRef<PoolDirectory.Command> directory =
-                kit.spawn(PoolDirectory.create("shard-0", CONFIG, unlistedPatience, copyPatience));
+                kit.spawn(PoolDirectory.create("shard-0", CONFIG, timings));
         for (TestProbe<ManagerStore.Command> store : listed) {
             ManagerStore.Holdings ask = store.expectMessageClass(ManagerStore.Holdings.class, Duration.ofSeconds(5));
             ask.replyTo().tell(new ManagerStore.HoldingsReply(store.ref(), List.of()));
@@ -138,7 +139,7 @@ class PoolDirectoryTest {
 
         // At once: no copy of it can be on its way, it went with the store.
         ManagerStore.CopyTo copy = assertInstanceOf(ManagerStore.CopyTo.class,
-                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)),
+                first.receiveMessage(RECHECK.dividedBy(2)),
                 "the surviving holder is asked for a copy");
         assertEquals(key, copy.key());
         assertEquals(third.ref(), copy.target(), "to the store that does not hold it");
@@ -167,7 +168,8 @@ class PoolDirectoryTest {
 
     @Test
     void aStoreThatReportedButNoListingNames_isForgottenAfterThePatience_andItsRecordsCopied_storesAreTestProbes() {
-        ActorRef<PoolDirectory.Command> directory = startWith(Duration.ofSeconds(2), first, third);
+        ActorRef<PoolDirectory.Command> directory = startWith(
+                new PoolDirectory.Timings(Duration.ofSeconds(2), PoolDirectory.COPY_PATIENCE, RECHECK), first, third);
         PoolEntry entry = heldBy(directory, 9, first, second);
         RecordKey key = entry.key();
         answerHoldings(second, entry);
@@ -212,7 +214,7 @@ class PoolDirectoryTest {
         directory.tell(new PoolDirectory.HeldAll(List.of(arrivingEntry), second.ref()));
 
         ManagerStore.CopyTo copy = assertInstanceOf(ManagerStore.CopyTo.class,
-                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)),
+                first.receiveMessage(RECHECK.multipliedBy(2)),
                 "a record still short after the recheck is copied");
         assertEquals(lost, copy.key());
         assertEquals(second.ref(), copy.target());
@@ -237,7 +239,7 @@ class PoolDirectoryTest {
         // The answer reaches the entity through the ask's own reply actor, not in order with this test's lookups.
         Awaitility.await().atMost(Duration.ofSeconds(5)).until(
                 () -> Set.copyOf(locate(directory, key).holders()).equals(Set.of(first.ref(), fourth.ref())));
-        first.expectNoMessage(PoolDirectory.REPLICA_RECHECK.plusSeconds(1)); // nor copied at the next check
+        first.expectNoMessage(RECHECK.plusSeconds(1)); // nor copied at the next check
         third.expectNoMessage(Duration.ofMillis(100));
     }
 
@@ -247,19 +249,19 @@ class PoolDirectoryTest {
         PoolEntry entry = heldBy(directory, 14, first, second);
         RecordKey key = entry.key();
         second.stop();
-        assertInstanceOf(ManagerStore.CopyTo.class, first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)));
+        assertInstanceOf(ManagerStore.CopyTo.class, first.receiveMessage(RECHECK.dividedBy(2)));
 
         directory.tell(PoolDirectory.Wake.INSTANCE); // a check right after the copy was asked for
         // A word of failure from a store the copy was not asked of (an earlier ask's source) is not this copy's.
         directory.tell(new PoolDirectory.CopyFailed(key, third.ref()));
         // A copy slow past the recheck (its source has not said it failed, its target has not reported it) is not
         // asked of another store: that would leave the record with one replica more than the pool keeps.
-        first.expectNoMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2));
+        first.expectNoMessage(RECHECK.multipliedBy(2));
         third.expectNoMessage(Duration.ZERO);
         // Its source says it failed: it is asked for again at the next check.
         directory.tell(new PoolDirectory.CopyFailed(key, first.ref()));
         ManagerStore.CopyTo again = assertInstanceOf(ManagerStore.CopyTo.class,
-                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)));
+                first.receiveMessage(RECHECK.multipliedBy(2)));
         assertEquals(key, again.key());
     }
 
@@ -271,19 +273,19 @@ class PoolDirectoryTest {
         kit.system().receptionist().tell(Receptionist.deregister(ManagerStore.KEY, second.ref()));
 
         ManagerStore.CopyTo copy = assertInstanceOf(ManagerStore.CopyTo.class,
-                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)));
+                first.receiveMessage(RECHECK.dividedBy(2)));
         assertEquals(Placement.ranked(key, List.of(third.ref(), fourth.ref())).getFirst(), copy.target(),
                 "the first ask: the store the ranking puts first");
         // The copy failed (its target's data plane cannot be reached, say): the next ask goes elsewhere.
         directory.tell(new PoolDirectory.CopyFailed(key, first.ref()));
         ManagerStore.CopyTo again = assertInstanceOf(ManagerStore.CopyTo.class,
-                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)));
+                first.receiveMessage(RECHECK.multipliedBy(2)));
         assertEquals(key, again.key());
         assertNotEquals(copy.target(), again.target(), "the second ask: not the store whose copy failed");
         assertTrue(Set.of(third.ref(), fourth.ref()).contains(again.target()), "the other listed store");
         directory.tell(new PoolDirectory.CopyFailed(key, first.ref()));
         ManagerStore.CopyTo thirdAsk = assertInstanceOf(ManagerStore.CopyTo.class,
-                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)));
+                first.receiveMessage(RECHECK.multipliedBy(2)));
         assertEquals(copy.target(), thirdAsk.target(), "round the ranking: the first store again");
     }
 
@@ -292,14 +294,14 @@ class PoolDirectoryTest {
         ActorRef<PoolDirectory.Command> directory = startWith(first, second, third);
         RecordKey key = heldBy(directory, 17, first, second).key();
         second.stop();
-        assertInstanceOf(ManagerStore.CopyTo.class, first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)));
+        assertInstanceOf(ManagerStore.CopyTo.class, first.receiveMessage(RECHECK.dividedBy(2)));
         long asked = System.nanoTime();
         directory.tell(new PoolDirectory.CopyFailed(key, first.ref())); // refused at once (no room, say)
         directory.tell(PoolDirectory.Wake.INSTANCE);
         ManagerStore.CopyTo again = assertInstanceOf(ManagerStore.CopyTo.class,
-                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)));
+                first.receiveMessage(RECHECK.multipliedBy(2)));
         assertEquals(key, again.key());
-        assertTrue(System.nanoTime() - asked >= PoolDirectory.REPLICA_RECHECK.toNanos() * 9 / 10,
+        assertTrue(System.nanoTime() - asked >= RECHECK.toNanos() * 9 / 10,
                 "asked again " + (System.nanoTime() - asked) / 1_000_000 + " ms after the last ask");
     }
 
@@ -309,7 +311,7 @@ class PoolDirectoryTest {
         PoolEntry entry = heldBy(directory, 15, first, second);
         second.stop();
         ManagerStore.CopyTo copy = assertInstanceOf(ManagerStore.CopyTo.class,
-                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)));
+                first.receiveMessage(RECHECK.dividedBy(2)));
         assertEquals(third.ref(), copy.target(), "the only other store");
         directory.tell(new PoolDirectory.HeldAll(List.of(entry), third.ref())); // the target took it
         directory.tell(new PoolDirectory.CopyFailed(entry.key(), first.ref())); // a stale word: nothing is short
@@ -319,15 +321,16 @@ class PoolDirectoryTest {
 
     @Test
     void aCopyWhoseSourceSaysNothing_isAskedForAgainAfterThePatience_storesAreTestProbes() {
-        ActorRef<PoolDirectory.Command> directory = startWith(PoolDirectory.UNLISTED_PATIENCE, Duration.ofSeconds(1),
+        ActorRef<PoolDirectory.Command> directory = startWith(
+                new PoolDirectory.Timings(PoolDirectory.UNLISTED_PATIENCE, Duration.ofSeconds(1), RECHECK),
                 first, second, third);
         RecordKey key = heldBy(directory, 16, first, second).key();
         second.stop();
-        assertInstanceOf(ManagerStore.CopyTo.class, first.receiveMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2)));
+        assertInstanceOf(ManagerStore.CopyTo.class, first.receiveMessage(RECHECK.dividedBy(2)));
         // Neither the target's report nor the source's word comes (the source went silent): a recheck past the
         // patience asks again.
         ManagerStore.CopyTo again = assertInstanceOf(ManagerStore.CopyTo.class,
-                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)));
+                first.receiveMessage(RECHECK.multipliedBy(2)));
         assertEquals(key, again.key());
     }
 
@@ -344,13 +347,13 @@ class PoolDirectoryTest {
         first.expectNoMessage(Duration.ofSeconds(1));
         directory.tell(new PoolDirectory.StoresListed(all, all));
         answerHoldings(second, entry);
-        first.expectNoMessage(PoolDirectory.REPLICA_RECHECK.plusSeconds(1));
+        first.expectNoMessage(RECHECK.plusSeconds(1));
 
         // Unreachable for longer: its record is copied once short for the recheck, not before.
         directory.tell(new PoolDirectory.StoresListed(withoutSecond, all));
-        first.expectNoMessage(PoolDirectory.REPLICA_RECHECK.dividedBy(2));
+        first.expectNoMessage(RECHECK.dividedBy(2));
         ManagerStore.CopyTo copy = assertInstanceOf(ManagerStore.CopyTo.class,
-                first.receiveMessage(PoolDirectory.REPLICA_RECHECK.multipliedBy(2)));
+                first.receiveMessage(RECHECK.multipliedBy(2)));
         assertEquals(third.ref(), copy.target());
     }
 }
