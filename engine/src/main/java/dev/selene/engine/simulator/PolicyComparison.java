@@ -134,6 +134,23 @@ public final class PolicyComparison {
     }
 
     /**
+     * The comparison's traces for every seed from {@code firstSeed} to {@code lastSeed}: the trace {@code file} once
+     * (it has no seed), then each seed's generated traces, named after their seed ({@code seed 3, chat}).
+     */
+    public static List<Trace> traces(String fileName, List<TraceRequest> file, long firstSeed, long lastSeed,
+                                     int requests) {
+        List<Trace> out = new ArrayList<>();
+        for (long seed = firstSeed; seed <= lastSeed; seed++) {
+            for (Trace t : traces(seed == firstSeed ? fileName : null, seed == firstSeed ? file : null, seed,
+                    requests)) {
+                boolean generated = file == null || !t.name().equals(fileName);
+                out.add(generated ? new Trace("seed " + seed + ", " + t.name(), t.tuned(), t.requests()) : t);
+            }
+        }
+        return out;
+    }
+
+    /**
      * Runs {@code policies} (and the oracle) on every trace, under every layout of {@link #MEMORY} at its memory
      * sizes, handing each row to {@code progress} as it is done.
      */
@@ -198,6 +215,52 @@ public final class PolicyComparison {
             b.append('\n');
         }
         return b.toString();
+    }
+
+    /** Per policy, its mean points over LRU on the rows held out and on those tuned on. */
+    public static String means(List<Row> rows, List<String> policies) {
+        StringBuilder b = new StringBuilder();
+        for (String p : policies) {
+            double held = 0;
+            double tuned = 0;
+            int heldRows = 0;
+            int tunedRows = 0;
+            for (Row r : rows) {
+                if (r.tuned()) {
+                    tuned += r.pointsOverLru(p);
+                    tunedRows++;
+                } else {
+                    held += r.pointsOverLru(p);
+                    heldRows++;
+                }
+            }
+            b.append(String.format(Locale.ROOT,
+                    "%s: mean over lru %s points held out (%d rows), %s tuned on (%d rows)%n", p, heldRows == 0 ? "-" : String.format(Locale.ROOT, "%+.2f", held / heldRows), heldRows,
+                    tunedRows == 0 ? "-" : String.format(Locale.ROOT, "%+.2f", tuned / tunedRows), tunedRows));
+        }
+        return b.toString();
+    }
+
+    /**
+     * The rows where {@code policy} breaks a rule a default is held to, one line each: it loses more than one point
+     * to LRU (on any row), or it serves less than 0.7 of the oracle on a row not tuned on where the oracle beats LRU
+     * by more than five points.
+     */
+    public static List<String> breaches(List<Row> rows, String policy) {
+        List<String> out = new ArrayList<>();
+        for (Row r : rows) {
+            String where = r.trace() + ", " + r.layout() + ", " + ByteSize.format(r.warmBytes());
+            double points = r.pointsOverLru(policy);
+            if (points < -1) {
+                out.add(String.format(Locale.ROOT, "%s: %+.2f points against lru%s", where, points,
+                        r.tuned() ? " (tuned on)" : ""));
+            }
+            if (!r.tuned() && r.oracleWellAboveLru() && r.ofOracle(policy) < 0.7) {
+                out.add(String.format(Locale.ROOT, "%s: %.3f of the oracle (lru %.3f)", where, r.ofOracle(policy),
+                        r.ofOracle("lru")));
+            }
+        }
+        return out;
     }
 
     /**

@@ -33,7 +33,7 @@ public final class SeedSweep {
         for (int s = first; s <= last; s++) {
             long seed = s;
             runs.add(pool.submit(() -> new PolicyComparison(RowRule.LAST_FULL, 8)
-                    .run(PolicyComparison.traces(null, null, seed, 4000), policies, row -> { })));
+                    .run(PolicyComparison.traces(null, null, seed, seed, 4000), policies, row -> { })));
         }
         double heldSum = 0;
         int held = 0;
@@ -42,12 +42,11 @@ public final class SeedSweep {
         double tunedSum = 0;
         int tuned = 0;
         double lowestShare = Double.MAX_VALUE;
-        List<String> broken = new ArrayList<>();
-        for (int i = 0; i < runs.size(); i++) {
-            for (PolicyComparison.Row r : runs.get(i).get()) {
+        List<PolicyComparison.Row> all = new ArrayList<>();
+        for (Future<List<PolicyComparison.Row>> run : runs) {
+            for (PolicyComparison.Row r : run.get()) {
+                all.add(r);
                 double points = r.pointsOverLru(WorthPolicy.NAME);
-                String where = String.format(Locale.ROOT, "seed %d, %s, %s, %d MiB", first + i, r.trace(), r.layout(),
-                        r.warmBytes() >> 20);
                 if (r.tuned()) {
                     tunedWorst = Math.min(tunedWorst, points);
                     tunedSum += points;
@@ -57,16 +56,8 @@ public final class SeedSweep {
                     heldSum += points;
                     held++;
                 }
-                if (points < -1) {
-                    broken.add(String.format(Locale.ROOT, "%s: %+.2f points against lru%s", where, points,
-                            r.tuned() ? " (tuned on)" : ""));
-                }
                 if (!r.tuned() && r.oracleWellAboveLru()) {
                     lowestShare = Math.min(lowestShare, r.ofOracle(WorthPolicy.NAME));
-                    if (r.ofOracle(WorthPolicy.NAME) < 0.7) {
-                        broken.add(String.format(Locale.ROOT, "%s: %.3f of the oracle (lru %.3f)", where,
-                                r.ofOracle(WorthPolicy.NAME), r.ofOracle("lru")));
-                    }
                 }
             }
         }
@@ -74,6 +65,6 @@ public final class SeedSweep {
         System.out.printf(Locale.ROOT, "seeds %d-%d: held out mean %+.3f points, worst %+.2f; tuned on mean %+.3f, "
                 + "worst %+.2f; lowest share of the oracle where it beats lru by 5 points %.3f%n", first, last,
                 heldSum / held, heldWorst, tunedSum / tuned, tunedWorst, lowestShare);
-        broken.forEach(System.out::println);
+        PolicyComparison.breaches(all, WorthPolicy.NAME).forEach(System.out::println);
     }
 }

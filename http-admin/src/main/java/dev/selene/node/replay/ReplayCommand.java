@@ -143,6 +143,13 @@ public final class ReplayCommand implements Callable<Integer> {
                     + "shape the generated traces.")
     boolean compare;
 
+    @Option(names = "--seeds", paramLabel = "FIRST-LAST",
+            description = "With --compare: generate the traces once for every seed from FIRST to LAST (instead of "
+                    + "--seed) and sum up every policy over all their rows, listing the rows where the default "
+                    + "policy breaks a rule (more than a point below lru; held out, under 0.7 of the oracle where "
+                    + "it beats lru by more than 5 points) instead of printing the table.")
+    String seeds;
+
     @Option(names = "--json", description = "Print the report as one JSON object on the last line of standard output.")
     boolean json;
 
@@ -151,6 +158,9 @@ public final class ReplayCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (seeds != null && !compare) {
+            throw new IllegalArgumentException("--seeds runs --compare over many seeds; give --compare with it");
+        }
         if (compare) {
             return compare();
         }
@@ -245,11 +255,14 @@ public final class ReplayCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--compare runs the simulator on TRACE and its own generated traces; "
                     + "--generate and --disk-dir do not apply (--disk-size gives every row a simulated disk tier)");
         }
+        long[] range = seeds == null ? new long[] {seed, seed} : seedRange(seeds);
         long diskBytes = diskSize == null ? 0 : ByteSize.parse("--disk-size", diskSize);
         RowRule rule = RowRule.parse(rows, rowInterval);
         String name = trace == null ? null : trace.getFileName().toString().replaceFirst("\\.jsonl?$", "");
         List<TraceRequest> file = trace == null ? null : MooncakeTrace.read(trace, limit);
-        List<PolicyComparison.Trace> traces = PolicyComparison.traces(name, file, seed, generatedRequests);
+        List<PolicyComparison.Trace> traces = seeds == null
+                ? PolicyComparison.traces(name, file, seed, generatedRequests)
+                : PolicyComparison.traces(name, file, range[0], range[1], generatedRequests);
         System.err.printf(Locale.ROOT, "selene replay: comparing %s and the oracle on %d traces, rows %s, %s, "
                         + "simulator%n", String.join(", ", Policies.NAMES), traces.size(), rule.label(),
                 diskBytes == 0 ? "memory only" : "disk " + ByteSize.format(diskBytes));
@@ -260,9 +273,20 @@ public final class ReplayCommand implements Callable<Integer> {
                         ByteSize.format(row.warmBytes()), row.hitRatio());
             }
         });
-        System.out.print(PolicyComparison.table(table, Policies.NAMES));
-        System.out.println();
+        if (seeds == null) {
+            System.out.print(PolicyComparison.table(table, Policies.NAMES));
+            System.out.println();
+        } else {
+            System.out.printf(Locale.ROOT, "seeds %d-%d: %d rows%n", range[0], range[1], table.size());
+            System.out.print(PolicyComparison.means(table, Policies.NAMES));
+        }
         System.out.print(PolicyComparison.summary(table, Policies.NAMES));
+        if (seeds != null) {
+            List<String> broken = PolicyComparison.breaches(table, Policies.DEFAULT);
+            System.out.printf(Locale.ROOT, "%s breaks a rule on %d rows%s%n", Policies.DEFAULT, broken.size(),
+                    broken.isEmpty() ? "" : ":");
+            broken.forEach(line -> System.out.println("  " + line));
+        }
         if (json) {
             List<Map<String, Object>> json = table.stream().map(r -> Map.<String, Object>of("trace", r.trace(),
                     "tuned_on", r.tuned(), "layout", r.layout(), "warm_bytes", r.warmBytes(),
@@ -273,6 +297,25 @@ public final class ReplayCommand implements Callable<Integer> {
         }
         return 0;
     }
+
+    /** The seeds of {@code --seeds FIRST-LAST} (or one seed, {@code --seeds N}), or one line saying what is wrong. */
+    static long[] seedRange(String text) {
+        String[] parts = text.trim().split("-", -1);
+        try {
+            long first = Long.parseLong(parts[0].trim());
+            long last = parts.length == 2 ? Long.parseLong(parts[1].trim()) : first;
+            if (parts.length <= 2 && first >= 0 && last >= first && last - first < MAX_SEEDS) {
+                return new long[] {first, last};
+            }
+        } catch (NumberFormatException e) {
+            // said below
+        }
+        throw new IllegalArgumentException("--seeds '" + text + "' is invalid; allowed: FIRST-LAST (0 <= FIRST <= "
+                + "LAST, at most " + MAX_SEEDS + " seeds) or one seed N");
+    }
+
+    /** The most seeds one {@code --seeds} runs (each takes seconds). */
+    static final int MAX_SEEDS = 1000;
 
     private void validate() {
         if (speedup < 0 || Double.isNaN(speedup)) {

@@ -2,6 +2,7 @@ package dev.selene.node.replay;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.selene.engine.simulator.PolicyComparison;
 import dev.selene.engine.trace.TraceRequest;
 import dev.selene.engine.trace.TraceShapes;
 import dev.selene.node.cli.SeleneMain;
@@ -34,22 +35,27 @@ class ReplayTest {
         List<String> all = new ArrayList<>(List.of("replay"));
         all.addAll(List.of(args));
         all.addAll(List.of("--no-progress", "--json"));
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        PrintStream saved = System.out;
-        int code;
-        try {
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            code = SeleneMain.execute(all.toArray(String[]::new));
-        } finally {
-            System.setOut(saved);
-        }
-        assertEquals(0, code, out.toString(StandardCharsets.UTF_8));
-        List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
+        List<String> lines = succeeding(all.toArray(String[]::new));
         assertTrue(lines.stream().anyMatch(l -> l.startsWith("ceiling, unbounded cache")), "the table comes first");
         // issue 26: the report ended without a verdict
         assertTrue(lines.get(lines.size() - 2).matches("verdict: (OK|NOT MET): [\\d.]+% of tokens from cache.*"),
                 "a verdict closes the table: " + lines.get(lines.size() - 2));
         return new ObjectMapper().readTree(lines.getLast());
+    }
+
+    /** Runs {@code selene ARGS}, checks that it exits 0, and returns the lines it printed on standard output. */
+    static List<String> succeeding(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        PrintStream saved = System.out;
+        int code;
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            code = SeleneMain.execute(args);
+        } finally {
+            System.setOut(saved);
+        }
+        assertEquals(0, code, out.toString(StandardCharsets.UTF_8));
+        return out.toString(StandardCharsets.UTF_8).lines().toList();
     }
 
     @Test
@@ -196,18 +202,8 @@ class ReplayTest {
     @Test
     void compare_printsEveryPolicyAndTheOracle_onTheFileAndTheGeneratedTraces_markingTheTunedOnes()
             throws IOException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        PrintStream saved = System.out;
-        int code;
-        try {
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            code = SeleneMain.execute("replay", "--compare", TRACE.toString(), "--requests", "120", "--no-progress",
+        List<String> lines = succeeding("replay", "--compare", TRACE.toString(), "--requests", "120", "--no-progress",
                     "--json");
-        } finally {
-            System.setOut(saved);
-        }
-        assertEquals(0, code);
-        List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
         assertTrue(lines.getFirst().startsWith("| trace | layout | memory | lru | reuse | worth | oracle |"),
                 lines.getFirst());
         assertTrue(lines.stream().anyMatch(l -> l.startsWith("| mooncake-first-200 | qwen-tp1 |")), "the file's rows");
@@ -226,7 +222,44 @@ class ReplayTest {
     }
 
     @Test
+    void compareOverSeeds_sumsUpEveryPolicyOverEverySeedsRows_andListsTheRowsWhereTheDefaultBreaksARule()
+            throws IOException {
+        List<String> lines = succeeding("replay", "--compare", "--seeds", "3-4", "--requests", "120", "--no-progress",
+                    "--json");
+        JsonNode json = new ObjectMapper().readTree(lines.getLast());
+        JsonNode table = json.get("table");
+        int perSeed = PolicyComparison.traces(null, null, 3, 120).size() * 4; // two layouts, two memory sizes each
+        assertEquals(2 * perSeed, table.size(), "every generated trace of both seeds, under both layouts");
+        assertEquals("seeds 3-4: " + 2 * perSeed + " rows", lines.getFirst());
+        assertTrue(lines.stream().noneMatch(l -> l.startsWith("| trace |")), "no table");
+        for (String policy : List.of("lru", "reuse", "worth")) {
+            assertTrue(lines.stream().anyMatch(l -> l.startsWith(policy + ": mean over lru ")), policy + "'s means");
+            assertTrue(lines.stream().anyMatch(l -> l.startsWith(policy + ": worst against lru ")), policy);
+        }
+        assertTrue(table.get(0).get("trace").asText().startsWith("seed 3, "), table.get(0).toString());
+        assertTrue(table.get(table.size() - 1).get("trace").asText().startsWith("seed 4, "), "the last seed's rows");
+
+        // The listing says as many rows as it lists, each a row of the table breaking a rule the default is held to.
+        String said = lines.stream().filter(l -> l.startsWith("worth breaks a rule on ")).findFirst().orElseThrow();
+        long listed = lines.stream().filter(l -> l.startsWith("  seed ")).count();
+        assertEquals("worth breaks a rule on " + listed + " rows" + (listed > 0 ? ":" : ""), said);
+        long expected = 0;
+        for (JsonNode r : table) {
+            double worth = r.get("hit_ratio").get("worth").asDouble();
+            double lru = r.get("hit_ratio").get("lru").asDouble();
+            double oracle = r.get("hit_ratio").get("oracle").asDouble();
+            boolean held = !r.get("tuned_on").asBoolean();
+            expected += (100 * (worth - lru) < -1 ? 1 : 0)
+                    + (held && 100 * (oracle - lru) > 5 && worth / oracle < 0.7 ? 1 : 0);
+        }
+        assertEquals(expected, listed, "the rows breaking a rule, counted from the table");
+    }
+
+    @Test
     void badOptions_areOneLineNamingTheAllowedValues() {
+        assertEquals(2, SeleneMain.execute("replay", "--compare", "--seeds", "9-3", "--no-progress"));
+        assertEquals(2, SeleneMain.execute("replay", "--compare", "--seeds", "x", "--no-progress"));
+        assertEquals(2, SeleneMain.execute("replay", TRACE.toString(), "--seeds", "3", "--no-progress"));
         assertEquals(2, SeleneMain.execute("replay", TRACE.toString(), "--policy", "fifo", "--no-progress"));
         assertEquals(2, SeleneMain.execute("replay", TRACE.toString(), "--rows", "first", "--no-progress"));
         assertEquals(2, SeleneMain.execute("replay", "--no-progress"));
