@@ -105,8 +105,8 @@ public final class PolicyComparison {
     }
 
     /**
-     * The comparison's traces: the trace {@code file}, named {@code fileName}, first when it is not null, then every named shape, the shared-prompt
-     * chat and the chat families, each of {@code requests} requests from {@code seed}.
+     * The comparison's traces: the trace {@code file}, named {@code fileName}, first when it is not null, then every
+     * named shape, the shared-prompt chat and the chat families, each of {@code requests} requests from {@code seed}.
      */
     public static List<Trace> traces(String fileName, List<TraceRequest> file, long seed, int requests) {
         List<Trace> out = new ArrayList<>();
@@ -140,11 +140,12 @@ public final class PolicyComparison {
     public static List<Trace> traces(String fileName, List<TraceRequest> file, long firstSeed, long lastSeed,
                                      int requests) {
         List<Trace> out = new ArrayList<>();
+        if (file != null) {
+            out.add(new Trace(fileName, TUNED_ON.contains(fileName), () -> file));
+        }
         for (long seed = firstSeed; seed <= lastSeed; seed++) {
-            for (Trace t : traces(seed == firstSeed ? fileName : null, seed == firstSeed ? file : null, seed,
-                    requests)) {
-                boolean generated = file == null || !t.name().equals(fileName);
-                out.add(generated ? new Trace("seed " + seed + ", " + t.name(), t.tuned(), t.requests()) : t);
+            for (Trace t : traces(null, null, seed, requests)) {
+                out.add(new Trace("seed " + seed + ", " + t.name(), t.tuned(), t.requests()));
             }
         }
         return out;
@@ -219,26 +220,20 @@ public final class PolicyComparison {
 
     /** Per policy, its mean points over LRU on the rows held out and on those tuned on. */
     public static String means(List<Row> rows, List<String> policies) {
+        List<Row> held = rows.stream().filter(r -> !r.tuned()).toList();
+        List<Row> tuned = rows.stream().filter(Row::tuned).toList();
         StringBuilder b = new StringBuilder();
         for (String p : policies) {
-            double held = 0;
-            double tuned = 0;
-            int heldRows = 0;
-            int tunedRows = 0;
-            for (Row r : rows) {
-                if (r.tuned()) {
-                    tuned += r.pointsOverLru(p);
-                    tunedRows++;
-                } else {
-                    held += r.pointsOverLru(p);
-                    heldRows++;
-                }
-            }
-            b.append(String.format(Locale.ROOT,
-                    "%s: mean over lru %s points held out (%d rows), %s tuned on (%d rows)%n", p, heldRows == 0 ? "-" : String.format(Locale.ROOT, "%+.2f", held / heldRows), heldRows,
-                    tunedRows == 0 ? "-" : String.format(Locale.ROOT, "%+.2f", tuned / tunedRows), tunedRows));
+            b.append(String.format(Locale.ROOT, "%s: mean over lru %s points held out (%d rows), %s tuned on "
+                    + "(%d rows)%n", p, meanPoints(held, p), held.size(), meanPoints(tuned, p), tuned.size()));
         }
         return b.toString();
+    }
+
+    /** {@code policy}'s mean points over LRU on {@code rows}, signed, or "-" when there are none. */
+    private static String meanPoints(List<Row> rows, String policy) {
+        return rows.isEmpty() ? "-" : String.format(Locale.ROOT, "%+.2f",
+                rows.stream().mapToDouble(r -> r.pointsOverLru(policy)).average().orElseThrow());
     }
 
     /**

@@ -255,12 +255,12 @@ public final class ReplayCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--compare runs the simulator on TRACE and its own generated traces; "
                     + "--generate and --disk-dir do not apply (--disk-size gives every row a simulated disk tier)");
         }
-        long[] range = seeds == null ? new long[] {seed, seed} : seedRange(seeds);
+        long[] range = seeds == null ? null : seedRange(seeds);
         long diskBytes = diskSize == null ? 0 : ByteSize.parse("--disk-size", diskSize);
         RowRule rule = RowRule.parse(rows, rowInterval);
         String name = trace == null ? null : trace.getFileName().toString().replaceFirst("\\.jsonl?$", "");
         List<TraceRequest> file = trace == null ? null : MooncakeTrace.read(trace, limit);
-        List<PolicyComparison.Trace> traces = seeds == null
+        List<PolicyComparison.Trace> traces = range == null
                 ? PolicyComparison.traces(name, file, seed, generatedRequests)
                 : PolicyComparison.traces(name, file, range[0], range[1], generatedRequests);
         System.err.printf(Locale.ROOT, "selene replay: comparing %s and the oracle on %d traces, rows %s, %s, "
@@ -273,15 +273,14 @@ public final class ReplayCommand implements Callable<Integer> {
                         ByteSize.format(row.warmBytes()), row.hitRatio());
             }
         });
-        if (seeds == null) {
+        if (range == null) {
             System.out.print(PolicyComparison.table(table, Policies.NAMES));
             System.out.println();
+            System.out.print(PolicyComparison.summary(table, Policies.NAMES));
         } else {
             System.out.printf(Locale.ROOT, "seeds %d-%d: %d rows%n", range[0], range[1], table.size());
             System.out.print(PolicyComparison.means(table, Policies.NAMES));
-        }
-        System.out.print(PolicyComparison.summary(table, Policies.NAMES));
-        if (seeds != null) {
+            System.out.print(PolicyComparison.summary(table, Policies.NAMES));
             List<String> broken = PolicyComparison.breaches(table, Policies.DEFAULT);
             System.out.printf(Locale.ROOT, "%s breaks a rule on %d rows%s%n", Policies.DEFAULT, broken.size(),
                     broken.isEmpty() ? "" : ":");
