@@ -1,0 +1,132 @@
+package dev.selene.actors.pool;
+
+import dev.selene.actors.api.CacheSettings;
+import dev.selene.engine.codec.PieceShares;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
+import dev.selene.transport.host.HostMemory;
+import dev.selene.transport.pool.DataAddress;
+import dev.selene.transport.pool.NettyDataPlane;
+import dev.selene.transport.pool.OutgoingImage;
+import dev.selene.transport.pool.RecordImage;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
+import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Join;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * A store asked for a copy it cannot make tells the record's directory entity so, at once, instead of leaving the
+ * entity to wait out its patience: the record is not held (dropped before the ask came), or its target cannot be
+ * reached. A real store on a one-node cluster; the directory entity is a stand-in that hands every message to a
+ * test probe, and the copy's target is a stand-in store naming a data address nothing listens on.
+ */
+class ManagerStoreCopyFailedTest {
+
+    private final ActorTestKit kit = ActorTestKit.create(PoolCluster.SYSTEM_NAME, PoolCluster.config("127.0.0.1", 0,
+            List.of(), PoolCluster.MANAGER_ROLE, CacheSettings.standaloneSystemConfig()));
+    private final TestProbe<PoolDirectory.Command> directory = kit.createTestProbe("directory");
+
+    @AfterEach
+    void stop() {
+        kit.shutdownTestKit();
+    }
+
+    /** The store under test, its directory entities all forwarding to {@link #directory}. */
+    private ActorRef<ManagerStore.Command> store() {
+        Cluster cluster = Cluster.get(kit.system());
+        cluster.manager().tell(Join.create(cluster.selfMember().address())); // a cluster of one
+        ActorRef<PoolDirectory.Command> forward = directory.ref();
+        ClusterSharding.get(kit.system()).init(Entity.of(PoolDirectory.TYPE, entity -> forwarding(forward))
+                .withRole(PoolCluster.MANAGER_ROLE));
+        ManagerConfig config = new ManagerConfig(PoolFixture.LAYOUT, 16L * PoolFixture.LAYOUT.slotBytes(), null, 2,
+                ManagerConfig.DEFAULT_DIRECTORY_SHARDS);
+        return kit.spawn(ManagerStore.create(config, new PoolMetrics("copy-failed-test")), "pool-store");
+    }
+
+    private static Behavior<PoolDirectory.Command> forwarding(ActorRef<PoolDirectory.Command> to) {
+        return Behaviors.receiveMessage(m -> {
+            to.tell(m);
+            return Behaviors.same();
+        });
+    }
+
+    /** A stand-in for another store: it answers as a store would, naming a data address nothing listens on. */
+    private ActorRef<ManagerStore.Command> unreachableStore() throws Exception {
+        int nothingListens = PoolFixture.freePort();
+        return kit.spawn(Behaviors.receiveMessage((ManagerStore.Command m) -> {
+            if (m instanceof ManagerStore.GetStatus g) {
+                g.replyTo().tell(new ManagerStore.StoreStatus("stand-in", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                        Map.of(), "127.0.0.1:" + nothingListens, 1, PoolFixture.LAYOUT.name()));
+            }
+            return Behaviors.same();
+        }), "stand-in-store");
+    }
+
+    private PoolDirectory.CopyFailed expectCopyFailed(RecordKey key) {
+        List<PoolDirectory.Command> seen = directory.fishForMessage(Duration.ofSeconds(20),
+                "the store's word that the copy of " + key + " failed", m ->
+                        m instanceof PoolDirectory.CopyFailed f && f.key().equals(key)
+                                ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore());
+        return (PoolDirectory.CopyFailed) seen.getLast();
+    }
+
+    private ManagerStore.StoreStatus status(ActorRef<ManagerStore.Command> store) {
+        TestProbe<ManagerStore.StoreStatus> reply = kit.createTestProbe();
+        store.tell(new ManagerStore.GetStatus(reply.ref()));
+        return reply.expectMessageClass(ManagerStore.StoreStatus.class, Duration.ofSeconds(10));
+    }
+
+    @Test
+    void aCopyOfARecordNotHeld_isToldToItsDirectoryEntityAtOnce_theEntityIsAProbe() throws Exception {
+        ActorRef<ManagerStore.Command> store = store();
+        RecordKey key = new RecordKey("tenant-a", 41);
+
+        store.tell(new ManagerStore.CopyTo(key, unreachableStore()));
+
+        assertEquals(store, expectCopyFailed(key).store(), "the word names the store that was asked");
+    }
+
+    @Test
+    void aCopyWhoseTargetCannotBeReached_isToldToItsDirectoryEntity_andTheRecordStaysHeld_theTargetIsAStandIn()
+            throws Exception {
+        ActorRef<ManagerStore.Command> store = store();
+        RecordSpec spec = PoolFixture.spec("tenant-a", 42, null);
+        DataAddress address = DataAddress.parse(status(store).dataAddress());
+        int pieces = PoolFixture.LAYOUT.slotsPerRecord(spec.hasRow());
+        try (HostMemory memory = HostMemory.allocate(PoolFixture.LAYOUT, pieces);
+             NettyDataPlane client = NettyDataPlane.client(NettyDataPlane.Backend.best(),
+                     NettyDataPlane.DEFAULT_SILENCE, 1)) {
+            int page = PoolFixture.LAYOUT.pageBytes();
+            for (int slot = 0; slot < pieces; slot++) {
+                for (int rank = 0; rank < PoolFixture.LAYOUT.ranks(); rank++) {
+                    memory.share(slot, rank, page).fill((byte) (slot * 7 + rank + 1));
+                }
+            }
+            PieceShares shares = (piece, rank) -> memory.share(piece, rank, page);
+            RecordImage.Frame frame = RecordImage.frame(spec, PoolFixture.LAYOUT, shares);
+            client.push(address, spec, new OutgoingImage(PoolFixture.LAYOUT, spec.hasRow(), frame.headerBlock(),
+                    frame.footerBlock(), shares)).done().get(20, TimeUnit.SECONDS);
+        }
+        assertEquals(1, status(store).records(), "the store holds the pushed record");
+
+        store.tell(new ManagerStore.CopyTo(spec.key(), unreachableStore()));
+
+        assertEquals(store, expectCopyFailed(spec.key()).store(), "the word names the store that was asked");
+        assertEquals(1, status(store).records(), "a failed copy leaves its source's record");
+    }
+}
