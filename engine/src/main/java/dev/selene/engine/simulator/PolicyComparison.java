@@ -122,12 +122,15 @@ public final class PolicyComparison {
         families.put("chat, goes on 0.9", CHAT.withContinuation(0.9));
         families.put("chat, 50 in flight", CHAT.withActive(50));
         families.put("chat, 800 in flight", CHAT.withActive(800));
+        families.put("chat, regular turns", CHAT.withRegularTurns(0.2));
         families.put("chat, branches 0.1", CHAT.withRetry(0.1));
         families.put("chat, branches 0.3", CHAT.withRetry(0.3));
         families.put("chat, 32 prompts zipf 0.5", CHAT.withPrompts(32, 0.5));
         families.put("chat, 32 prompts zipf 2", CHAT.withPrompts(32, 2));
         families.put("chat, one-off 0.5", CHAT.withOneOff(0.5));
         families.put("chat, one-off documents", CHAT.withDocuments(0.5, 4_000, 16_000));
+        families.put("shared-prompt-chat, regular turns",
+                TraceShapes.shape("shared-prompt-chat").withRegularTurns(0.2));
         families.forEach((name, shape) -> out.add(new Trace(name, TUNED_ON.contains(name),
                 () -> TraceShapes.generate(shape, seed, requests))));
         return out;

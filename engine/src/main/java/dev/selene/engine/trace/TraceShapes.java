@@ -3,8 +3,10 @@ package dev.selene.engine.trace;
 import dev.selene.engine.key.ChainHash;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.PriorityQueue;
 import java.util.SplittableRandom;
 
 /**
@@ -89,10 +91,15 @@ public final class TraceShapes {
      * @param minDocument  shortest message of a one-request conversation (a document asked about once), tokens;
      *                     with maxDocument 0 such a message is drawn as any other
      * @param maxDocument  longest message of a one-request conversation, tokens (0: drawn as any other)
+     * @param thinkSpread  0: the next request is any conversation in progress, drawn at random (a conversation's
+     *                     wait for its next turn is memoryless); otherwise each conversation's next turn comes after
+     *                     a wait drawn between {@code active × (1 − thinkSpread)} and {@code active × (1 + thinkSpread)}
+     *                     requests, and the conversation whose turn is due first goes next (users who answer at a
+     *                     regular pace)
      */
     public record Shape(int active, int prompts, int minTurns, int maxTurns, int minPrompt, int maxPrompt,
                         int minMessage, int maxMessage, int minAnswer, int maxAnswer, double retry, double zipf,
-                        double continuation, double oneOff, int minDocument, int maxDocument) {
+                        double continuation, double oneOff, int minDocument, int maxDocument, double thinkSpread) {
 
         public Shape {
             if (active < 1 || prompts < 1 || minTurns < 1 || maxTurns < minTurns) {
@@ -105,6 +112,17 @@ public final class TraceShapes {
             if (minDocument < 0 || maxDocument < minDocument) {
                 throw new IllegalArgumentException("a shape needs 0 <= minDocument <= maxDocument");
             }
+            if (thinkSpread < 0 || thinkSpread > 1) {
+                throw new IllegalArgumentException("thinkSpread must be in [0, 1]");
+            }
+        }
+
+        /** A shape whose conversations' turns come after memoryless waits. */
+        public Shape(int active, int prompts, int minTurns, int maxTurns, int minPrompt, int maxPrompt,
+                     int minMessage, int maxMessage, int minAnswer, int maxAnswer, double retry, double zipf,
+                     double continuation, double oneOff, int minDocument, int maxDocument) {
+            this(active, prompts, minTurns, maxTurns, minPrompt, maxPrompt, minMessage, maxMessage, minAnswer,
+                    maxAnswer, retry, zipf, continuation, oneOff, minDocument, maxDocument, 0);
         }
 
         /** A shape whose one-request conversations' messages are drawn as any other. */
@@ -112,31 +130,31 @@ public final class TraceShapes {
                      int minMessage, int maxMessage, int minAnswer, int maxAnswer, double retry, double zipf,
                      double continuation, double oneOff) {
             this(active, prompts, minTurns, maxTurns, minPrompt, maxPrompt, minMessage, maxMessage, minAnswer,
-                    maxAnswer, retry, zipf, continuation, oneOff, 0, 0);
+                    maxAnswer, retry, zipf, continuation, oneOff, 0, 0, 0);
         }
 
         /** This shape with {@code n} conversations in progress at once. */
         public Shape withActive(int n) {
             return new Shape(n, prompts, minTurns, maxTurns, minPrompt, maxPrompt, minMessage, maxMessage, minAnswer,
-                    maxAnswer, retry, zipf, continuation, oneOff, minDocument, maxDocument);
+                    maxAnswer, retry, zipf, continuation, oneOff, minDocument, maxDocument, thinkSpread);
         }
 
         /** This shape with a chance {@code p} that a conversation goes on after each turn. */
         public Shape withContinuation(double p) {
             return new Shape(active, prompts, minTurns, maxTurns, minPrompt, maxPrompt, minMessage, maxMessage,
-                    minAnswer, maxAnswer, retry, zipf, p, oneOff, minDocument, maxDocument);
+                    minAnswer, maxAnswer, retry, zipf, p, oneOff, minDocument, maxDocument, thinkSpread);
         }
 
         /** This shape with a chance {@code p} that a request branches from an earlier turn. */
         public Shape withRetry(double p) {
             return new Shape(active, prompts, minTurns, maxTurns, minPrompt, maxPrompt, minMessage, maxMessage,
-                    minAnswer, maxAnswer, p, zipf, continuation, oneOff, minDocument, maxDocument);
+                    minAnswer, maxAnswer, p, zipf, continuation, oneOff, minDocument, maxDocument, thinkSpread);
         }
 
         /** This shape with {@code n} shared prompts of popularity exponent {@code exponent}. */
         public Shape withPrompts(int n, double exponent) {
             return new Shape(active, n, minTurns, maxTurns, minPrompt, maxPrompt, minMessage, maxMessage, minAnswer,
-                    maxAnswer, retry, exponent, continuation, oneOff, minDocument, maxDocument);
+                    maxAnswer, retry, exponent, continuation, oneOff, minDocument, maxDocument, thinkSpread);
         }
 
         /**
@@ -145,13 +163,22 @@ public final class TraceShapes {
          */
         public Shape withDocuments(double share, int min, int max) {
             return new Shape(active, prompts, minTurns, maxTurns, minPrompt, maxPrompt, minMessage, maxMessage,
-                    minAnswer, maxAnswer, retry, zipf, continuation, share, min, max);
+                    minAnswer, maxAnswer, retry, zipf, continuation, share, min, max, thinkSpread);
+        }
+
+        /**
+         * This shape with each conversation's next turn due after a wait within {@code spread} of the mean wait (a
+         * share of it, in (0, 1]), the earliest due first.
+         */
+        public Shape withRegularTurns(double spread) {
+            return new Shape(active, prompts, minTurns, maxTurns, minPrompt, maxPrompt, minMessage, maxMessage,
+                    minAnswer, maxAnswer, retry, zipf, continuation, oneOff, minDocument, maxDocument, spread);
         }
 
         /** This shape with a share {@code share} of one-request conversations. */
         public Shape withOneOff(double share) {
             return new Shape(active, prompts, minTurns, maxTurns, minPrompt, maxPrompt, minMessage, maxMessage,
-                    minAnswer, maxAnswer, retry, zipf, continuation, share, minDocument, maxDocument);
+                    minAnswer, maxAnswer, retry, zipf, continuation, share, minDocument, maxDocument, thinkSpread);
         }
     }
 
@@ -191,6 +218,11 @@ public final class TraceShapes {
         }
 
         List<TraceRequest> run(int requests) {
+            return shape.thinkSpread() > 0 ? runRegular(requests) : runRandom(requests);
+        }
+
+        /** The next request is any conversation in progress, at random. */
+        private List<TraceRequest> runRandom(int requests) {
             List<Conversation> active = new ArrayList<>();
             List<TraceRequest> out = new ArrayList<>(requests);
             while (out.size() < requests) {
@@ -203,6 +235,34 @@ public final class TraceShapes {
                 if (--c.turnsLeft == 0) {
                     active.set(pick, active.getLast());
                     active.removeLast();
+                }
+            }
+            return out;
+        }
+
+        /**
+         * The next request is the conversation whose turn is due first: each waits between {@code active × (1 −
+         * spread)} and {@code active × (1 + spread)} requests after its last turn; a new conversation's first turn is
+         * due within one mean wait of its start, so that starts do not come in waves.
+         */
+        private List<TraceRequest> runRegular(int requests) {
+            record Due(double at, long order, Conversation conversation) {
+            }
+            PriorityQueue<Due> due = new PriorityQueue<>(Comparator.comparingDouble(Due::at)
+                    .thenComparingLong(Due::order));
+            List<TraceRequest> out = new ArrayList<>(requests);
+            double mean = shape.active();
+            long order = 0;
+            while (out.size() < requests) {
+                while (due.size() < shape.active()) {
+                    due.add(new Due(out.size() + random.nextDouble() * mean, order++, start()));
+                }
+                Due next = due.poll();
+                Conversation c = next.conversation();
+                out.add(turn(c));
+                if (--c.turnsLeft > 0) {
+                    double wait = mean * (1 - shape.thinkSpread() + 2 * shape.thinkSpread() * random.nextDouble());
+                    due.add(new Due(Math.max(next.at(), out.size()) + wait, order++, c));
                 }
             }
             return out;

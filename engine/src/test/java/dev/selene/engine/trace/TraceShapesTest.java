@@ -113,6 +113,33 @@ class TraceShapesTest {
                 "no other request shares a block with a document: none goes on from one");
     }
 
+    /** Requests between one turn of a conversation and its next; a conversation is its first block's id here. */
+    private static List<Integer> waitsBetweenTurns(List<TraceRequest> trace) {
+        Map<Long, Integer> lastTurn = new HashMap<>();
+        List<Integer> waits = new ArrayList<>();
+        for (int i = 0; i < trace.size(); i++) {
+            Integer last = lastTurn.put(trace.get(i).hashIds()[0], i);
+            if (last != null) {
+                waits.add(i - last);
+            }
+        }
+        return waits;
+    }
+
+    @Test
+    void regularTurns_comeAfterWaitsNearTheMean_whereRandomPicksSpreadThemWidely() {
+        // A prompt of 300 tokens and messages of 600 or more: a conversation's first block is its own.
+        TraceShapes.Shape chat = new TraceShapes.Shape(50, 1, 2, 16, 300, 300, 600, 1_000, 600, 900, 0, 1, 0.6, 0);
+        List<Integer> regular = waitsBetweenTurns(TraceShapes.generate(chat.withRegularTurns(0.2), 1, 2_000));
+        List<Integer> random = waitsBetweenTurns(TraceShapes.generate(chat, 1, 2_000));
+        assertTrue(regular.size() > 500 && random.size() > 500, regular.size() + " and " + random.size() + " waits");
+        double regularNear = regular.stream().filter(w -> w >= 40 && w <= 90).count() / (double) regular.size();
+        double randomNear = random.stream().filter(w -> w >= 40 && w <= 90).count() / (double) random.size();
+        assertTrue(regularNear > 0.9, "regular turns: " + regularNear + " of the waits within 40-90 requests");
+        assertTrue(randomNear < 0.5, "random picks: " + randomNear + " of the waits within 40-90 requests");
+        assertThrows(IllegalArgumentException.class, () -> chat.withRegularTurns(1.5));
+    }
+
     @Test
     void sharedPromptChat_startsMostRequestsWithOnePrompt() {
         List<TraceRequest> trace = TraceShapes.generate("shared-prompt-chat", 1, 1000);
