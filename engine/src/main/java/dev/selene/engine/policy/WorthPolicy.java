@@ -46,6 +46,11 @@ import java.util.function.Predicate;
  *               worth than for recency, significant or not); set 0 is always ranked by worth
  * again       = when the verdict changes, or a class's share moves by more than SHARE_DRIFT since its rows were
  *               ranked, the rows concerned are ranked again with the value they have now
+ * patience    = rows dropped unused are remembered (a ghost of GHOST_FACTOR times the most rows ever resident);
+ *               once requests come back to them LATE_RATIO times as often as rows are resumed while held, and the
+ *               waits before a row's comeback cluster (90th percentile at most REGULAR times the median), a sample
+ *               of new rows (by key: as many as can wait that long in PATIENCE_MEMORY of the rows memory holds) is
+ *               held back from dropping for PATIENCE_MARGIN times the 90th percentile of the waits
  * </pre>
  */
 public final class WorthPolicy implements EvictionPolicy {
@@ -115,6 +120,21 @@ public final class WorthPolicy implements EvictionPolicy {
      * base and its place among equals. Both are rare: a verdict changes a few times in a trace, a share by half
      * a few times in a class's life.
 
+     * Patience. Recency and worth both let a row go once newer or worthier rows need its slots. When every
+     * conversation comes back after about the same wait and memory holds less than that wait's rows, each row goes
+     * just before its comeback: LRU serves nothing (the loop every recency policy loses), no trial ever succeeds, every
+     * class's share sinks to its floor, worth ranks by recency too, and the shadow, no larger than memory, sees nothing
+     * either side could have served. The oracle keeps some of the conversations for their whole wait and lets the others
+     * go. The remedy is the one for loops in CPU caches and scan-resistant policies (a part of what arrives held, the
+     * rest passing through): rows dropped unused are remembered, so that a request reaching one later counts as a
+     * comeback memory did not hold, with its wait; when comebacks outnumber resumes of held rows several times over and
+     * their waits cluster, a sample of new rows, by key, is held back for the wait, as many as fit in a share of
+     * memory. Waits that do not cluster (a memoryless return's 90th percentile is 3.3 times its median) leave the
+     * policy as it was: a row held for a fixed wait is then no likelier to be resumed than one ranked by worth, and on
+     * agent loops at small memory patience without that test lost 2.8 points to LRU. The share is 0.3 of the rows
+     * memory holds: at 0.5 one generated seed lost 4 points to LRU where the shared prompts' rows, which LRU keeps,
+     * had to make room; 0.2-0.5 served about alike elsewhere (docs/replay.md has the figures).
+
      * Order of arrival. A publication's records may become resident in any order; a record whose parent is not
      * resident yet is taken as a root until the parent arrives, and is then settled with what hangs from it, so the
      * order does not change the ranking (a node and the simulator agree).
@@ -168,6 +188,25 @@ public final class WorthPolicy implements EvictionPolicy {
     static final int SPAN_BASE = 4;
     private static final int CLASSES = 2 * (MAX_TURN + 1) * (MAX_HISTORY + 1) * SPANS;
 
+    /** Dropped rows remembered, as many times the most rows ever resident, to see requests come back to them. */
+    static final int GHOST_FACTOR = 8;
+    /** Patience starts once rows come back after they were dropped this many times as often as while held. */
+    static final double LATE_RATIO = 3;
+    /** ... and once at least this many came back late. */
+    static final int LATE_MIN = 32;
+    /** The share of the rows memory holds that patient rows may take. */
+    static final double PATIENCE_MEMORY = 0.3;
+    /** Patient rows are held back this many times the 90th percentile of the waits before a row's comeback. */
+    static final double PATIENCE_MARGIN = 1.1;
+    /** Waits remembered for the percentile. */
+    static final int WAITS = 256;
+    /**
+     * Patience needs waits that cluster: the 90th percentile at most this many times the median (a memoryless wait's is
+     * 3.3 times it, and a row held for such a wait is no likelier to be resumed than one ranked by worth).
+     */
+    static final double REGULAR = 2;
+    private static final long PATIENCE_SALT = 0x2545F4914F6CDD1DL;
+
     private final double depthExponent;
     private final boolean duel;
     /** The shadow LRU cache: key hash to what it holds of that record, least recently used first. */
@@ -198,6 +237,26 @@ public final class WorthPolicy implements EvictionPolicy {
     private int rowSlots;
     private double inflation;
     private long enlisted;
+    private final boolean patience;
+    /** Rows published so far: the clock of waits and patience. */
+    private long clock;
+    private long nodeIds;
+    /** Rows dropped unused: key hash to the clock when their trial began, the oldest first. */
+    private final LinkedHashMap<Long, Long> ghost = new LinkedHashMap<>();
+    /** Rows that came back after they were dropped, and rows not patient that were resumed while held; halved. */
+    private double late;
+    private double resumedHeld;
+    private final long[] waits = new long[WAITS];
+    private int waitCount;
+    private int residentRows;
+    private int maxResidentRows;
+    /** How long patient rows are held back, in rows published (0: no row is made patient now). */
+    private long patienceLimit;
+    /** The share of new rows made patient. */
+    private double patientShare;
+    /** Patient rows held back from dropping, the soonest released first. */
+    private final TreeSet<Node> waiting = new TreeSet<>((a, b) -> a.holdUntil != b.holdUntil
+            ? Long.compare(a.holdUntil, b.holdUntil) : Long.compare(a.id, b.id));
 
     /** What the policy keeps of a resident record. */
     private static final class Node implements Comparable<Node> {
@@ -227,9 +286,19 @@ public final class WorthPolicy implements EvictionPolicy {
         double priority;
         long seq;
         int slotCount;
+        final long id;
+        /** The clock when its row's trial last began. */
+        long trialAt;
+        /** Whether its row is held back until {@link #holdUntil} (a patient row), and whether it is now. */
+        boolean patient;
+        /** Whether its row's trial is the first since the row was published (not reopened by a resume). */
+        boolean firstTrial;
+        boolean heldBack;
+        long holdUntil;
 
-        Node(RecordIndex.Entry entry) {
+        Node(RecordIndex.Entry entry, long id) {
             this.entry = entry;
+            this.id = id;
         }
 
         @Override
@@ -264,8 +333,14 @@ public final class WorthPolicy implements EvictionPolicy {
 
     /** A policy with another depth exponent, with or without the duel (without: every row ranked by worth). */
     WorthPolicy(double depthExponent, boolean duel) {
+        this(depthExponent, duel, true);
+    }
+
+    /** The same, with or without patience (see {@link #waited}). */
+    WorthPolicy(double depthExponent, boolean duel, boolean patience) {
         this.depthExponent = depthExponent;
         this.duel = duel;
+        this.patience = patience;
         Arrays.fill(rankedShare, 0.5);
     }
 
@@ -282,7 +357,8 @@ public final class WorthPolicy implements EvictionPolicy {
 
     @Override
     public void onInsert(RecordIndex.Entry e) {
-        Node n = new Node(e);
+        comeback(e);
+        Node n = new Node(e, ++nodeIds);
         holds(n, e.slots().count());
         if (shadowTouch(e)) {
             lruOnly(e);
@@ -303,7 +379,9 @@ public final class WorthPolicy implements EvictionPolicy {
         }
         derive(n);
         if (e.spec().hasRow()) {
+            rowPublished(n);
             enterClass(n);
+            decidePatience(n);
             history.increment(e.key().hash());
         }
         List<Node> waiting = awaitingParent.remove(e.key());
@@ -324,7 +402,16 @@ public final class WorthPolicy implements EvictionPolicy {
             n.wasParent = false;
         }
         boolean shadowHad = shadowTouch(e);
+        comeback(e);
         if (use == Use.RESUMED && e.spec().hasRow()) {
+            if (n.trial && n.firstTrial) {
+                if (!n.patient) {
+                    resumedHeld++;
+                    halveLate();
+                }
+                waited(clock - n.trialAt);
+            }
+            n.patient = false;
             n.resumes++;
             closeTrial(n, true);
             if (!shadowHad) {
@@ -351,11 +438,15 @@ public final class WorthPolicy implements EvictionPolicy {
             lruOnly(e);
         }
         if (e.spec().hasRow()) {
+            comeback(e);
             rowSlots = Math.max(rowSlots, e.slots().count());
             n.base = inflation;
+            rowPublished(n);
             enterClass(n);
+            decidePatience(n);
             history.increment(e.key().hash());
         } else {
+            residentRows--;
             closeTrial(n, false);
         }
         if (n.children != null) {
@@ -380,6 +471,7 @@ public final class WorthPolicy implements EvictionPolicy {
     @Override
     public void onAncestorUse(RecordIndex.Entry e) {
         Node n = nodes.get(e.key());
+        comeback(e);
         n.uses++;
         shadowTouch(e);
         if (e.dropsRowOnly()) { // a row others hang from ages with its chain's use, not only its own resumes
@@ -392,6 +484,9 @@ public final class WorthPolicy implements EvictionPolicy {
     public void onRemove(RecordIndex.Entry e) {
         Node n = nodes.remove(e.key());
         residentSlots -= n.slotCount;
+        if (e.spec().hasRow()) {
+            residentRows--;
+        }
         closeTrial(n, false);
         if (n.parent != null && n.parent.children != null) {
             n.parent.children.remove(n);
@@ -413,13 +508,23 @@ public final class WorthPolicy implements EvictionPolicy {
     public void enlist(RecordIndex.Entry e) {
         Node n = nodes.get(e.key());
         rank(n);
-        droppable.add(n);
+        if (n.patient && e.spec().hasRow() && !e.dropsRowOnly() && n.holdUntil > clock) {
+            n.heldBack = true;
+            waiting.add(n);
+        } else {
+            droppable.add(n);
+        }
     }
 
     @Override
     public void delist(RecordIndex.Entry e) {
         Node n = nodes.get(e.key());
-        droppable.remove(n);
+        if (n.heldBack) {
+            waiting.remove(n);
+            n.heldBack = false;
+        } else {
+            droppable.remove(n);
+        }
         n.seq = 0;
         if (e.residentChildren() > 0) {
             n.wasParent = true;
@@ -428,8 +533,14 @@ public final class WorthPolicy implements EvictionPolicy {
 
     @Override
     public RecordIndex.Entry victim() {
+        while (!waiting.isEmpty() && waiting.first().holdUntil <= clock) {
+            Node n = waiting.pollFirst();
+            n.heldBack = false;
+            rank(n);
+            droppable.add(n);
+        }
         if (droppable.isEmpty()) {
-            return null;
+            return waiting.isEmpty() ? null : waiting.first().entry;
         }
         Node v = droppable.first();
         inflation = Math.max(inflation, v.priority);
@@ -438,7 +549,7 @@ public final class WorthPolicy implements EvictionPolicy {
 
     @Override
     public int size() {
-        return droppable.size();
+        return droppable.size() + waiting.size();
     }
 
     /** The share of rows of {@code recordClass} that were resumed from, with one success and failure assumed. */
@@ -613,10 +724,87 @@ public final class WorthPolicy implements EvictionPolicy {
 
     private void rerank(Node n) {
         if (n.seq != 0) {
+            if (n.heldBack) {
+                rank(n);
+                return;
+            }
             droppable.remove(n);
             rank(n);
             droppable.add(n);
         }
+    }
+
+    /**
+     * A row was published at {@code n} (new, or joining its pages): the clock moves, and the row may be made
+     * patient: held back from dropping for the wait that rows here come back after.
+     */
+    private void rowPublished(Node n) {
+        clock++;
+        residentRows++;
+        maxResidentRows = Math.max(maxResidentRows, residentRows);
+        n.holdUntil = clock + patienceLimit;
+        n.firstTrial = true;
+    }
+
+    /** Makes {@code n}'s new row patient, or not: a sample of the patient share of new rows, by key. */
+    private void decidePatience(Node n) {
+        if (patienceLimit == 0) {
+            n.patient = false;
+            return;
+        }
+        n.patient = sample(n.entry.key()) < patientShare;
+    }
+
+    /** A request reached {@code e}'s key after its row was dropped unused: a comeback memory did not hold. */
+    private void comeback(RecordIndex.Entry e) {
+        if (!patience || ghost.isEmpty()) {
+            return;
+        }
+        Long at = ghost.remove(e.key().hash());
+        if (at != null) {
+            late++;
+            halveLate();
+            waited(clock - at);
+        }
+    }
+
+    private void halveLate() {
+        if (late + resumedHeld > DUEL_WINDOW) {
+            late /= 2;
+            resumedHeld /= 2;
+        }
+    }
+
+    /**
+     * A row's wait from its trial's start to a request at it; every sixteenth wait the patience is decided again:
+     * on once rows come back mostly after they were dropped, for the 90th percentile of the waits, with as many rows
+     * made patient as can wait that long in a share of the rows memory holds.
+     */
+    private void waited(long wait) {
+        if (!patience) {
+            return;
+        }
+        waits[waitCount++ % WAITS] = wait;
+        if (waitCount % 16 != 0) {
+            return;
+        }
+        patienceLimit = 0;
+        if (late >= LATE_MIN && late > LATE_RATIO * resumedHeld) {
+            long[] sorted = Arrays.copyOf(waits, Math.min(waitCount, WAITS));
+            Arrays.sort(sorted);
+            long w90 = Math.max(1, sorted[(int) (sorted.length * 0.9)]);
+            long w50 = Math.max(1, sorted[sorted.length / 2]);
+            long limit = (long) Math.ceil(PATIENCE_MARGIN * w90);
+            double share = PATIENCE_MEMORY * maxResidentRows / limit;
+            if (share < 1 && w90 <= REGULAR * w50) {
+                patienceLimit = limit;
+                patientShare = share;
+            }
+        }
+    }
+
+    private static double sample(RecordKey key) {
+        return (ChainHash.mix(key.hash() ^ PATIENCE_SALT) >>> 11) * 0x1.0p-53;
     }
 
     private static void link(Node parent, Node child) {
@@ -670,6 +858,7 @@ public final class WorthPolicy implements EvictionPolicy {
     }
 
     private void enterClass(Node n) {
+        n.trialAt = clock;
         n.seen = Math.min(history.frequency(n.entry.key().hash()), MAX_HISTORY);
         n.recordClass = classOf(n);
         n.trial = true;
@@ -685,6 +874,16 @@ public final class WorthPolicy implements EvictionPolicy {
             return;
         }
         n.trial = false;
+        boolean first = n.firstTrial;
+        n.firstTrial = false;
+        if (!resumedFrom && patience && first) {
+            ghost.put(n.entry.key().hash(), n.trialAt);
+            for (var it = ghost.values().iterator();
+                 ghost.size() > GHOST_FACTOR * Math.max(64, maxResidentRows) && it.hasNext(); ) {
+                it.next();
+                it.remove();
+            }
+        }
         int c = n.recordClass;
         allTrials++;
         if (resumedFrom) {

@@ -93,9 +93,8 @@ public final class TraceShapes {
      * @param maxDocument  longest message of a one-request conversation, tokens (0: drawn as any other)
      * @param thinkSpread  0: the next request is any conversation in progress, drawn at random (a conversation's
      *                     wait for its next turn is memoryless); otherwise each conversation's next turn comes after
-     *                     a wait drawn between {@code active × (1 − thinkSpread)} and {@code active × (1 + thinkSpread)}
-     *                     requests, and the conversation whose turn is due first goes next (users who answer at a
-     *                     regular pace)
+     *                     a wait of {@code active × (1 ± thinkSpread)} requests, drawn evenly, and the conversation
+     *                     whose turn is due first goes next (users who answer at a regular pace)
      */
     public record Shape(int active, int prompts, int minTurns, int maxTurns, int minPrompt, int maxPrompt,
                         int minMessage, int maxMessage, int minAnswer, int maxAnswer, double retry, double zipf,

@@ -9,6 +9,9 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.PriorityQueue;
+import java.util.SplittableRandom;
+import java.util.function.LongUnaryOperator;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -56,6 +59,79 @@ class WorthPolicyTest {
     /** A policy without the duel, so every row is ranked by its worth. */
     private static WorthPolicy byWorth() {
         return new WorthPolicy(WorthPolicy.DEPTH_EXPONENT, false);
+    }
+
+    /**
+     * Conversations that each come back {@code wait.applyAsLong(step)} publications after their last turn, over an
+     * index that holds {@code rows} rows: every step a conversation that is due comes back (its chain published again
+     * from its last row, then a new row below) or a new one starts, and what is over the limit is dropped. Returns
+     * how many comebacks found their last row resident, out of all comebacks.
+     */
+    private int[] conversations(WorthPolicy policy, int steps, int rows, LongUnaryOperator wait) {
+        RecordIndex index = new RecordIndex(true, policy, 4);
+        PriorityQueue<long[]> due = new PriorityQueue<>((a, b) -> Long.compare(a[0], b[0]));
+        long nextId = 1;
+        int served = 0;
+        int comebacks = 0;
+        for (long step = 0; step < steps; step++) {
+            long[] back = due.peek() != null && due.peek()[0] <= step ? due.poll() : null;
+            long row = nextId++;
+            if (back == null) {
+                chain(index, null, row);
+            } else {
+                comebacks++;
+                RecordIndex.Entry last = index.get(key(back[1]));
+                if (last != null && last.spec().hasRow()) {
+                    served++;
+                    index.touch(key(back[1]), step, EvictionPolicy.Use.RESUMED);
+                } else if (last == null) {
+                    insert(index, back[1], null, false); // the request publishes its chain again
+                }
+                chain(index, back[1], row);
+            }
+            due.add(new long[] {step + wait.applyAsLong(step), row});
+            while (rowsResident(index) > rows) {
+                index.dropNext();
+                index.checkInvariants();
+            }
+        }
+        return new int[] {served, comebacks};
+    }
+
+    private static int rowsResident(RecordIndex index) {
+        int n = 0;
+        for (RecordIndex.Entry e : index.entries()) {
+            n += e.spec().hasRow() ? 1 : 0;
+        }
+        return n;
+    }
+
+    @Test
+    void rowsThatComeBackAtARegularWait_longerThanMemoryHolds_areServedInPartByPatience_whereRecencyServesNone() {
+        // Every conversation comes back 200 publications after its last turn; memory holds 60 rows.
+        LongUnaryOperator regular = step -> 190 + step % 21;
+        int[] patient = conversations(new WorthPolicy(WorthPolicy.DEPTH_EXPONENT, true, true), 3_000, 60, regular);
+        int[] impatient = conversations(new WorthPolicy(WorthPolicy.DEPTH_EXPONENT, true, false), 3_000, 60, regular);
+        assertEquals(0, impatient[0], "without patience every row is dropped before its comeback");
+        assertTrue(patient[0] > patient[1] / 20, "with patience a sample of rows is held for the wait: "
+                + patient[0] + " of " + patient[1] + " comebacks served");
+    }
+
+    @Test
+    void rowsThatComeBackAtAMemorylessWait_makeNoRowPatient() {
+        // Waits spread as a memoryless return's (the 90th percentile three times the median): holding rows for a
+        // fixed wait would not pay, so the policy ranks as it does without patience.
+        SplittableRandom random = new SplittableRandom(7);
+        long[] waits = new long[3_000];
+        for (int i = 0; i < waits.length; i++) {
+            waits[i] = 1 + (long) (-Math.log(1 - random.nextDouble()) * 200);
+        }
+        LongUnaryOperator memoryless = step -> waits[(int) step];
+        int[] patient = conversations(new WorthPolicy(WorthPolicy.DEPTH_EXPONENT, true, true), 3_000, 60, memoryless);
+        int[] impatient = conversations(new WorthPolicy(WorthPolicy.DEPTH_EXPONENT, true, false), 3_000, 60,
+                memoryless);
+        assertTrue(impatient[0] > 0, "some comebacks fall within what memory holds");
+        assertEquals(impatient[0], patient[0], "the same comebacks served");
     }
 
     @Test
