@@ -1018,25 +1018,19 @@ public final class RecordCatalog {
         // Only files of records that are no longer in memory go for room: deleting the file of a resident record
         // would make it dirty again, to be written back, and free no memory. Resident clean records leave memory
         // first when room is needed there (keeping the intake free), and their files are candidates from then on.
+        // Whether a record or a descendant whose file goes with it is resident in memory, each subtree walked once:
+        // deleting files whose subtrees hold no resident record leaves every other answer as it was.
+        Map<RecordKey, Boolean> residentInChain = new HashMap<>();
         for (DiskIndex.Entry coldest : disk.entries()) {
             if (disk.bytes() + reservedBytes + fileBytes <= diskCapacityBytes) {
                 break;
             }
-            if (!keep.contains(coldest.key()) && disk.contains(coldest.key()) && !residentInChain(coldest.key())) {
+            if (!keep.contains(coldest.key()) && disk.contains(coldest.key())
+                    && !disk.anyInSubtree(coldest.key(), memory::contains, residentInChain)) {
                 removeFiles(coldest.key(), out);
             }
         }
         return disk.bytes() + reservedBytes + fileBytes <= diskCapacityBytes;
-    }
-
-    /** Whether {@code key} or a descendant whose file goes with it is resident in memory. */
-    private boolean residentInChain(RecordKey key) {
-        for (DiskIndex.Entry d : disk.subtree(key)) {
-            if (memory.contains(d.key())) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** Adds {@code key} and its ancestors that are on disk to {@code keep}: a write in flight hangs from them. */

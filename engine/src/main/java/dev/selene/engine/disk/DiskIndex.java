@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * The index of records committed to the disk tier: each one's spec, file size and last use, their total size,
@@ -118,6 +119,59 @@ public final class DiskIndex {
             }
         }
         return out;
+    }
+
+    /**
+     * Whether {@code test} holds for {@code key} or any record in its subtree on disk (what {@link #subtree} lists).
+     * {@code memo} keeps each answer found on the way, so that a caller asking about many records (each of a deep
+     * chain's ancestors, say) walks every subtree once instead of once per ancestor; it is valid while the records
+     * for which {@code test} holds and the subtrees whose answer it records stay as they are.
+     */
+    public boolean anyInSubtree(RecordKey key, Predicate<RecordKey> test,
+                                Map<RecordKey, Boolean> memo) {
+        Boolean known = memo.get(key);
+        if (known != null) {
+            return known;
+        }
+        // Depth first, children before their parent, without recursion (a chain may be thousands of records deep).
+        ArrayList<RecordKey> stack = new ArrayList<>();
+        stack.add(key);
+        while (!stack.isEmpty()) {
+            RecordKey k = stack.getLast();
+            if (memo.containsKey(k)) {
+                stack.removeLast();
+                continue;
+            }
+            if (!entries.containsKey(k)) {
+                memo.put(k, false);
+                stack.removeLast();
+                continue;
+            }
+            if (test.test(k)) {
+                memo.put(k, true);
+                stack.removeLast();
+                continue;
+            }
+            List<RecordKey> kids = children.get(k);
+            boolean pending = false;
+            boolean any = false;
+            if (kids != null) {
+                for (RecordKey c : kids) {
+                    Boolean m = memo.get(c);
+                    if (m == null) {
+                        stack.add(c);
+                        pending = true;
+                    } else {
+                        any |= m;
+                    }
+                }
+            }
+            if (!pending) {
+                memo.put(k, any);
+                stack.removeLast();
+            }
+        }
+        return memo.get(key);
     }
 
     /** The least recently used record, or null. */

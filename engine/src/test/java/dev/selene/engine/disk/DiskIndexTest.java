@@ -5,8 +5,10 @@ import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.key.RecordSpec;
 import org.junit.jupiter.api.Test;
 
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -35,6 +37,29 @@ class DiskIndexTest {
     }
 
     // ---- put, peek, contains, bytes ----------------------------------------------------------------------
+
+    @Test
+    void anyInSubtree_answersAsTheSubtreeWould_forEveryAncestor_andRemembersEachAnswer() {
+        DiskIndex index = new DiskIndex();
+        RecordSpec r = root(1);
+        index.put(r, 10, 0);
+        RecordSpec up = r;
+        for (long n = 2; n <= 2_000; n++) { // a chain two thousand records deep: no recursion may follow it
+            RecordSpec c = child(n, up);
+            index.put(c, 10, n);
+            up = c;
+        }
+        RecordSpec branch = child(5_000, r);
+        index.put(branch, 10, 0);
+        Set<RecordKey> resident = Set.of(key(1_500));
+        Map<RecordKey, Boolean> memo = new HashMap<>();
+        for (long n : new long[] {2_000, 1_500, 1_499, 2, 1, 5_000, 1_501}) {
+            boolean bySubtree = index.subtree(key(n)).stream().anyMatch(e -> resident.contains(e.key()));
+            assertEquals(bySubtree, index.anyInSubtree(key(n), resident::contains, memo), "record " + n);
+        }
+        assertTrue(memo.get(key(1_000)), "the answer of a record walked on the way is remembered");
+        assertFalse(index.anyInSubtree(key(9_999), resident::contains, memo), "a record not on disk holds nothing");
+    }
 
     @Test
     void newIndex_isEmpty() {
