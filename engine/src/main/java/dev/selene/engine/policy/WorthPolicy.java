@@ -50,7 +50,9 @@ import java.util.function.Predicate;
  *               once requests come back to them LATE_RATIO times as often as rows are resumed while held, and the
  *               waits before a row's comeback cluster (90th percentile at most REGULAR times the median), a sample
  *               of new rows (by key: as many as can wait that long in PATIENCE_MEMORY of the rows memory holds) is
- *               held back from dropping for PATIENCE_MARGIN times the 90th percentile of the waits
+ *               held back from dropping for PATIENCE_MARGIN times the 90th percentile of the waits; it stops
+ *               for four holds once records dropped while rows were held back are published again within
+ *               REGRET_SOON of the hold more often than patient rows are resumed from
  * </pre>
  */
 public final class WorthPolicy implements EvictionPolicy {
@@ -120,20 +122,23 @@ public final class WorthPolicy implements EvictionPolicy {
      * base and its place among equals. Both are rare: a verdict changes a few times in a trace, a share by half
      * a few times in a class's life.
 
-     * Patience. Recency and worth both let a row go once newer or worthier rows need its slots. When every
-     * conversation comes back after about the same wait and memory holds less than that wait's rows, each row goes
-     * just before its comeback: LRU serves nothing (the loop every recency policy loses), no trial ever succeeds, every
-     * class's share sinks to its floor, worth ranks by recency too, and the shadow, no larger than memory, sees nothing
-     * either side could have served. The oracle keeps some of the conversations for their whole wait and lets the others
-     * go. The remedy is the one for loops in CPU caches and scan-resistant policies (a part of what arrives held, the
-     * rest passing through): rows dropped unused are remembered, so that a request reaching one later counts as a
-     * comeback memory did not hold, with its wait; when comebacks outnumber resumes of held rows several times over and
-     * their waits cluster, a sample of new rows, by key, is held back for the wait, as many as fit in a share of
-     * memory. Waits that do not cluster (a memoryless return's 90th percentile is 3.3 times its median) leave the
-     * policy as it was: a row held for a fixed wait is then no likelier to be resumed than one ranked by worth, and on
-     * agent loops at small memory patience without that test lost 2.8 points to LRU. The share is 0.3 of the rows
-     * memory holds: at 0.5 one generated seed lost 4 points to LRU where the shared prompts' rows, which LRU keeps,
-     * had to make room; 0.2-0.5 served about alike elsewhere (docs/replay.md has the figures).
+     * Patience. Recency and worth both let a row go once newer or worthier rows need its slots. When every conversation
+     * comes back after about the same wait and memory holds less than that wait's rows, each row goes just before its
+     * comeback: LRU serves nothing (the loop every recency policy loses), no trial ever succeeds, every class's share
+     * sinks to its floor, worth ranks by recency too, and the shadow, no larger than memory, sees nothing either side
+     * could have served. The oracle keeps some of the conversations for their whole wait and lets the others go. The
+     * remedy is the one for loops in CPU caches and scan-resistant policies (a part of what arrives held, the rest
+     * passing through): rows dropped unused are remembered, so that a request reaching one later counts as a comeback
+     * memory did not hold, with its wait; when comebacks outnumber resumes of held rows several times over and their
+     * waits cluster, a sample of new rows, by key, is held back for the wait, as many as fit in a share of memory.
+     * Waits that do not cluster (a memoryless return's 90th percentile is 3.3 times its median) leave the policy as it
+     * was: a row held for a fixed wait is then no likelier to be resumed than one ranked by worth, and on agent loops
+     * at small memory patience without that test lost 2.8 points to LRU. The share is 0.3 of the rows memory holds: at
+     * 0.5 one generated seed lost 4 points to LRU where the shared prompts' rows, which LRU keeps, had to make room;
+     * 0.2-0.5 served about alike elsewhere (docs/replay.md has the figures). What the held-back rows push out is
+     * watched too: records dropped while rows are held back and published again soon after (a shared prefix memory held
+     * before) count against the patient rows resumed from, and when they outnumber them patience stops for a while;
+     * without that, regular turns over 32 shared prompts lost up to 0.12 of the oracle to it.
 
      * Order of arrival. A publication's records may become resident in any order; a record whose parent is not
      * resident yet is taken as a root until the parent arrives, and is then settled with what hangs from it, so the
@@ -205,6 +210,8 @@ public final class WorthPolicy implements EvictionPolicy {
      * 3.3 times it, and a row held for such a wait is no likelier to be resumed than one ranked by worth).
      */
     static final double REGULAR = 2;
+    /** A record dropped while rows were held back and published again within this share of the hold is a regret. */
+    static final double REGRET_SOON = 0.25;
     private static final long PATIENCE_SALT = 0x2545F4914F6CDD1DL;
 
     private final double depthExponent;
@@ -254,6 +261,13 @@ public final class WorthPolicy implements EvictionPolicy {
     private long patienceLimit;
     /** The share of new rows made patient. */
     private double patientShare;
+    /** Records dropped while rows were held back: key hash to the clock then, the oldest first. */
+    private final LinkedHashMap<Long, Long> recentDrops = new LinkedHashMap<>();
+    /** Such records published again soon after, and patient rows resumed from; halved. */
+    private double regrets;
+    private double patientHits;
+    /** No row is made patient before this clock (patience cost more than it served). */
+    private long vetoUntil;
     /** Patient rows held back from dropping, the soonest released first. */
     private final TreeSet<Node> waiting = new TreeSet<>((a, b) -> a.holdUntil != b.holdUntil
             ? Long.compare(a.holdUntil, b.holdUntil) : Long.compare(a.id, b.id));
@@ -357,6 +371,7 @@ public final class WorthPolicy implements EvictionPolicy {
 
     @Override
     public void onInsert(RecordIndex.Entry e) {
+        regret(e);
         comeback(e);
         Node n = new Node(e, ++nodeIds);
         holds(n, e.slots().count());
@@ -411,6 +426,10 @@ public final class WorthPolicy implements EvictionPolicy {
                 }
                 waited(clock - n.trialAt);
             }
+            if (n.patient) {
+                patientHits++;
+                weigh();
+            }
             n.patient = false;
             n.resumes++;
             closeTrial(n, true);
@@ -438,6 +457,7 @@ public final class WorthPolicy implements EvictionPolicy {
             lruOnly(e);
         }
         if (e.spec().hasRow()) {
+            regret(e);
             comeback(e);
             rowSlots = Math.max(rowSlots, e.slots().count());
             n.base = inflation;
@@ -447,6 +467,7 @@ public final class WorthPolicy implements EvictionPolicy {
             history.increment(e.key().hash());
         } else {
             residentRows--;
+            dropped(e);
             closeTrial(n, false);
         }
         if (n.children != null) {
@@ -484,6 +505,7 @@ public final class WorthPolicy implements EvictionPolicy {
     public void onRemove(RecordIndex.Entry e) {
         Node n = nodes.remove(e.key());
         residentSlots -= n.slotCount;
+        dropped(e);
         if (e.spec().hasRow()) {
             residentRows--;
         }
@@ -796,10 +818,55 @@ public final class WorthPolicy implements EvictionPolicy {
             long w50 = Math.max(1, sorted[sorted.length / 2]);
             long limit = (long) Math.ceil(PATIENCE_MARGIN * w90);
             double share = PATIENCE_MEMORY * maxResidentRows / limit;
-            if (share < 1 && w90 <= REGULAR * w50) {
+            if (share < 1 && w90 <= REGULAR * w50 && clock >= vetoUntil) {
                 patienceLimit = limit;
                 patientShare = share;
             }
+        }
+    }
+
+    /** While rows are held back, remembers when {@code e} (a record, or a row apart from its pages) was dropped. */
+    private void dropped(RecordIndex.Entry e) {
+        if (patienceLimit == 0) {
+            return;
+        }
+        recentDrops.put(e.key().hash(), clock);
+        for (var it = recentDrops.values().iterator();
+             recentDrops.size() > GHOST_FACTOR * Math.max(64, maxResidentRows) && it.hasNext(); ) {
+            it.next();
+            it.remove();
+        }
+    }
+
+    /**
+     * {@code e} is published again: if it was dropped while rows were held back, within REGRET_SOON of the hold, that
+     * is what the patience cost.
+     */
+    private void regret(RecordIndex.Entry e) {
+        if (recentDrops.isEmpty()) {
+            return;
+        }
+        Long at = recentDrops.remove(e.key().hash());
+        if (at != null && clock - at < Math.max(1, patienceLimit) * REGRET_SOON) {
+            regrets++;
+            weigh();
+        }
+    }
+
+    /**
+     * Patience's cost against its gain: once records dropped while rows were held back come back soon more often than
+     * patient rows are resumed from, patience stops for four holds (and may start again after, as the waits say).
+     */
+    private void weigh() {
+        if (regrets + patientHits >= LATE_MIN && regrets > patientHits) {
+            vetoUntil = clock + 4 * Math.max(1, patienceLimit);
+            patienceLimit = 0;
+            regrets = 0;
+            patientHits = 0;
+            recentDrops.clear();
+        } else if (regrets + patientHits > DUEL_WINDOW) {
+            regrets /= 2;
+            patientHits /= 2;
         }
     }
 
