@@ -101,28 +101,9 @@ public final class DiskIndex {
         return removed;
     }
 
-    /** {@code key}'s entry and every descendant's (what {@link #removeWithDescendants} would remove), unchanged. */
-    public List<Entry> subtree(RecordKey key) {
-        List<Entry> out = new ArrayList<>();
-        ArrayList<RecordKey> todo = new ArrayList<>();
-        todo.add(key);
-        while (!todo.isEmpty()) {
-            RecordKey k = todo.removeLast();
-            Entry e = entries.get(k);
-            if (e == null) {
-                continue;
-            }
-            out.add(e);
-            List<RecordKey> kids = children.get(k);
-            if (kids != null) {
-                todo.addAll(kids);
-            }
-        }
-        return out;
-    }
-
     /**
-     * Whether {@code test} holds for {@code key} or any record in its subtree on disk (what {@link #subtree} lists).
+     * Whether {@code test} holds for {@code key} or any descendant on disk (what {@link #removeWithDescendants} would
+     * remove), the index unchanged.
      * {@code memo} keeps each answer found on the way, so that a caller asking about many records (each of a deep
      * chain's ancestors, say) walks every subtree once instead of once per ancestor; it is valid while the records
      * for which {@code test} holds and the subtrees whose answer it records stay as they are.

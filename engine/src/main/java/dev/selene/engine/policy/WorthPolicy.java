@@ -396,7 +396,6 @@ public final class WorthPolicy implements EvictionPolicy {
         if (e.spec().hasRow()) {
             rowPublished(n);
             enterClass(n);
-            decidePatience(n);
             history.increment(e.key().hash());
         }
         List<Node> waiting = awaitingParent.remove(e.key());
@@ -463,7 +462,6 @@ public final class WorthPolicy implements EvictionPolicy {
             n.base = inflation;
             rowPublished(n);
             enterClass(n);
-            decidePatience(n);
             history.increment(e.key().hash());
         } else {
             residentRows--;
@@ -764,17 +762,9 @@ public final class WorthPolicy implements EvictionPolicy {
         clock++;
         residentRows++;
         maxResidentRows = Math.max(maxResidentRows, residentRows);
-        n.holdUntil = clock + patienceLimit;
         n.firstTrial = true;
-    }
-
-    /** Makes {@code n}'s new row patient, or not: a sample of the patient share of new rows, by key. */
-    private void decidePatience(Node n) {
-        if (patienceLimit == 0) {
-            n.patient = false;
-            return;
-        }
-        n.patient = sample(n.entry.key()) < patientShare;
+        n.patient = patienceLimit > 0 && sample(n.entry.key()) < patientShare; // a sample of new rows, by key
+        n.holdUntil = clock + patienceLimit;
     }
 
     /** A request reached {@code e}'s key after its row was dropped unused: a comeback memory did not hold. */
@@ -830,9 +820,17 @@ public final class WorthPolicy implements EvictionPolicy {
         if (patienceLimit == 0) {
             return;
         }
-        recentDrops.put(e.key().hash(), clock);
-        for (var it = recentDrops.values().iterator();
-             recentDrops.size() > GHOST_FACTOR * Math.max(64, maxResidentRows) && it.hasNext(); ) {
+        remember(recentDrops, e.key().hash(), clock);
+    }
+
+    /**
+     * Puts {@code hash} in {@code dropped} (a map of dropped records, the oldest first), forgetting the oldest past
+     * GHOST_FACTOR times the most rows ever resident.
+     */
+    private void remember(LinkedHashMap<Long, Long> dropped, long hash, long at) {
+        dropped.put(hash, at);
+        for (var it = dropped.values().iterator();
+             dropped.size() > GHOST_FACTOR * Math.max(64, maxResidentRows) && it.hasNext(); ) {
             it.next();
             it.remove();
         }
@@ -944,12 +942,7 @@ public final class WorthPolicy implements EvictionPolicy {
         boolean first = n.firstTrial;
         n.firstTrial = false;
         if (!resumedFrom && patience && first) {
-            ghost.put(n.entry.key().hash(), n.trialAt);
-            for (var it = ghost.values().iterator();
-                 ghost.size() > GHOST_FACTOR * Math.max(64, maxResidentRows) && it.hasNext(); ) {
-                it.next();
-                it.remove();
-            }
+            remember(ghost, n.entry.key().hash(), n.trialAt);
         }
         int c = n.recordClass;
         allTrials++;
