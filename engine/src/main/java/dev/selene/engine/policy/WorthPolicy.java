@@ -48,11 +48,13 @@ import java.util.function.Predicate;
  *               ranked, the rows concerned are ranked again with the value they have now
  * patience    = rows dropped unused are remembered (a ghost of GHOST_FACTOR times the most rows ever resident);
  *               once requests come back to them LATE_RATIO times as often as rows are resumed while held, and the
- *               waits before a row's comeback cluster (90th percentile at most REGULAR times the median), a sample
- *               of new rows (by key: as many as can wait that long in PATIENCE_MEMORY of the rows memory holds) is
- *               held back from dropping for PATIENCE_MARGIN times the 90th percentile of the waits; it stops
- *               for four holds once records dropped while rows were held back are published again within
- *               REGRET_SOON of the hold more often than patient rows are resumed from
+ *               waits before a row's comeback cluster (90th percentile at most REGULAR times the median), new rows
+ *               of conversations that went on (the row above was resumed from or came back, and nothing else hangs
+ *               from it) are held back from dropping for PATIENCE_MARGIN times the 90th percentile of the waits,
+ *               while the rows held back are fewer than a share of the rows resident; the share starts at
+ *               PATIENCE_MEMORY and moves by PATIENCE_STEP, up for each held row resumed from, down for each record
+ *               dropped while rows were held back and published again within as many rows as are held back (what
+ *               the held rows' room would have served), between PATIENCE_MEMORY_MIN and PATIENCE_MEMORY_MAX
  * </pre>
  */
 public final class WorthPolicy implements EvictionPolicy {
@@ -130,15 +132,23 @@ public final class WorthPolicy implements EvictionPolicy {
      * remedy is the one for loops in CPU caches and scan-resistant policies (a part of what arrives held, the rest
      * passing through): rows dropped unused are remembered, so that a request reaching one later counts as a comeback
      * memory did not hold, with its wait; when comebacks outnumber resumes of held rows several times over and their
-     * waits cluster, a sample of new rows, by key, is held back for the wait, as many as fit in a share of memory.
-     * Waits that do not cluster (a memoryless return's 90th percentile is 3.3 times its median) leave the policy as it
-     * was: a row held for a fixed wait is then no likelier to be resumed than one ranked by worth, and on agent loops
-     * at small memory patience without that test lost 2.8 points to LRU. The share is 0.3 of the rows memory holds: at
-     * 0.5 one generated seed lost 4 points to LRU where the shared prompts' rows, which LRU keeps, had to make room;
-     * 0.2-0.5 served about alike elsewhere (docs/replay.md has the figures). What the held-back rows push out is
-     * watched too: records dropped while rows are held back and published again soon after (a shared prefix memory held
-     * before) count against the patient rows resumed from, and when they outnumber them patience stops for a while;
-     * without that, regular turns over 32 shared prompts lost up to 0.12 of the oracle to it.
+     * waits cluster, new rows are held back for the wait. Waits that do not cluster (a memoryless return's 90th
+     * percentile is 3.3 times its median) leave the policy as it was: a row held for a fixed wait is then no likelier
+     * to be resumed than one ranked by worth, and on agent loops at small memory patience without that test lost 2.8
+     * points to LRU. Which rows: those of conversations already seen to go on (the row above was resumed from, or a
+     * request came back to it after it was dropped), as a conversation that went on once is likelier to go on again
+     * than a first turn, two thirds of which are one-off questions in the shared-prompt families; the first cut held a
+     * sample by key and served 0.51-0.66 of the oracle there, these 0.68-0.78. How many: while fewer are held back
+     * than a share of the rows resident, a share that follows what the held rows serve against what their room would
+     * have (ARC's adaptation [5]): up a step for each held row resumed from, down a step for each record dropped
+     * while rows were held back that is published again within as many rows as are held back (a shared prefix
+     * memory held before). The share is bounded: with no bound nothing but pages is left to drop and the hit ratio
+     * falls to about LRU's, at 0.95 that family served 0.62-0.72 of the oracle against 0.68-0.78 at 0.9 (the bounds
+     * and the step were chosen on its seeds 6, 8, 11, 29, 44, 48 and 51). At its floor patience still costs where its
+     * room is worth more: at most 0.08 of the oracle on regular turns over 32 shared prompts, and 23% of the resumes
+     * of hot prefixes that just fit beside conversations coming back beyond memory (a unit test's case). A veto that
+     * stopped patience when regrets outnumbered held rows resumed from (the cut before) protected those prefixes
+     * better, but fired early in runs where patience pays: regrets come at once, resumes only a wait later.
 
      * Order of arrival. A publication's records may become resident in any order; a record whose parent is not
      * resident yet is taken as a root until the parent arrives, and is then settled with what hangs from it, so the
@@ -199,8 +209,13 @@ public final class WorthPolicy implements EvictionPolicy {
     static final double LATE_RATIO = 3;
     /** ... and once at least this many came back late. */
     static final int LATE_MIN = 32;
-    /** The share of the rows memory holds that patient rows may take. */
+    /** The share of the rows resident that held-back rows may take, at first. */
     static final double PATIENCE_MEMORY = 0.3;
+    /** ... at least, and at most. */
+    static final double PATIENCE_MEMORY_MIN = 0.1;
+    static final double PATIENCE_MEMORY_MAX = 0.9;
+    /** How far one held row resumed from, or one regret, moves that share. */
+    static final double PATIENCE_STEP = 0.02;
     /** Patient rows are held back this many times the 90th percentile of the waits before a row's comeback. */
     static final double PATIENCE_MARGIN = 1.1;
     /** Waits remembered for the percentile. */
@@ -210,9 +225,6 @@ public final class WorthPolicy implements EvictionPolicy {
      * 3.3 times it, and a row held for such a wait is no likelier to be resumed than one ranked by worth).
      */
     static final double REGULAR = 2;
-    /** A record dropped while rows were held back and published again within this share of the hold is a regret. */
-    static final double REGRET_SOON = 0.25;
-    private static final long PATIENCE_SALT = 0x2545F4914F6CDD1DL;
 
     private final double depthExponent;
     private final boolean duel;
@@ -259,15 +271,10 @@ public final class WorthPolicy implements EvictionPolicy {
     private int maxResidentRows;
     /** How long patient rows are held back, in rows published (0: no row is made patient now). */
     private long patienceLimit;
-    /** The share of new rows made patient. */
-    private double patientShare;
+    /** The share of the rows resident that held-back rows may take now. */
+    private double patienceMemory = PATIENCE_MEMORY;
     /** Records dropped while rows were held back: key hash to the clock then, the oldest first. */
     private final LinkedHashMap<Long, Long> recentDrops = new LinkedHashMap<>();
-    /** Such records published again soon after, and patient rows resumed from; halved. */
-    private double regrets;
-    private double patientHits;
-    /** No row is made patient before this clock (patience cost more than it served). */
-    private long vetoUntil;
     /** Patient rows held back from dropping, the soonest released first. */
     private final TreeSet<Node> waiting = new TreeSet<>((a, b) -> a.holdUntil != b.holdUntil
             ? Long.compare(a.holdUntil, b.holdUntil) : Long.compare(a.id, b.id));
@@ -309,6 +316,9 @@ public final class WorthPolicy implements EvictionPolicy {
         boolean firstTrial;
         boolean heldBack;
         long holdUntil;
+        /** Whether a row was ever published here, and whether a request came back to it after its row was dropped. */
+        boolean hadRow;
+        boolean cameBack;
 
         Node(RecordIndex.Entry entry, long id) {
             this.entry = entry;
@@ -372,8 +382,9 @@ public final class WorthPolicy implements EvictionPolicy {
     @Override
     public void onInsert(RecordIndex.Entry e) {
         regret(e);
-        comeback(e);
+        boolean back = comeback(e);
         Node n = new Node(e, ++nodeIds);
+        n.cameBack = back;
         holds(n, e.slots().count());
         if (shadowTouch(e)) {
             lruOnly(e);
@@ -416,7 +427,7 @@ public final class WorthPolicy implements EvictionPolicy {
             n.wasParent = false;
         }
         boolean shadowHad = shadowTouch(e);
-        comeback(e);
+        n.cameBack |= comeback(e);
         if (use == Use.RESUMED && e.spec().hasRow()) {
             if (n.trial && n.firstTrial) {
                 if (!n.patient) {
@@ -425,9 +436,8 @@ public final class WorthPolicy implements EvictionPolicy {
                 }
                 waited(clock - n.trialAt);
             }
-            if (n.patient) {
-                patientHits++;
-                weigh();
+            if (n.patient && patienceLimit > 0) {
+                patienceMemory = Math.min(PATIENCE_MEMORY_MAX, patienceMemory + PATIENCE_STEP);
             }
             n.patient = false;
             n.resumes++;
@@ -457,7 +467,7 @@ public final class WorthPolicy implements EvictionPolicy {
         }
         if (e.spec().hasRow()) {
             regret(e);
-            comeback(e);
+            n.cameBack |= comeback(e);
             rowSlots = Math.max(rowSlots, e.slots().count());
             n.base = inflation;
             rowPublished(n);
@@ -580,6 +590,17 @@ public final class WorthPolicy implements EvictionPolicy {
     /** The class {@code e}'s row was last counted in (-1: it never had a row here). */
     int classOf(RecordIndex.Entry e) {
         return nodes.get(e.key()).recordClass;
+    }
+
+    /** The share of the rows resident that rows held back for their comeback may take now. */
+    double patienceMemory() {
+        return patienceMemory;
+    }
+
+    /** Whether {@code e}'s row is held back for its comeback (a patient row whose hold has not ended). */
+    boolean patient(RecordIndex.Entry e) {
+        Node n = nodes.get(e.key());
+        return n.patient && n.holdUntil > clock;
     }
 
     /** What keeping {@code e} is worth now: the value its priority adds to its base. */
@@ -756,28 +777,48 @@ public final class WorthPolicy implements EvictionPolicy {
 
     /**
      * A row was published at {@code n} (new, or joining its pages): the clock moves, and the row may be made
-     * patient: held back from dropping for the wait that rows here come back after.
+     * patient: held back from dropping for the wait that rows here come back after, if its conversation went on
+     * and the rows held back leave room.
      */
     private void rowPublished(Node n) {
         clock++;
         residentRows++;
         maxResidentRows = Math.max(maxResidentRows, residentRows);
         n.firstTrial = true;
-        n.patient = patienceLimit > 0 && sample(n.entry.key()) < patientShare; // a sample of new rows, by key
+        n.hadRow = true;
+        n.patient = patienceLimit > 0 && wentOn(n) && waiting.size() < patienceMemory * residentRows;
         n.holdUntil = clock + patienceLimit;
     }
 
-    /** A request reached {@code e}'s key after its row was dropped unused: a comeback memory did not hold. */
-    private void comeback(RecordIndex.Entry e) {
+    /**
+     * Whether {@code n}'s conversation went on: the nearest record above it that had a row or was come back to (the
+     * end of the turn before) was resumed from or came back to, and nothing else hangs from it (a shared prefix does
+     * not make every turn under it look like a second one).
+     */
+    private static boolean wentOn(Node n) {
+        Node p = n.parent;
+        while (p != null && !p.hadRow && !p.cameBack) {
+            p = p.parent;
+        }
+        return p != null && (p.resumes > 0 || p.cameBack) && (p.children == null || p.children.size() <= 1);
+    }
+
+    /**
+     * A request reached {@code e}'s key after its row was dropped unused: a comeback memory did not hold. Says
+     * whether it was one.
+     */
+    private boolean comeback(RecordIndex.Entry e) {
         if (!patience || ghost.isEmpty()) {
-            return;
+            return false;
         }
         Long at = ghost.remove(e.key().hash());
-        if (at != null) {
-            late++;
-            halveLate();
-            waited(clock - at);
+        if (at == null) {
+            return false;
         }
+        late++;
+        halveLate();
+        waited(clock - at);
+        return true;
     }
 
     private void halveLate() {
@@ -789,8 +830,8 @@ public final class WorthPolicy implements EvictionPolicy {
 
     /**
      * A row's wait from its trial's start to a request at it; every sixteenth wait the patience is decided again:
-     * on once rows come back mostly after they were dropped, for the 90th percentile of the waits, with as many rows
-     * made patient as can wait that long in a share of the rows memory holds.
+     * on once rows come back mostly after they were dropped and the waits cluster, for the 90th percentile of the
+     * waits.
      */
     private void waited(long wait) {
         if (!patience) {
@@ -806,11 +847,8 @@ public final class WorthPolicy implements EvictionPolicy {
             Arrays.sort(sorted);
             long w90 = Math.max(1, sorted[(int) (sorted.length * 0.9)]);
             long w50 = Math.max(1, sorted[sorted.length / 2]);
-            long limit = (long) Math.ceil(PATIENCE_MARGIN * w90);
-            double share = PATIENCE_MEMORY * maxResidentRows / limit;
-            if (share < 1 && w90 <= REGULAR * w50 && clock >= vetoUntil) {
-                patienceLimit = limit;
-                patientShare = share;
+            if (w90 <= REGULAR * w50) {
+                patienceLimit = (long) Math.ceil(PATIENCE_MARGIN * w90);
             }
         }
     }
@@ -837,39 +875,18 @@ public final class WorthPolicy implements EvictionPolicy {
     }
 
     /**
-     * {@code e} is published again: if it was dropped while rows were held back, within REGRET_SOON of the hold, that
-     * is what the patience cost.
+     * {@code e} is published again: if it was dropped while rows were held back, within as many rows as are held back
+     * now (the room they take, in rows: without them it would have stayed about that much longer), that is what the
+     * patience cost, and the share held rows may take shrinks a step.
      */
     private void regret(RecordIndex.Entry e) {
         if (recentDrops.isEmpty()) {
             return;
         }
         Long at = recentDrops.remove(e.key().hash());
-        if (at != null && clock - at < Math.max(1, patienceLimit) * REGRET_SOON) {
-            regrets++;
-            weigh();
+        if (at != null && clock - at < Math.max(1, waiting.size()) && patienceLimit > 0) {
+            patienceMemory = Math.max(PATIENCE_MEMORY_MIN, patienceMemory - PATIENCE_STEP);
         }
-    }
-
-    /**
-     * Patience's cost against its gain: once records dropped while rows were held back come back soon more often than
-     * patient rows are resumed from, patience stops for four holds (and may start again after, as the waits say).
-     */
-    private void weigh() {
-        if (regrets + patientHits >= LATE_MIN && regrets > patientHits) {
-            vetoUntil = clock + 4 * Math.max(1, patienceLimit);
-            patienceLimit = 0;
-            regrets = 0;
-            patientHits = 0;
-            recentDrops.clear();
-        } else if (regrets + patientHits > DUEL_WINDOW) {
-            regrets /= 2;
-            patientHits /= 2;
-        }
-    }
-
-    private static double sample(RecordKey key) {
-        return (ChainHash.mix(key.hash() ^ PATIENCE_SALT) >>> 11) * 0x1.0p-53;
     }
 
     private static void link(Node parent, Node child) {
