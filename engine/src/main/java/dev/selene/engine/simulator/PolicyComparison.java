@@ -67,10 +67,11 @@ public final class PolicyComparison {
 
     /**
      * Traces the default policy's shape and constants were chosen on (the documents family was added with the span
-     * classes, to show what they are for); every other trace is held out.
+     * classes, to show what they are for; patience's constants were chosen on the shared-prompt family with regular
+     * turns); every other trace is held out.
      */
     public static final List<String> TUNED_ON = List.of("synthetic_trace", "system-prompts", "short-chats",
-            "agent-loops", "chat, one-off documents");
+            "agent-loops", "chat, one-off documents", "shared-prompt-chat, regular turns");
 
     /** The plain chat shape the families vary. */
     public static final TraceShapes.Shape CHAT = new TraceShapes.Shape(200, 8, 1, 16, 1_500, 6_000, 80, 1_000, 80,
@@ -131,6 +132,8 @@ public final class PolicyComparison {
         families.put("chat, one-off documents", CHAT.withDocuments(0.5, 4_000, 16_000));
         families.put("shared-prompt-chat, regular turns",
                 TraceShapes.shape("shared-prompt-chat").withRegularTurns(0.2));
+        families.put("shared-prompt-chat, regular turns 0.4",
+                TraceShapes.shape("shared-prompt-chat").withRegularTurns(0.4));
         families.forEach((name, shape) -> out.add(new Trace(name, TUNED_ON.contains(name),
                 () -> TraceShapes.generate(shape, seed, requests))));
         return out;
