@@ -49,8 +49,8 @@ import java.util.function.Predicate;
  * patience    = rows dropped unused are remembered (a ghost of GHOST_FACTOR times the most rows ever resident);
  *               once requests come back to them LATE_RATIO times as often as rows are resumed while held, and the
  *               waits before a row's comeback cluster (90th percentile at most REGULAR times the median), new rows
- *               of conversations that went on (the row above was resumed from or came back, and nothing else hangs
- *               from it) are held back from dropping for PATIENCE_MARGIN times the 90th percentile of the waits,
+ *               of conversations that went on (the row above was resumed from or came back, and nothing else hung
+ *               from it since it arrived) are held back from dropping for PATIENCE_MARGIN times the 90th percentile of the waits,
  *               while the rows held back are fewer than a share of the rows resident; the share starts at
  *               PATIENCE_MEMORY and moves by PATIENCE_STEP, up for each held row resumed from, down for each record
  *               dropped while rows were held back and published again within as many rows as are held back (what
@@ -151,8 +151,9 @@ public final class WorthPolicy implements EvictionPolicy {
      * better, but fired early in runs where patience pays: regrets come at once, resumes only a wait later.
 
      * Order of arrival. A publication's records may become resident in any order; a record whose parent is not
-     * resident yet is taken as a root until the parent arrives, and is then settled with what hangs from it, so the
-     * order does not change the ranking (a node and the simulator agree).
+     * resident yet is taken as a root until the parent arrives, and is then settled with what hangs from it (its
+     * rank, and whether its row is held back), so the order does not change the ranking (a node and the simulator
+     * agree).
      *
      * Rows apart from pages. With memory only, the row of a record others hang from (a conversation's earlier turn) is
      * ranked on its own and may be dropped while its pages stay for the records below. Such a row is always ranked
@@ -211,8 +212,9 @@ public final class WorthPolicy implements EvictionPolicy {
     static final int LATE_MIN = 32;
     /** The share of the rows resident that held-back rows may take, at first. */
     static final double PATIENCE_MEMORY = 0.3;
-    /** ... at least, and at most. */
+    /** ... at least, however much the rows held back push out that comes back soon. */
     static final double PATIENCE_MEMORY_MIN = 0.1;
+    /** ... at most: memory keeps a tenth of its rows for what is not held back. */
     static final double PATIENCE_MEMORY_MAX = 0.9;
     /** How far one held row resumed from, or one regret, moves that share. */
     static final double PATIENCE_STEP = 0.02;
@@ -319,6 +321,10 @@ public final class WorthPolicy implements EvictionPolicy {
         /** Whether a row was ever published here, and whether a request came back to it after its row was dropped. */
         boolean hadRow;
         boolean cameBack;
+        /** Whether its row arrived before its parent: whether it is held back is decided when the parent comes. */
+        boolean patienceOnSettle;
+        /** How many records have hung from it since it arrived, dropped ones too. */
+        int fanOut;
 
         Node(RecordIndex.Entry entry, long id) {
             this.entry = entry;
@@ -500,7 +506,7 @@ public final class WorthPolicy implements EvictionPolicy {
     @Override
     public void onAncestorUse(RecordIndex.Entry e) {
         Node n = nodes.get(e.key());
-        comeback(e);
+        n.cameBack |= comeback(e);
         n.uses++;
         shadowTouch(e);
         if (e.dropsRowOnly()) { // a row others hang from ages with its chain's use, not only its own resumes
@@ -600,7 +606,7 @@ public final class WorthPolicy implements EvictionPolicy {
     /** Whether {@code e}'s row is held back for its comeback (a patient row whose hold has not ended). */
     boolean patient(RecordIndex.Entry e) {
         Node n = nodes.get(e.key());
-        return n.patient && n.holdUntil > clock;
+        return n.patient && e.spec().hasRow() && n.holdUntil > clock;
     }
 
     /** What keeping {@code e} is worth now: the value its priority adds to its base. */
@@ -786,21 +792,48 @@ public final class WorthPolicy implements EvictionPolicy {
         maxResidentRows = Math.max(maxResidentRows, residentRows);
         n.firstTrial = true;
         n.hadRow = true;
-        n.patient = patienceLimit > 0 && wentOn(n) && waiting.size() < patienceMemory * residentRows;
+        n.patient = mayHoldBack(n);
         n.holdUntil = clock + patienceLimit;
+        // A row whose parent has not arrived yet is decided again once it has (see settle).
+        n.patienceOnSettle = patienceLimit > 0 && n.parent == null && n.entry.spec().parent() != null;
+    }
+
+    /** Whether patience is on, {@code n}'s conversation went on, and the rows held back leave room for one more. */
+    private boolean mayHoldBack(Node n) {
+        return patienceLimit > 0 && wentOn(n) && waiting.size() < patienceMemory * residentRows;
+    }
+
+    /**
+     * {@code n}'s parent arrived after its row did: whether the row is held back is decided now, as it would have been
+     * had the parent come first, so the order of arrival does not change it.
+     */
+    private void decideOnSettle(Node n) {
+        if (!n.patienceOnSettle || n.parent == null) {
+            return;
+        }
+        n.patienceOnSettle = false;
+        if (n.patient || !n.trial || !n.firstTrial || !mayHoldBack(n)) {
+            return;
+        }
+        n.patient = true;
+        if (n.seq != 0 && !n.heldBack && !n.entry.dropsRowOnly() && n.holdUntil > clock) {
+            droppable.remove(n);
+            n.heldBack = true;
+            waiting.add(n);
+        }
     }
 
     /**
      * Whether {@code n}'s conversation went on: the nearest record above it that had a row or was come back to (the
-     * end of the turn before) was resumed from or came back to, and nothing else hangs from it (a shared prefix does
-     * not make every turn under it look like a second one).
+     * end of the turn before) was resumed from or came back to, and nothing else has hung from it since it arrived (a
+     * shared prefix does not make every turn under it look like a second one).
      */
     private static boolean wentOn(Node n) {
         Node p = n.parent;
         while (p != null && !p.hadRow && !p.cameBack) {
             p = p.parent;
         }
-        return p != null && (p.resumes > 0 || p.cameBack) && (p.children == null || p.children.size() <= 1);
+        return p != null && (p.resumes > 0 || p.cameBack) && p.fanOut <= 1;
     }
 
     /**
@@ -853,7 +886,7 @@ public final class WorthPolicy implements EvictionPolicy {
         }
     }
 
-    /** While rows are held back, remembers when {@code e} (a record, or a row apart from its pages) was dropped. */
+    /** While patience is on, remembers when {@code e} (a record, or a row apart from its pages) was dropped. */
     private void dropped(RecordIndex.Entry e) {
         if (patienceLimit == 0) {
             return;
@@ -895,6 +928,7 @@ public final class WorthPolicy implements EvictionPolicy {
             parent.children = new ArrayList<>(1);
         }
         parent.children.add(child);
+        parent.fanOut++;
     }
 
     /** Sets {@code n}'s depth, turn and novelty from its resident parent (a root's when there is none). */
@@ -922,6 +956,7 @@ public final class WorthPolicy implements EvictionPolicy {
         if (n.trial) {
             n.recordClass = classOf(n);
         }
+        decideOnSettle(n);
         rerank(n);
         if (n.children != null) {
             for (Node child : n.children) {

@@ -23,6 +23,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class WorthPolicyTest {
 
     private int nextSlot;
+    /** Whether {@link #conversations} publishes a comeback's new row before the record it hangs from. */
+    private boolean childFirst;
+    /**
+     * How many shared prompts, each a record of pages, {@link #conversations} starts its conversations under (0: each
+     * at a root of its own).
+     */
+    private int prompts;
+    /** Every this many steps (0: never) a comeback publishes a second row beside its new one: a retry of the turn. */
+    private int retryEvery;
 
     private static RecordKey key(long hash) {
         return new RecordKey("ns", hash);
@@ -66,7 +75,8 @@ class WorthPolicyTest {
      * index that holds {@code rows} rows: every step a conversation that is due comes back (its chain published again
      * from its last row, then a new row below) or a new one starts, and what is over the limit is dropped. Returns
      * how many comebacks found their last row resident, out of all comebacks, then (see below) the resumes at hot
-     * prefixes, and how many first turns and later turns were held back for their comeback when published.
+     * prefixes, how many first turns and later turns were held back for their comeback when published, and how many
+     * retries (see {@link #retryEvery}).
      */
     private int[] conversations(WorthPolicy policy, int steps, int rows, LongUnaryOperator wait) {
         return conversations(policy, steps, rows, wait, 0);
@@ -86,6 +96,7 @@ class WorthPolicyTest {
         int comebacks = 0;
         int patientFirst = 0;
         int patientLater = 0;
+        int patientRetries = 0;
         for (long step = 0; step < steps; step++) {
             if (hot > 0) {
                 long prefix = 10_000_000L + step % hot;
@@ -99,18 +110,33 @@ class WorthPolicyTest {
             }
             long[] back = due.peek() != null && due.peek()[0] <= step ? due.poll() : null;
             long row = nextId++;
-            if (back == null) {
+            if (back == null && prompts == 0) {
                 chain(index, null, row);
+            } else if (back == null) {
+                long prompt = 20_000_000L + step % prompts;
+                RecordIndex.Entry held = index.get(key(prompt));
+                if (held == null) {
+                    insert(index, prompt, null, false);
+                }
+                chain(index, prompt, row);
             } else {
                 comebacks++;
                 RecordIndex.Entry last = index.get(key(back[1]));
                 if (last != null && last.spec().hasRow()) {
                     served++;
                     index.touch(key(back[1]), step, EvictionPolicy.Use.RESUMED);
-                } else if (last == null) {
+                } else if (last == null && !childFirst) {
                     insert(index, back[1], null, false); // the request publishes its chain again
                 }
                 chain(index, back[1], row);
+                if (last == null && childFirst) {
+                    insert(index, back[1], null, false); // its parent arrives after the new row
+                }
+                if (retryEvery > 0 && step % retryEvery == 0) {
+                    long retry = nextId++;
+                    chain(index, back[1], retry);
+                    patientRetries += policy.patient(index.get(key(retry))) ? 1 : 0;
+                }
             }
             if (policy.patient(index.get(key(row)))) {
                 if (back == null) {
@@ -125,7 +151,7 @@ class WorthPolicyTest {
                 index.checkInvariants();
             }
         }
-        return new int[] {served, comebacks, hotServed, patientFirst, patientLater};
+        return new int[] {served, comebacks, hotServed, patientFirst, patientLater, patientRetries};
     }
 
     private static int rowsResident(RecordIndex index) {
@@ -152,11 +178,39 @@ class WorthPolicyTest {
 
     @Test
     void onlyTurnsOfConversationsThatWentOn_areHeldBack_notFirstTurns() {
-        // A third of the turns end their conversation (never come back), so new conversations keep starting.
+        // A third of the turns end their conversation (never come back), so new conversations keep starting, each under
+        // one of four shared prompts: a first turn hangs from a record, as a later turn does, but not from the end of
+        // a turn before that was resumed from or came back to.
         LongUnaryOperator someEnd = step -> step % 3 == 0 ? 1_000_000 : 190 + step % 21;
+        prompts = 4;
         int[] run = conversations(new WorthPolicy(WorthPolicy.DEPTH_EXPONENT, true, true), 3_000, 60, someEnd);
         assertEquals(0, run[3], "no first turn held back");
         assertTrue(run[4] > 100, "later turns held back: " + run[4]);
+    }
+
+    @Test
+    void aTurnRetried_isABranchPoint_theRetryIsNotHeldBack() {
+        // Every fifth comeback publishes a second row beside its new one, under the same turn before: that turn is
+        // then a branch point, not the end of a conversation that went on.
+        LongUnaryOperator regular = step -> 190 + step % 21;
+        retryEvery = 5;
+        int[] run = conversations(new WorthPolicy(WorthPolicy.DEPTH_EXPONENT, true, true), 3_000, 60, regular);
+        assertTrue(run[4] > 100, "later turns held back: " + run[4]);
+        assertEquals(0, run[5], "no retry held back");
+    }
+
+    @Test
+    void theOrderOfArrival_doesNotChangeWhichRowsAreHeldBack() {
+        // Most comebacks publish the record they come back to again (it was dropped): root first, or the new row first
+        // and its parent after; whether the new row is held back is decided alike, once the parent is there (the
+        // comeback the parent brings may move the hold's length a little later: within 2%).
+        LongUnaryOperator regular = step -> 190 + step % 21;
+        int[] rootFirst = conversations(new WorthPolicy(WorthPolicy.DEPTH_EXPONENT, true, true), 3_000, 60, regular);
+        childFirst = true;
+        int[] rowFirst = conversations(new WorthPolicy(WorthPolicy.DEPTH_EXPONENT, true, true), 3_000, 60, regular);
+        assertTrue(rootFirst[4] > 100, "later turns held back: " + rootFirst[4]);
+        assertEquals(rootFirst[4], rowFirst[4], rootFirst[4] * 0.02, "as many held back");
+        assertEquals(rootFirst[0], rowFirst[0], rootFirst[0] * 0.02, "as many comebacks served");
     }
 
     @Test
