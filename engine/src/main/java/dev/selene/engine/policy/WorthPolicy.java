@@ -50,8 +50,8 @@ import java.util.function.Predicate;
  *               once requests come back to them LATE_RATIO times as often as rows are resumed while held, and the
  *               waits before a row's comeback cluster (90th percentile at most REGULAR times the median), new rows
  *               of conversations that went on (the row above was resumed from or came back, and nothing else hung
- *               from it since it arrived) are held back from dropping for PATIENCE_MARGIN times the 90th percentile of the waits,
- *               while the rows held back are fewer than a share of the rows resident; the share starts at
+ *               from it since it arrived) are held back from dropping for PATIENCE_MARGIN times the 90th percentile
+ *               of the waits, while the rows held back are fewer than a share of the rows resident; the share starts at
  *               PATIENCE_MEMORY and moves by PATIENCE_STEP, up for each held row resumed from, down for each record
  *               dropped while rows were held back and published again within as many rows as are held back (what
  *               the held rows' room would have served), between PATIENCE_MEMORY_MIN and PATIENCE_MEMORY_MAX
