@@ -318,8 +318,7 @@ public final class WorthPolicy implements EvictionPolicy {
         boolean firstTrial;
         boolean heldBack;
         long holdUntil;
-        /** Whether a row was ever published here, and whether a request came back to it after its row was dropped. */
-        boolean hadRow;
+        /** Whether a request came back to it after its row was dropped unused. */
         boolean cameBack;
         /** Whether its row arrived before its parent: whether it is held back is decided when the parent comes. */
         boolean patienceOnSettle;
@@ -544,7 +543,7 @@ public final class WorthPolicy implements EvictionPolicy {
     public void enlist(RecordIndex.Entry e) {
         Node n = nodes.get(e.key());
         rank(n);
-        if (n.patient && e.spec().hasRow() && !e.dropsRowOnly() && n.holdUntil > clock) {
+        if (holdsBack(n)) {
             n.heldBack = true;
             waiting.add(n);
         } else {
@@ -791,11 +790,15 @@ public final class WorthPolicy implements EvictionPolicy {
         residentRows++;
         maxResidentRows = Math.max(maxResidentRows, residentRows);
         n.firstTrial = true;
-        n.hadRow = true;
         n.patient = mayHoldBack(n);
         n.holdUntil = clock + patienceLimit;
         // A row whose parent has not arrived yet is decided again once it has (see settle).
         n.patienceOnSettle = patienceLimit > 0 && n.parent == null && n.entry.spec().parent() != null;
+    }
+
+    /** Whether listed {@code n} waits among the rows held back: a patient row, droppable whole, its hold not over. */
+    private boolean holdsBack(Node n) {
+        return n.patient && n.entry.spec().hasRow() && !n.entry.dropsRowOnly() && n.holdUntil > clock;
     }
 
     /** Whether patience is on, {@code n}'s conversation went on, and the rows held back leave room for one more. */
@@ -816,7 +819,7 @@ public final class WorthPolicy implements EvictionPolicy {
             return;
         }
         n.patient = true;
-        if (n.seq != 0 && !n.heldBack && !n.entry.dropsRowOnly() && n.holdUntil > clock) {
+        if (n.seq != 0 && !n.heldBack && holdsBack(n)) {
             droppable.remove(n);
             n.heldBack = true;
             waiting.add(n);
@@ -830,7 +833,7 @@ public final class WorthPolicy implements EvictionPolicy {
      */
     private static boolean wentOn(Node n) {
         Node p = n.parent;
-        while (p != null && !p.hadRow && !p.cameBack) {
+        while (p != null && p.recordClass < 0 && !p.cameBack) { // a class: it had a row
             p = p.parent;
         }
         return p != null && (p.resumes > 0 || p.cameBack) && p.fanOut <= 1;
