@@ -145,15 +145,18 @@ public final class WorthPolicy implements EvictionPolicy {
      * memory held before). The share is bounded: with no bound nothing but pages is left to drop and the hit ratio
      * falls to about LRU's, at 0.95 that family served 0.62-0.72 of the oracle against 0.68-0.78 at 0.9 (the bounds
      * and the step were chosen on its seeds 6, 8, 11, 29, 44, 48 and 51). At its floor patience still costs where its
-     * room is worth more: at most 0.08 of the oracle on regular turns over 32 shared prompts, and 23% of the resumes
+     * room is worth more: at most 0.11 of the oracle on regular turns over 32 shared prompts, and 23% of the resumes
      * of hot prefixes that just fit beside conversations coming back beyond memory (a unit test's case). A veto that
      * stopped patience when regrets outnumbered held rows resumed from (the cut before) protected those prefixes
      * better, but fired early in runs where patience pays: regrets come at once, resumes only a wait later.
 
      * Order of arrival. A publication's records may become resident in any order; a record whose parent is not
      * resident yet is taken as a root until the parent arrives, and is then settled with what hangs from it (its
-     * rank, and whether its row is held back), so the order does not change the ranking (a node and the simulator
-     * agree).
+     * rank, and whether its row is held back, decided once the records up to the turn before are there), so the
+     * order does not change the ranking. Nor does the moment memory makes room (a node for a whole publication before
+     * its records arrive, the simulator record by record): rows whose hold is over are released as the clock moves,
+     * not when the next victim is chosen, so how many are held back when a row arrives is the same either way. A node
+     * and the simulator agree to four digits where patience acts too.
      *
      * Rows apart from pages. With memory only, the row of a record others hang from (a conversation's earlier turn) is
      * ranked on its own and may be dropped while its pages stay for the records below. Such a row is always ranked
@@ -568,12 +571,6 @@ public final class WorthPolicy implements EvictionPolicy {
 
     @Override
     public RecordIndex.Entry victim() {
-        while (!waiting.isEmpty() && waiting.first().holdUntil <= clock) {
-            Node n = waiting.pollFirst();
-            n.heldBack = false;
-            rank(n);
-            droppable.add(n);
-        }
         if (droppable.isEmpty()) {
             return waiting.isEmpty() ? null : waiting.first().entry;
         }
@@ -600,6 +597,14 @@ public final class WorthPolicy implements EvictionPolicy {
     /** The share of the rows resident that rows held back for their comeback may take now. */
     double patienceMemory() {
         return patienceMemory;
+    }
+
+    /**
+     * How many rows are held back for their comeback now: droppable patient rows whose hold has not ended, droppable
+     * whole (a row others hang from is ranked by worth instead).
+     */
+    int heldBack() {
+        return waiting.size();
     }
 
     /** Whether {@code e}'s row is held back for its comeback (a patient row whose hold has not ended). */
@@ -787,18 +792,34 @@ public final class WorthPolicy implements EvictionPolicy {
      */
     private void rowPublished(Node n) {
         clock++;
+        releaseHeld();
         residentRows++;
         maxResidentRows = Math.max(maxResidentRows, residentRows);
         n.firstTrial = true;
-        n.patient = mayHoldBack(n);
         n.holdUntil = clock + patienceLimit;
+        n.patient = mayHoldBack(n);
         // A row whose parent has not arrived yet is decided again once it has (see settle).
-        n.patienceOnSettle = patienceLimit > 0 && n.parent == null && n.entry.spec().parent() != null;
+        n.patienceOnSettle = patienceLimit > 0 && turnAboveToCome(n);
     }
 
     /** Whether listed {@code n} waits among the rows held back: a patient row, droppable whole, its hold not over. */
     private boolean holdsBack(Node n) {
         return n.patient && n.entry.spec().hasRow() && !n.entry.dropsRowOnly() && n.holdUntil > clock;
+    }
+
+    /**
+     * The clock moved: rows whose hold is over become droppable, ranked now. Done as the clock moves rather than when
+     * memory next needs room, so that how many rows are held back, which decides whether the next one may be, does
+     * not follow when memory happened to make room (a node makes room for a whole publication before its records
+     * arrive, the simulator record by record).
+     */
+    private void releaseHeld() {
+        while (!waiting.isEmpty() && waiting.first().holdUntil <= clock) {
+            Node n = waiting.pollFirst();
+            n.heldBack = false;
+            rank(n);
+            droppable.add(n);
+        }
     }
 
     /** Whether patience is on, {@code n}'s conversation went on, and the rows held back leave room for one more. */
@@ -811,7 +832,7 @@ public final class WorthPolicy implements EvictionPolicy {
      * had the parent come first, so the order of arrival does not change it.
      */
     private void decideOnSettle(Node n) {
-        if (!n.patienceOnSettle || n.parent == null) {
+        if (!n.patienceOnSettle || turnAboveToCome(n)) {
             return;
         }
         n.patienceOnSettle = false;
@@ -832,11 +853,33 @@ public final class WorthPolicy implements EvictionPolicy {
      * shared prefix does not make every turn under it look like a second one).
      */
     private static boolean wentOn(Node n) {
+        Node p = turnAbove(n);
+        return p != null && (p.resumes > 0 || p.cameBack) && p.fanOut <= 1;
+    }
+
+    /** The nearest record above {@code n} that had a row or was come back to, or null when none is resident. */
+    private static Node turnAbove(Node n) {
         Node p = n.parent;
         while (p != null && p.recordClass < 0 && !p.cameBack) { // a class: it had a row
             p = p.parent;
         }
-        return p != null && (p.resumes > 0 || p.cameBack) && p.fanOut <= 1;
+        return p;
+    }
+
+    /**
+     * Whether the record above {@code n} that ends the turn before may still arrive: the records above it that have
+     * arrived, up to the first with a row, end at one whose parent has not (a publication's records may arrive in
+     * any order).
+     */
+    private static boolean turnAboveToCome(Node n) {
+        Node last = n;
+        for (Node p = n.parent; p != null; p = p.parent) {
+            if (p.recordClass >= 0 || p.cameBack) {
+                return false;
+            }
+            last = p;
+        }
+        return last.entry.spec().parent() != null;
     }
 
     /**
