@@ -155,8 +155,10 @@ public final class WorthPolicy implements EvictionPolicy {
      * rank, and whether its row is held back, decided once the records up to the turn before are there), so the
      * order does not change the ranking. Nor does the moment memory makes room (a node for a whole publication before
      * its records arrive, the simulator record by record): rows whose hold is over are released as the clock moves,
-     * not when the next victim is chosen, so how many are held back when a row arrives is the same either way. A node
-     * and the simulator agree to four digits where patience acts too.
+     * not when the next victim is chosen, so how many are held back when a row arrives is the same either way; and
+     * the duel's verdict, which records published again move, is taken again only as the clock moves or a request
+     * resumes, not between a publication's records. A node and the simulator agree to four digits where patience acts
+     * too.
      *
      * Rows apart from pages. With memory only, the row of a record others hang from (a conversation's earlier turn) is
      * ranked on its own and may be dropped while its pages stay for the records below. Such a row is always ranked
@@ -246,7 +248,10 @@ public final class WorthPolicy implements EvictionPolicy {
     private RecordKey lastLruOnly;
     /** Resumes from set 0's rows minus those from set 1's, saturating at plus or minus DUEL_LIMIT. */
     private int samplesCounter;
-    /** The duel's verdict the rows were last ranked under, for the rows outside set 0: see {@link #verdict()}. */
+    /**
+     * The duel's verdict the rows are ranked under, for the rows outside set 0 (see {@link #verdict()}): taken again
+     * when a request resumes from a row and when a row is published, not at each record published again.
+     */
     private Verdict ranked = Verdict.UNDECIDED_RECENCY;
     private long allTrials;
     private long allResumed;
@@ -655,7 +660,7 @@ public final class WorthPolicy implements EvictionPolicy {
         if (set == 0) {
             return true;
         }
-        return switch (verdict()) {
+        return switch (ranked) {
             case WORTH -> true;
             case RECENCY, UNDECIDED_RECENCY -> false;
             case UNDECIDED_WORTH -> set != 1;
@@ -748,7 +753,6 @@ public final class WorthPolicy implements EvictionPolicy {
         lastLruOnly = e.key();
         if (!sameChain) {
             duelCount(false);
-            verdictMayHaveMoved();
         }
     }
 
@@ -793,6 +797,7 @@ public final class WorthPolicy implements EvictionPolicy {
     private void rowPublished(Node n) {
         clock++;
         releaseHeld();
+        verdictMayHaveMoved();
         residentRows++;
         maxResidentRows = Math.max(maxResidentRows, residentRows);
         n.firstTrial = true;
