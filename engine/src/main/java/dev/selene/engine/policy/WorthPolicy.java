@@ -784,22 +784,25 @@ public final class WorthPolicy implements EvictionPolicy {
     }
 
     private void rerank(Node n) {
-        if (n.seq != 0) {
-            if (n.heldBack && holdsBack(n)) {
-                rank(n);
-                return;
-            }
-            if (n.heldBack) { // resumed from, or its row gone: no longer held back
-                waiting.remove(n);
-                n.heldBack = false;
-                rank(n);
-                droppable.add(n);
-                return;
-            }
-            droppable.remove(n);
-            rank(n);
-            droppable.add(n);
+        if (n.seq == 0) {
+            return;
         }
+        if (!n.heldBack) {
+            droppable.remove(n);
+        } else if (holdsBack(n)) {
+            rank(n);
+            return;
+        } else { // resumed from, or its row gone: no longer held back
+            waiting.remove(n);
+        }
+        release(n);
+    }
+
+    /** Ranks {@code n}, out of both sets, and makes it droppable. */
+    private void release(Node n) {
+        n.heldBack = false;
+        rank(n);
+        droppable.add(n);
     }
 
     /**
@@ -834,10 +837,7 @@ public final class WorthPolicy implements EvictionPolicy {
      */
     private void releaseHeld() {
         while (!waiting.isEmpty() && waiting.first().holdUntil <= clock) {
-            Node n = waiting.pollFirst();
-            n.heldBack = false;
-            rank(n);
-            droppable.add(n);
+            release(waiting.pollFirst());
         }
     }
 
@@ -881,10 +881,15 @@ public final class WorthPolicy implements EvictionPolicy {
     /** The nearest record above {@code n} that had a row or was come back to, or null when none is resident. */
     private static Node turnAbove(Node n) {
         Node p = n.parent;
-        while (p != null && p.recordClass < 0 && !p.cameBack) { // a class: it had a row
+        while (p != null && !endsTurn(p)) {
             p = p.parent;
         }
         return p;
+    }
+
+    /** Whether {@code p} ends a turn: it had a row (it has a class), or a request came back to it. */
+    private static boolean endsTurn(Node p) {
+        return p.recordClass >= 0 || p.cameBack;
     }
 
     /**
@@ -895,7 +900,7 @@ public final class WorthPolicy implements EvictionPolicy {
     private static boolean turnAboveToCome(Node n) {
         Node last = n;
         for (Node p = n.parent; p != null; p = p.parent) {
-            if (p.recordClass >= 0 || p.cameBack) {
+            if (endsTurn(p)) {
                 return false;
             }
             last = p;
