@@ -12,6 +12,7 @@ import dev.selene.engine.key.RecordKey;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /** The catalog's part for what it shows: record listings and descriptions, the node's status, its invariants. */
@@ -84,7 +85,12 @@ final class CatalogViews {
         DiskStatus diskStatus = !core.diskTier ? null : new DiskStatus(c.diskRecords(), c.diskBytes(),
                 core.catalog.diskCapacityBytes(), c.writing(),
                 estimate.bytesPerSecond(core.settings.clock().getAsLong()), estimate.samples());
+        Map<String, Long> counters = core.records.metrics().counters().snapshot();
+        long heldBack = core.catalog.rowsHeldBack();
+        if (heldBack > 0) {
+            counters.put("rows.held-back", heldBack);
+        }
         return new CacheStatus(true, s.total(), s.intake(), s.free(), s.clean(), c.residentRecords(), c.inFlight(),
-                core.records.metrics().counters().snapshot(), diskStatus, core.records.metrics().node());
+                counters, diskStatus, core.records.metrics().node());
     }
 }

@@ -914,6 +914,11 @@ public final class RecordCatalog {
         return disk.bytes();
     }
 
+    /** Rows the memory's policy has held back from dropping for their conversation's next turn, so far. */
+    public long rowsHeldBack() {
+        return memory.policy().rowsHeldBack();
+    }
+
     /** The catalog's figures. */
     public Stats stats() {
         return new Stats(memory.size(), memory.residentSlots(), memory.droppableSlots(),

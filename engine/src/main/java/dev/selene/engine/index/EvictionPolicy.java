@@ -64,4 +64,12 @@ public interface EvictionPolicy {
 
     /** Records enlisted, for the index's invariant check. */
     int size();
+
+    /**
+     * Rows this policy has held back from dropping for the next turn of their conversation, each counted once per
+     * publication of its row; 0 for a policy that holds nothing back.
+     */
+    default long rowsHeldBack() {
+        return 0;
+    }
 }

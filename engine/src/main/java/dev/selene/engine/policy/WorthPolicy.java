@@ -276,6 +276,8 @@ public final class WorthPolicy implements EvictionPolicy {
     /** Rows that came back after they were dropped, and rows not patient that were resumed while held; halved. */
     private double late;
     private double resumedHeld;
+    /** Rows held back so far, each once per publication of its row. */
+    private long rowsHeldBack;
     private final long[] waits = new long[WAITS];
     private int waitCount;
     private int residentRows;
@@ -326,6 +328,8 @@ public final class WorthPolicy implements EvictionPolicy {
         /** Whether its row's trial is the first since the row was published (not reopened by a resume). */
         boolean firstTrial;
         boolean heldBack;
+        /** Whether its row, since it was last published, has been held back once (counted in rowsHeldBack). */
+        boolean heldCounted;
         long holdUntil;
         /** Whether a request came back to it after its row was dropped unused. */
         boolean cameBack;
@@ -556,8 +560,7 @@ public final class WorthPolicy implements EvictionPolicy {
         Node n = nodes.get(e.key());
         rank(n);
         if (holdsBack(n)) {
-            n.heldBack = true;
-            waiting.add(n);
+            holdBack(n);
         } else {
             droppable.add(n);
         }
@@ -614,6 +617,11 @@ public final class WorthPolicy implements EvictionPolicy {
      */
     int heldBack() {
         return waiting.size();
+    }
+
+    @Override
+    public long rowsHeldBack() {
+        return rowsHeldBack;
     }
 
     /** Whether {@code e}'s row is held back for its comeback (a patient row whose hold has not ended). */
@@ -817,11 +825,22 @@ public final class WorthPolicy implements EvictionPolicy {
         residentRows++;
         maxResidentRows = Math.max(maxResidentRows, residentRows);
         n.firstTrial = true;
+        n.heldCounted = false;
         n.holdUntil = clock + patienceLimit;
         n.patient = mayHoldBack(n);
         // A row whose turn above has not arrived yet is decided again once it has (see settle): the comeback that
         // brings it may start patience or move its length.
         n.patienceOnSettle = turnAboveToCome(n);
+    }
+
+    /** Listed {@code n} waits among the rows held back (it is not among the droppable ones). */
+    private void holdBack(Node n) {
+        n.heldBack = true;
+        waiting.add(n);
+        if (!n.heldCounted) {
+            n.heldCounted = true;
+            rowsHeldBack++;
+        }
     }
 
     /** Whether listed {@code n} waits among the rows held back: a patient row, droppable whole, its hold not over. */
@@ -863,8 +882,7 @@ public final class WorthPolicy implements EvictionPolicy {
         n.patient = true;
         if (n.seq != 0 && !n.heldBack && holdsBack(n)) {
             droppable.remove(n);
-            n.heldBack = true;
-            waiting.add(n);
+            holdBack(n);
         }
     }
 

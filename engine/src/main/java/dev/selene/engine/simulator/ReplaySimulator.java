@@ -221,7 +221,7 @@ public final class ReplaySimulator {
                     tokensFromCache, blocksReferenced, blocksRestored, requestsHit, published, stored, present,
                     abandoned, evicted, bytesRestored, tokensFromDisk, bytesFromDisk, restoresFromMemory,
                     restoresFromDisk,
-                    restoresRefused, spilled, evictedFromDisk, rowsAdded, rowsDropped);
+                    restoresRefused, spilled, evictedFromDisk, rowsAdded, rowsDropped, catalog.rowsHeldBack());
         }
 
         /**

@@ -26,13 +26,15 @@ package dev.selene.engine.simulator;
  * @param evictedFromDisk   record files deleted from disk to make room
  * @param rowsAdded         rows published at records held without one, joined to their pages (memory only)
  * @param rowsDropped       rows dropped from memory while their record's pages stayed (memory only)
+ * @param rowsHeldBack      rows the policy held back from dropping for their conversation's next turn
  */
 public record SimulationResult(String policy, String rows, long requests, long tokensRequested, long tokensFromCache,
                                long blocksReferenced, long blocksRestored, long requestsHit, long published,
                                long stored, long present, long abandoned, long evicted, long bytesRestored,
                                long tokensFromDisk, long bytesFromDisk, long restoresFromMemory,
                                long restoresFromDisk, long restoresRefused,
-                               long spilled, long evictedFromDisk, long rowsAdded, long rowsDropped) {
+                               long spilled, long evictedFromDisk, long rowsAdded, long rowsDropped,
+                               long rowsHeldBack) {
 
     /** Tokens served from cache over tokens requested. */
     public double hitRatio() {

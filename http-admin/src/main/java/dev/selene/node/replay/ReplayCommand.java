@@ -219,6 +219,7 @@ public final class ReplayCommand implements Callable<Integer> {
                 CacheStatus status = cache.status().toCompletableFuture().join();
                 report.rowsAdded = status.counters().getOrDefault("rows.added", 0L);
                 report.rowsDropped = status.counters().getOrDefault("rows.dropped", 0L);
+                report.rowsHeldBack = status.counters().getOrDefault("rows.held-back", 0L);
                 if (status.disk() != null && status.disk().readSamples() > 0) {
                     report.cost = cost.withDisk(status.disk().readBytesPerSecond());
                 }

@@ -60,6 +60,7 @@ public final class ReplayReport {
     long evicted = -1;
     long rowsAdded;
     long rowsDropped;
+    long rowsHeldBack;
     long spilled = -1;
     long evictedFromDisk = -1;
     long lookups;
@@ -149,6 +150,7 @@ public final class ReplayReport {
         evicted = r.evicted();
         rowsAdded = r.rowsAdded();
         rowsDropped = r.rowsDropped();
+        rowsHeldBack = r.rowsHeldBack();
         if (diskBytes > 0 && !ReplaySimulator.ORACLE.equals(r.policy())) {
             spilled = r.spilled();
             evictedFromDisk = r.evictedFromDisk();
@@ -178,6 +180,9 @@ public final class ReplayReport {
         if (rowsAdded > 0 || rowsDropped > 0) {
             line(b, "rows apart from pages", rowsAdded + " joined records held without one, " + rowsDropped
                     + " dropped while their pages stayed");
+        }
+        if (rowsHeldBack > 0) {
+            line(b, "rows held back", rowsHeldBack + " kept from dropping for their conversation's next turn");
         }
         if (spilled >= 0) {
             line(b, "disk", spilled + " records written, " + evictedFromDisk + " files deleted for room");
@@ -265,6 +270,8 @@ public final class ReplayReport {
         m.put("rows_dropped", rowsDropped);
         m.put("simulated_rows_added", simulated == null ? null : simulated.rowsAdded());
         m.put("simulated_rows_dropped", simulated == null ? null : simulated.rowsDropped());
+        m.put("rows_held_back", rowsHeldBack);
+        m.put("simulated_rows_held_back", simulated == null ? null : simulated.rowsHeldBack());
         m.put("spilled", spilled < 0 ? null : spilled);
         m.put("evicted_disk", evictedFromDisk < 0 ? null : evictedFromDisk);
         m.put("lookups", lookups);

@@ -185,14 +185,17 @@ class ReplayTest {
      * simulator (it makes room for a whole publication before the records arrive, and they arrive in any order). The
      * policy decides so that the order does not matter, and the two give the same hit ratio (before, the node's figure
      * moved from run to run on the first trace, 22.0-22.8% against the simulator's 22.7% with 8 in flight, and stayed
-     * at 30.01% against 30.15% on the second, where the verdict moved between a publication's records).
+     * at 30.01% against 30.15% on the second, where the verdict moved between a publication's records). Both report
+     * the same count of rows held back: hundreds on the first trace, none on the second, where the duel's verdict,
+     * not patience, is what beats LRU.
      */
     @Test
     void withPatience_theNodeAndTheSimulatorGiveTheSameHitRatio(@TempDir Path dir) throws IOException {
-        record Case(double regularity, long seed, int requests, String layout, String warm, List<String> inFlight) {
+        record Case(double regularity, long seed, int requests, String layout, String warm, List<String> inFlight,
+                    boolean holdsBack) {
         }
-        for (Case c : List.of(new Case(0.2, 6, 1_500, "deepseek-tp4", "2g", List.of("1", "8")),
-                new Case(0.4, 11, 2_000, "qwen-tp1", "1g", List.of("8")))) {
+        for (Case c : List.of(new Case(0.2, 6, 1_500, "deepseek-tp4", "2g", List.of("1", "8"), true),
+                new Case(0.4, 11, 2_000, "qwen-tp1", "1g", List.of("8"), false))) {
             Path trace = dir.resolve("regular-turns-" + c.seed() + ".jsonl");
             MooncakeTrace.write(trace, TraceShapes.generate(
                     TraceShapes.shape("shared-prompt-chat").withRegularTurns(c.regularity()), c.seed(), c.requests()));
@@ -203,9 +206,13 @@ class ReplayTest {
                         "--concurrency", inFlight);
                 double hit = worth.get("hit_ratio").asDouble();
                 assertEquals(hit, worth.get("simulated_hit_ratio").asDouble(), 0.0, "simulator and node: " + worth);
-                // Without patience the default serves about what LRU serves here: every row goes just before its
-                // turn.
-                assertTrue(hit > lru.get("hit_ratio").asDouble() + 0.03, "patience served rows LRU loses: " + hit
+                long held = worth.get("rows_held_back").asLong();
+                assertEquals(worth.get("simulated_rows_held_back").asLong(), held, "rows held back: " + worth);
+                assertEquals(c.holdsBack(), held > 0, "whether patience held rows back: " + worth);
+                assertEquals(0, lru.get("rows_held_back").asLong(), "LRU holds nothing back: " + lru);
+                // On the first trace, without patience the default serves about what LRU serves: every row goes just
+                // before its turn.
+                assertTrue(hit > lru.get("hit_ratio").asDouble() + 0.03, "the default served rows LRU loses: " + hit
                         + " vs " + lru.get("hit_ratio").asDouble());
             }
         }
