@@ -22,7 +22,7 @@ import java.util.function.Predicate;
  *
  * <pre>
  * priority(r) = base(r) + value(r)         drop the lowest; base(r) = L at r's last use; L = last dropped priority
- * value(r)    = a row record ranked by worth:   p(class(r)) × saved(r) × slotsOfARow / slots(r)
+ * value(r)    = a row record ranked by worth:   w(class(r)) × saved(r) × slotsOfARow / slots(r)
  *               a row record ranked by recency: p(every row), the same for all, so recency alone orders them
  *               a page-only leaf that was a parent, unused since: 0 (nothing can end a match there)
  *               any other page-only record:     saved(r) × slotsOfARow / slots(r)
@@ -37,6 +37,9 @@ import java.util.function.Predicate;
  *               resumed, keeps the span r arrived with
  * p(c)        = (resumed + 1) / (trials + 2) over the ended trials of c: a row's trial in the class it entered
  *               ends when a request resumes from it (a success) or when it is dropped (a failure)
+ * w(c)        = p(c), or p(c) ^ LOOP_SHARE_EXPONENT while the requests look like a loop larger than memory: the
+ *               waits before a row's comeback cluster (as for patience, over LOOP_MIN_WAITS waits at least) and
+ *               requests come back to dropped rows more often than rows are resumed while held
  * duel        = a shadow LRU cache of keys as large as memory counts the resumes only this policy served (a row
  *               the shadow does not hold) and those only LRU would have (a key published again, or a row joining
  *               its pages again, that the shadow holds with a row); when one count leads by more than DUEL_Z
@@ -233,6 +236,14 @@ public final class WorthPolicy implements EvictionPolicy {
      * 3.3 times it, and a row held for such a wait is no likelier to be resumed than one ranked by worth).
      */
     static final double REGULAR = 2;
+    /**
+     * While the waits cluster and rows come back after they were dropped more often than while held (a loop larger
+     * than memory), a row's class share counts raised to this power: the rows of classes that are resumed outlast the
+     * others by more, as they must for a loop to be served at all.
+     */
+    static final double LOOP_SHARE_EXPONENT = 2;
+    /** ... once this many waits were seen. */
+    static final int LOOP_MIN_WAITS = 64;
 
     private final double depthExponent;
     private final boolean duel;
@@ -276,6 +287,8 @@ public final class WorthPolicy implements EvictionPolicy {
     /** Rows that came back after they were dropped, and rows not patient that were resumed while held; halved. */
     private double late;
     private double resumedHeld;
+    /** Whether the requests look like a loop larger than memory (see LOOP_SHARE_EXPONENT); decided with patience. */
+    private boolean loop;
     /** Rows held back so far, each once per publication of its row. */
     private long rowsHeldBack;
     private final long[] waits = new long[WAITS];
@@ -601,6 +614,20 @@ public final class WorthPolicy implements EvictionPolicy {
         return (resumed[recordClass] + 1.0) / (trials[recordClass] + 2.0);
     }
 
+    /**
+     * What a row of {@code recordClass} is worth per unit of saving: its class's share, squared while the requests look
+     * like a loop larger than memory.
+     */
+    double classWeight(int recordClass) {
+        double share = share(recordClass);
+        return loop ? Math.pow(share, LOOP_SHARE_EXPONENT) : share;
+    }
+
+    /** Whether the requests look like a loop larger than memory now (see LOOP_SHARE_EXPONENT). */
+    boolean loop() {
+        return loop;
+    }
+
     /** The class {@code e}'s row was last counted in (-1: it never had a row here). */
     int classOf(RecordIndex.Entry e) {
         return nodes.get(e.key()).recordClass;
@@ -638,7 +665,7 @@ public final class WorthPolicy implements EvictionPolicy {
         }
         double perSlot = saved(n.depth - n.rowAbove) * Math.max(rowSlots, e.slots().count()) / e.slots().count();
         if (e.spec().hasRow()) {
-            return share(n.recordClass) * perSlot;
+            return classWeight(n.recordClass) * perSlot;
         }
         return n.wasParent && e.residentChildren() == 0 ? 0 : perSlot;
     }
@@ -954,7 +981,8 @@ public final class WorthPolicy implements EvictionPolicy {
     /**
      * A row's wait from its trial's start to a request at it; every sixteenth wait the patience is decided again:
      * on once rows come back mostly after they were dropped and the waits cluster, for the 90th percentile of the
-     * waits.
+     * waits; and whether the requests look like a loop larger than memory (the waits cluster, and rows come back after
+     * they were dropped more often than while held).
      */
     private void waited(long wait) {
         if (!patience) {
@@ -964,16 +992,14 @@ public final class WorthPolicy implements EvictionPolicy {
         if (waitCount % 16 != 0) {
             return;
         }
-        patienceLimit = 0;
-        if (late >= LATE_MIN && late > LATE_RATIO * resumedHeld) {
-            long[] sorted = Arrays.copyOf(waits, Math.min(waitCount, WAITS));
-            Arrays.sort(sorted);
-            long w90 = Math.max(1, sorted[(int) (sorted.length * 0.9)]);
-            long w50 = Math.max(1, sorted[sorted.length / 2]);
-            if (w90 <= REGULAR * w50) {
-                patienceLimit = (long) Math.ceil(PATIENCE_MARGIN * w90);
-            }
-        }
+        long[] sorted = Arrays.copyOf(waits, Math.min(waitCount, WAITS));
+        Arrays.sort(sorted);
+        long w90 = Math.max(1, sorted[(int) (sorted.length * 0.9)]);
+        long w50 = Math.max(1, sorted[sorted.length / 2]);
+        boolean clustered = w90 <= REGULAR * w50;
+        loop = clustered && waitCount >= LOOP_MIN_WAITS && late > resumedHeld;
+        patienceLimit = clustered && late >= LATE_MIN && late > LATE_RATIO * resumedHeld
+                ? (long) Math.ceil(PATIENCE_MARGIN * w90) : 0;
     }
 
     /** While patience is on, remembers when {@code e} (a record, or a row apart from its pages) was dropped. */

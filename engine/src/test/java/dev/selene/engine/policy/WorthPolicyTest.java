@@ -299,6 +299,32 @@ class WorthPolicyTest {
     }
 
     @Test
+    void inALoopLargerThanMemory_aClassShareCountsSquared_elsewhereAsItIs() {
+        // Conversations that come back after about 200 publications, memory holding 60 rows: a loop larger than
+        // memory, where what separates the rows that come back from the others must weigh more than it does where
+        // recency serves; the same loop in memory that holds it, and waits as spread as a memoryless return's, are not.
+        LongUnaryOperator regular = step -> 190 + step % 21;
+        WorthPolicy loop = new WorthPolicy(WorthPolicy.DEPTH_EXPONENT, true, true);
+        conversations(loop, 3_000, 60, regular);
+        assertTrue(loop.loop(), "a loop larger than memory");
+        WorthPolicy fits = new WorthPolicy(WorthPolicy.DEPTH_EXPONENT, true, true);
+        conversations(fits, 3_000, 400, regular);
+        assertFalse(fits.loop(), "the same loop, memory holding it");
+        SplittableRandom random = new SplittableRandom(7);
+        long[] waits = new long[3_000];
+        for (int i = 0; i < waits.length; i++) {
+            waits[i] = 1 + (long) (-Math.log(1 - random.nextDouble()) * 200);
+        }
+        WorthPolicy memoryless = new WorthPolicy(WorthPolicy.DEPTH_EXPONENT, true, true);
+        conversations(memoryless, 3_000, 60, step -> waits[(int) step]);
+        assertFalse(memoryless.loop(), "memoryless waits");
+        for (int c = 0; c < 4; c++) {
+            assertEquals(Math.pow(loop.share(c), 2), loop.classWeight(c), 1e-12, "class " + c + " in the loop");
+            assertEquals(memoryless.share(c), memoryless.classWeight(c), 1e-12, "class " + c + ", memoryless");
+        }
+    }
+
+    @Test
     void rowsThatComeBackAtAMemorylessWait_makeNoRowPatient() {
         // Waits spread as a memoryless return's (the 90th percentile three times the median): holding rows for a
         // fixed wait would not pay, so the policy ranks as it does without patience.
