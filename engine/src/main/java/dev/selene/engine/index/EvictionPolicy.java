@@ -66,8 +66,9 @@ public interface EvictionPolicy {
     int size();
 
     /**
-     * Rows this policy has held back from dropping for the next turn of their conversation, each counted once per
-     * publication of its row; 0 for a policy that holds nothing back.
+     * Rows this policy has decided to hold back from dropping for the next turn of their conversation, each counted
+     * once per publication of its row (whether or not it then waited among the droppable records); 0 for a policy
+     * that holds nothing back.
      */
     default long rowsHeldBack() {
         return 0;

@@ -289,7 +289,7 @@ public final class WorthPolicy implements EvictionPolicy {
     private double resumedHeld;
     /** Whether the requests look like a loop larger than memory (see LOOP_SHARE_EXPONENT); decided with patience. */
     private boolean loop;
-    /** Rows held back so far, each once per publication of its row. */
+    /** Rows made patient so far (held back from dropping for their comeback), each once per publication of its row. */
     private long rowsHeldBack;
     private final long[] waits = new long[WAITS];
     private int waitCount;
@@ -341,8 +341,6 @@ public final class WorthPolicy implements EvictionPolicy {
         /** Whether its row's trial is the first since the row was published (not reopened by a resume). */
         boolean firstTrial;
         boolean heldBack;
-        /** Whether its row, since it was last published, has been held back once (counted in rowsHeldBack). */
-        boolean heldCounted;
         long holdUntil;
         /** Whether a request came back to it after its row was dropped unused. */
         boolean cameBack;
@@ -852,9 +850,9 @@ public final class WorthPolicy implements EvictionPolicy {
         residentRows++;
         maxResidentRows = Math.max(maxResidentRows, residentRows);
         n.firstTrial = true;
-        n.heldCounted = false;
         n.holdUntil = clock + patienceLimit;
         n.patient = mayHoldBack(n);
+        rowsHeldBack += n.patient ? 1 : 0;
         // A row whose turn above has not arrived yet is decided again once it has (see settle): the comeback that
         // brings it may start patience or move its length.
         n.patienceOnSettle = turnAboveToCome(n);
@@ -864,10 +862,6 @@ public final class WorthPolicy implements EvictionPolicy {
     private void holdBack(Node n) {
         n.heldBack = true;
         waiting.add(n);
-        if (!n.heldCounted) {
-            n.heldCounted = true;
-            rowsHeldBack++;
-        }
     }
 
     /** Whether listed {@code n} waits among the rows held back: a patient row, droppable whole, its hold not over. */
@@ -907,6 +901,7 @@ public final class WorthPolicy implements EvictionPolicy {
         }
         n.holdUntil = n.trialAt + patienceLimit;
         n.patient = true;
+        rowsHeldBack++;
         if (n.seq != 0 && !n.heldBack && holdsBack(n)) {
             droppable.remove(n);
             holdBack(n);

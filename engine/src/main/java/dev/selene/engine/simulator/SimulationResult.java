@@ -26,7 +26,7 @@ package dev.selene.engine.simulator;
  * @param evictedFromDisk   record files deleted from disk to make room
  * @param rowsAdded         rows published at records held without one, joined to their pages (memory only)
  * @param rowsDropped       rows dropped from memory while their record's pages stayed (memory only)
- * @param rowsHeldBack      rows the policy held back from dropping for their conversation's next turn
+ * @param rowsHeldBack      rows the policy decided to hold back from dropping for their conversation's next turn
  */
 public record SimulationResult(String policy, String rows, long requests, long tokensRequested, long tokensFromCache,
                                long blocksReferenced, long blocksRestored, long requestsHit, long published,
