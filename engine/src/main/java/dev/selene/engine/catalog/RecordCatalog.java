@@ -914,7 +914,7 @@ public final class RecordCatalog {
         return disk.bytes();
     }
 
-    /** Rows the memory's policy has held back from dropping for their conversation's next turn, so far. */
+    /** Rows the memory's policy has decided so far to hold back for their conversation's next turn. */
     public long rowsHeldBack() {
         return memory.policy().rowsHeldBack();
     }

@@ -185,7 +185,7 @@ class WorthPolicyTest {
         }
         index.checkInvariants();
         checkEachInsert = true;
-        // Each row made patient waited among the held rows (none is pinned here), and counts once.
+        // Each row made patient when published, or once the records above it came, counts once.
         assertEquals(patientFirst + patientLater, policy.rowsHeldBack(), "rows held back, counted once each");
         return new int[] {served, comebacks, hotServed, patientFirst, patientLater, patientRetries};
     }

@@ -182,7 +182,7 @@ public final class ReplayReport {
                     + " dropped while their pages stayed");
         }
         if (rowsHeldBack > 0) {
-            line(b, "rows held back", rowsHeldBack + " kept from dropping for their conversation's next turn");
+            line(b, "rows held back", rowsHeldBack + " decided to keep for their conversation's next turn");
         }
         if (spilled >= 0) {
             line(b, "disk", spilled + " records written, " + evictedFromDisk + " files deleted for room");
