@@ -46,8 +46,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class PoolTlsProcessTest {
 
     private static final Duration START = Duration.ofSeconds(90);
-    /** How long the stranger is given to get in: several join attempts (one every few seconds). */
-    private static final Duration STRANGER = Duration.ofSeconds(15);
+    /**
+     * How long the stranger is given to start and try to get in: its JVM's start and several join attempts (one
+     * every few seconds), on two cores that other tests' processes may share.
+     */
+    private static final Duration STRANGER = Duration.ofSeconds(60);
 
     /** The managers' namespace rules: managers copy any namespace; host-a and host-c tenant-a, host-b tenant-b. */
     private static final String ACCESS = "selene.manager.access {\n  \"pool-manager-*\" = [\"*\"]\n"
