@@ -25,7 +25,8 @@ import java.util.function.Supplier;
  * traces    the synthetic trace (when given), each named generated shape, and families of a plain chat shape that
  *           vary one parameter at a time: how likely a conversation goes on after a turn, how many conversations
  *           interleave (the think time between two turns, in other requests), how often a request branches from an
- *           earlier turn, and how many shared prompts there are and how skewed their popularity is
+ *           earlier turn, and how many shared prompts there are and how skewed their popularity is; and families
+ *           of a long-context chat shape whose working set is several times memory (where LRU is far from the oracle)
  * layouts   qwen-tp1 (a row is 4.2 times a record's pages) and deepseek-tp4 (2.9 times), at two memory sizes each
  * disk      none, or one disk tier of a given size under every row (the oracle then knows the future for both tiers)
  * </pre>
@@ -76,6 +77,15 @@ public final class PolicyComparison {
     /** The plain chat shape the families vary. */
     public static final TraceShapes.Shape CHAT = new TraceShapes.Shape(200, 8, 1, 16, 1_500, 6_000, 80, 1_000, 80,
             600, 0, 1, 0.6, 0);
+
+    /**
+     * A chat shape whose working set is several times the memory sizes, as a production trace's is: long messages
+     * (pasted code, tool output, 500-4k tokens), half the conversations one question about a document of 4k-16k
+     * tokens, 400 conversations in progress. LRU serves a fifth to a third of what the oracle does at the small
+     * memories here, as on the synthetic trace, where the plain chat shape leaves LRU within a few points of it.
+     */
+    public static final TraceShapes.Shape LONG_CHAT = new TraceShapes.Shape(400, 8, 1, 16, 1_500, 6_000, 500, 4_000,
+            100, 600, 0, 1, 0.6, 0.5, 4_000, 16_000, 0);
 
     /** Memory sizes per layout: one where most of the working set is lost, one where most of it fits. */
     public static final Map<String, List<Long>> MEMORY = Map.of(
@@ -134,6 +144,11 @@ public final class PolicyComparison {
                 TraceShapes.shape("shared-prompt-chat").withRegularTurns(0.2));
         families.put("shared-prompt-chat, regular turns 0.4",
                 TraceShapes.shape("shared-prompt-chat").withRegularTurns(0.4));
+        families.put("long chat", LONG_CHAT);
+        families.put("long chat, 64 prompts zipf 0.8", LONG_CHAT.withPrompts(64, 0.8));
+        families.put("long chat, 800 in flight", LONG_CHAT.withActive(800));
+        families.put("long chat, regular turns", LONG_CHAT.withRegularTurns(0.2));
+        families.put("long chat, documents 2k-8k", LONG_CHAT.withDocuments(0.5, 2_000, 8_000));
         families.forEach((name, shape) -> out.add(new Trace(name, TUNED_ON.contains(name),
                 () -> TraceShapes.generate(shape, seed, requests))));
         return out;
