@@ -69,10 +69,11 @@ public final class PolicyComparison {
     /**
      * Traces the default policy's shape and constants were chosen on (the documents family was added with the span
      * classes, to show what they are for; patience's constants were chosen on the shared-prompt family with regular
-     * turns); every other trace is held out.
+     * turns; the span's bands on the first four long-chat families); every other trace is held out.
      */
     public static final List<String> TUNED_ON = List.of("synthetic_trace", "system-prompts", "short-chats",
-            "agent-loops", "chat, one-off documents", "shared-prompt-chat, regular turns");
+            "agent-loops", "chat, one-off documents", "shared-prompt-chat, regular turns", "long chat",
+            "long chat, 64 prompts zipf 0.8", "long chat, 800 in flight", "long chat, regular turns");
 
     /** The plain chat shape the families vary. */
     public static final TraceShapes.Shape CHAT = new TraceShapes.Shape(200, 8, 1, 16, 1_500, 6_000, 80, 1_000, 80,
@@ -149,6 +150,10 @@ public final class PolicyComparison {
         families.put("long chat, 800 in flight", LONG_CHAT.withActive(800));
         families.put("long chat, regular turns", LONG_CHAT.withRegularTurns(0.2));
         families.put("long chat, documents 2k-8k", LONG_CHAT.withDocuments(0.5, 2_000, 8_000));
+        families.put("long chat, goes on 0.85", LONG_CHAT.withContinuation(0.85));
+        families.put("long chat, documents 0.7", LONG_CHAT.withDocuments(0.7, 4_000, 16_000));
+        families.put("long chat, branches 0.2", LONG_CHAT.withRetry(0.2));
+        families.put("long chat, documents 0.3 of 1k-32k", LONG_CHAT.withDocuments(0.3, 1_000, 32_000));
         families.forEach((name, shape) -> out.add(new Trace(name, TUNED_ON.contains(name),
                 () -> TraceShapes.generate(shape, seed, requests))));
         return out;

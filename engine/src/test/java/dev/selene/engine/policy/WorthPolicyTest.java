@@ -409,6 +409,15 @@ class WorthPolicyTest {
         assertTrue(order.indexOf(950L) < order.indexOf(901L), "the newer first-turn row goes first: " + order);
     }
 
+    /**
+     * A class's share when every trial so far was in that class (so its novelty, turn and history over every span
+     * counted the same trials): {@code resumed} successes of {@code trials}.
+     */
+    private static double oneGroupShare(long resumed, long trials) {
+        double spanless = (resumed + 1.0) / (trials + 2.0);
+        return (resumed + WorthPolicy.SHARE_PRIOR * spanless) / (trials + WorthPolicy.SHARE_PRIOR);
+    }
+
     /** Inserts pages {@code first} to {@code first + n - 2} and a row {@code first + n - 1} under {@code parent}. */
     private void span(RecordIndex index, Long parent, long first, int n) {
         long[] ids = new long[n];
@@ -424,21 +433,21 @@ class WorthPolicyTest {
         RecordIndex index = new RecordIndex(true, policy);
         chain(index, null, 1); // a shared prompt, used: what hangs from it starts a span of its own
         index.touch(key(1), 1, EvictionPolicy.Use.RESUMED);
-        for (long c = 0; c < 6; c++) {
+        for (long c = 0; c < 12; c++) {
             long turn = 1000 * (c + 1);
             chain(index, 1L, turn); // a short question whose conversation goes on: resumed from
             index.touch(key(turn), 2, EvictionPolicy.Use.RESUMED);
             span(index, 1L, turn + 100, 20); // a document of twenty blocks asked about once: dropped unused
             index.remove(key(turn + 119));
         }
-        chain(index, 1L, 9000);
-        span(index, 1L, 9100, 20);
-        double question = policy.value(index.get(key(9000)));
-        double document = policy.value(index.get(key(9119)));
+        chain(index, 1L, 90_000);
+        span(index, 1L, 90_100, 20);
+        double question = policy.value(index.get(key(90_000)));
+        double document = policy.value(index.get(key(90_119)));
         assertTrue(question > 3 * document, "the same turn, novelty and history, told apart by the span: "
                 + question + " vs " + document);
         List<Long> order = drain(index);
-        assertTrue(order.indexOf(9119L) < order.indexOf(9000L), "the newer document's row goes first: " + order);
+        assertTrue(order.indexOf(90_119L) < order.indexOf(90_000L), "the newer document's row goes first: " + order);
     }
 
     @Test
@@ -500,16 +509,16 @@ class WorthPolicyTest {
             chain(index, null, r);
             index.touch(key(r), r, EvictionPolicy.Use.RESUMED);
         }
-        assertEquals(5.0 / 6, policy.share(novelRootClass), 1e-12);
+        assertEquals(oneGroupShare(4, 4), policy.share(novelRootClass), 1e-12);
         for (long r = 11; r <= 20; r++) { // ten more, not resumed from yet (their next turn has not come)
             chain(index, null, r);
         }
-        assertEquals(5.0 / 6, policy.share(novelRootClass), 1e-12, "open trials are not failures");
+        assertEquals(oneGroupShare(4, 4), policy.share(novelRootClass), 1e-12, "open trials are not failures");
         index.remove(key(11));
         index.remove(key(12));
-        assertEquals(5.0 / 8, policy.share(novelRootClass), 1e-12, "two dropped unused: two failures");
+        assertEquals(oneGroupShare(4, 6), policy.share(novelRootClass), 1e-12, "two dropped unused: two failures");
         index.touch(key(13), 30, EvictionPolicy.Use.RESUMED);
-        assertEquals(6.0 / 9, policy.share(novelRootClass), 1e-12, "one resumed from: a success");
+        assertEquals(oneGroupShare(5, 7), policy.share(novelRootClass), 1e-12, "one resumed from: a success");
     }
 
     @Test
@@ -518,14 +527,17 @@ class WorthPolicyTest {
         RecordIndex index = new RecordIndex(true, policy, 4); // a row record: 1 page slot, then 4 row slots
         int novelRootClass = 1;
         chain(index, null, 1); // a root row, unused: a novel chain
-        chain(index, 1L, 2, 3); // a row two blocks below (worth more), in the same class (novel, a short span)
+        chain(index, 1L, 2, 3); // a row two blocks below (worth more): novel too, a span of two blocks
         boolean rowDroppedApart = false;
         for (RecordIndex.Dropped d = index.dropNext(); d != null; d = index.dropNext()) {
             rowDroppedApart |= !d.whole();
             index.checkInvariants();
         }
         assertTrue(rowDroppedApart, "the root's row went before its pages");
-        assertEquals(1.0 / 4, policy.share(novelRootClass), 1e-12, "two trials ended, both failures, each once");
+        // One failure in the root's class, two in the classes of its novelty, turn and history over every span.
+        double spanless = (0 + 1.0) / (2 + 2);
+        assertEquals(WorthPolicy.SHARE_PRIOR * spanless / (1 + WorthPolicy.SHARE_PRIOR), policy.share(novelRootClass),
+                1e-12, "two trials ended, both failures, each once");
     }
 
     @Test
@@ -693,19 +705,21 @@ class WorthPolicyTest {
     void whenAClassesShareMovesByHalf_itsRowsAreRankedAgain_withTheShareTheyHaveNow() {
         WorthPolicy policy = byWorth();
         RecordIndex index = new RecordIndex(true, policy);
-        for (long k = 10; k <= 13; k++) { // new chains resumed from: their class's share is 5/6
+        for (long k = 10; k <= 13; k++) { // new chains resumed from: their class's share is 11/12
             chain(index, null, k);
             index.touch(key(k), 1, EvictionPolicy.Use.RESUMED);
         }
-        chain(index, null, 20); // a new chain, ranked at 5/6
+        assertEquals(11.0 / 12, oneGroupShare(4, 4), 1e-12);
+        chain(index, null, 20); // a new chain, ranked at 11/12
         chain(index, 10L, 21); // a turn on a chain that went on: a class of its own, at the prior 1/2
         assertTrue(policy.value(index.get(key(20))) > policy.value(index.get(key(21))));
-        for (long k = 30; k < 40; k++) { // ten new chains that leave unused: the share of new chains sinks to 5/16
+        for (long k = 30; k < 40; k++) { // ten new chains that leave unused: the share of new chains sinks to 7/24
             chain(index, null, k);
             index.remove(key(k));
         }
-        assertEquals(5.0 / 16, policy.value(index.get(key(20))), 1e-12);
-        assertEquals(20, index.dropColdest().key().hash(), "ranked again at 5/16, below the turn's 1/2");
+        assertEquals(7.0 / 24, oneGroupShare(4, 14), 1e-12);
+        assertEquals(7.0 / 24, policy.value(index.get(key(20))), 1e-12);
+        assertEquals(20, index.dropColdest().key().hash(), "ranked again at 7/24, below the turn's 1/2");
     }
 
     @Test
