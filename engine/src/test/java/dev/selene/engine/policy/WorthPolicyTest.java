@@ -723,6 +723,28 @@ class WorthPolicyTest {
     }
 
     @Test
+    void whenTheSharesOfAClassesGroupMove_itsRowsAreRankedAgain_thoughNoTrialOfItsOwnEnded() {
+        WorthPolicy policy = byWorth();
+        RecordIndex index = new RecordIndex(true, policy);
+        for (long k = 10; k <= 13; k++) { // one-block chains resumed from: their group's share is 5/6
+            chain(index, null, k);
+            index.touch(key(k), 1, EvictionPolicy.Use.RESUMED);
+        }
+        span(index, null, 100, 20); // a new chain of twenty blocks: another span, the same group, no trial of its own
+        chain(index, 10L, 21); // a turn on a chain that went on: another group, at the prior 1/2
+        int novelRootClass = 1; // where the one-block chains' trials were counted
+        assertNotEquals(novelRootClass, policy.classOf(index.get(key(119))), "twenty blocks and one: two classes");
+        assertEquals(5.0 / 6, policy.share(policy.classOf(index.get(key(119)))), 1e-12, "its group's share");
+        assertTrue(policy.value(index.get(key(119))) > policy.value(index.get(key(21))));
+        for (long k = 30; k < 40; k++) { // ten one-block chains that leave unused: the group's share sinks to 5/16
+            chain(index, null, k);
+            index.remove(key(k));
+        }
+        assertEquals(5.0 / 16, policy.share(policy.classOf(index.get(key(119)))), 1e-12);
+        assertEquals(119, index.dropColdest().key().hash(), "ranked again at its group's 5/16, below the turn's 1/2");
+    }
+
+    @Test
     void aRowOthersHangFrom_goesBeforeItsPages_whichStayUntilTheirLastChildLeaves() {
         WorthPolicy policy = byWorth();
         RecordIndex index = new RecordIndex(true, policy, 4); // a row record: 1 page slot, then 4 row slots

@@ -186,13 +186,13 @@ class ReplayTest {
      * policy decides so that the order does not matter, and the two give the same hit ratio (before, the node's figure
      * moved from run to run on the first trace, 22.0-22.8% against the simulator's 22.7% with 8 in flight, and stayed
      * at 30.01% against 30.15% on the second, where the verdict moved between a publication's records). Both report
-     * about the same count of rows held back: hundreds on the first trace, tens on the second (none before the
+     * about the same count of rows held back: hundreds on the first trace, a few on the second (none before the
      * span's finer bands, when the duel's verdict alone beat LRU there). The count may differ by a few rows (a few
      * patience decisions still follow the order in which a node's records arrive: whether one more row may be held
      * back is measured against the rows resident, fewer in a node that made room for a whole publication first): on
-     * a busy machine the node once counted 235 against the simulator's 234, and with the span's finer bands 241
-     * against 238 in every run, with the same hit ratio; so the count is held within 2% or 3 rows, the hit ratio
-     * exactly.
+     * a busy machine the node once counted 235 against the simulator's 234, with the same hit ratio; so the count is
+     * held within 1% or 2 rows, the hit ratio exactly. A build whose classes' shares moved with their group's without
+     * their rows being ranked again counted 241 against 238 in every run; ranked again, both count 239.
      */
     @Test
     void withPatience_theNodeAndTheSimulatorGiveTheSameHitRatio(@TempDir Path dir) throws IOException {
@@ -213,7 +213,7 @@ class ReplayTest {
                 assertEquals(hit, worth.get("simulated_hit_ratio").asDouble(), 0.0, "simulator and node: " + worth);
                 long held = worth.get("rows_held_back").asLong();
                 long simulated = worth.get("simulated_rows_held_back").asLong();
-                assertTrue(Math.abs(held - simulated) <= Math.max(3, simulated / 50),
+                assertTrue(Math.abs(held - simulated) <= Math.max(2, simulated / 100),
                         "rows held back, node " + held + " against the simulator's " + simulated + ": " + worth);
                 assertEquals(c.holdsBack(), held > 0, "whether patience held rows back: " + worth);
                 assertEquals(0, lru.get("rows_held_back").asLong(), "LRU holds nothing back: " + lru);
