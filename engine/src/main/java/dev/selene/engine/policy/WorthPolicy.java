@@ -744,11 +744,6 @@ public final class WorthPolicy implements EvictionPolicy {
         }
     }
 
-    /** The share of class {@code c} moved by more than SHARE_DRIFT since its rows were ranked: they are again. */
-    private void rankClassAgain(int c) {
-        rankAgain(n -> n.entry.spec().hasRow() && n.recordClass == c);
-    }
-
     /**
      * Ranks the droppable records that {@code which} picks again with their value now; each keeps its base and its
      * place among equals (the least recently used first).
@@ -1143,13 +1138,21 @@ public final class WorthPolicy implements EvictionPolicy {
             trials[c] /= 2;
             resumed[c] /= 2;
         }
-        // A class's share starts from its spanless group's, so every class of the group may have moved.
-        for (int k = spanless; k < CLASSES; k += SPANLESS) {
+        // A class's share starts from its spanless group's, so every class of the group may have moved: the spans
+        // whose share did are ranked again in one pass over the droppable records.
+        int movedSpans = 0;
+        for (int span = 0; span < SPANS; span++) {
+            int k = spanless + span * SPANLESS;
             double now = share(k);
             if (now > rankedShare[k] * SHARE_DRIFT || now < rankedShare[k] / SHARE_DRIFT) {
                 rankedShare[k] = now;
-                rankClassAgain(k);
+                movedSpans |= 1 << span;
             }
+        }
+        if (movedSpans != 0) {
+            int moved = movedSpans;
+            rankAgain(r -> r.entry.spec().hasRow() && r.recordClass % SPANLESS == spanless
+                    && (moved & 1 << r.recordClass / SPANLESS) != 0);
         }
     }
 }
