@@ -35,8 +35,21 @@ import java.util.function.Supplier;
  */
 public final class PolicyComparison {
 
-    /** A trace of the comparison: its name, whether a policy was tuned on it, and its requests (made on demand). */
-    public record Trace(String name, boolean tuned, Supplier<List<TraceRequest>> requests) {
+    /**
+     * A trace of the comparison: its name, whether a policy was tuned on it, and its requests with what their
+     * generator knows of them (made on demand).
+     */
+    public record Trace(String name, boolean tuned, Supplier<TraceShapes.Labelled> labelled) {
+
+        /** A trace read from a file: nothing is known of it beyond its requests. */
+        public static Trace of(String name, boolean tuned, List<TraceRequest> requests) {
+            return new Trace(name, tuned, () -> TraceShapes.Labelled.unlabelled(requests));
+        }
+
+        /** Its requests (made on demand). */
+        public Supplier<List<TraceRequest>> requests() {
+            return () -> labelled.get().requests();
+        }
     }
 
     /**
@@ -63,6 +76,11 @@ public final class PolicyComparison {
         public double ofOracle(String policy) {
             double oracle = hitRatio.get(ReplaySimulator.ORACLE);
             return oracle == 0 ? 1 : hitRatio.get(policy) / oracle;
+        }
+
+        /** Whether the row has the kinds-known reference: a generated trace with one-off requests. */
+        public boolean hasKindsKnown() {
+            return hitRatio.containsKey(ReplaySimulator.KINDS_KNOWN);
         }
     }
 
@@ -123,10 +141,11 @@ public final class PolicyComparison {
     public static List<Trace> traces(String fileName, List<TraceRequest> file, long seed, int requests) {
         List<Trace> out = new ArrayList<>();
         if (file != null) {
-            out.add(new Trace(fileName, TUNED_ON.contains(fileName), () -> file));
+            out.add(Trace.of(fileName, TUNED_ON.contains(fileName), file));
         }
         for (String shape : TraceShapes.NAMES) {
-            out.add(new Trace(shape, TUNED_ON.contains(shape), () -> TraceShapes.generate(shape, seed, requests)));
+            out.add(new Trace(shape, TUNED_ON.contains(shape),
+                    () -> TraceShapes.generateLabelled(shape, seed, requests)));
         }
         Map<String, TraceShapes.Shape> families = new LinkedHashMap<>();
         families.put("chat", CHAT);
@@ -155,7 +174,7 @@ public final class PolicyComparison {
         families.put("long chat, branches 0.2", LONG_CHAT.withRetry(0.2));
         families.put("long chat, documents 0.3 of 1k-32k", LONG_CHAT.withDocuments(0.3, 1_000, 32_000));
         families.forEach((name, shape) -> out.add(new Trace(name, TUNED_ON.contains(name),
-                () -> TraceShapes.generate(shape, seed, requests))));
+                () -> TraceShapes.generateLabelled(shape, seed, requests))));
         return out;
     }
 
@@ -167,24 +186,27 @@ public final class PolicyComparison {
                                      int requests) {
         List<Trace> out = new ArrayList<>();
         if (file != null) {
-            out.add(new Trace(fileName, TUNED_ON.contains(fileName), () -> file));
+            out.add(Trace.of(fileName, TUNED_ON.contains(fileName), file));
         }
         for (long seed = firstSeed; seed <= lastSeed; seed++) {
             for (Trace t : traces(null, null, seed, requests)) {
-                out.add(new Trace("seed " + seed + ", " + t.name(), t.tuned(), t.requests()));
+                out.add(new Trace("seed " + seed + ", " + t.name(), t.tuned(), t.labelled()));
             }
         }
         return out;
     }
 
     /**
-     * Runs {@code policies} (and the oracle) on every trace, under every layout of {@link #MEMORY} at its memory
-     * sizes, handing each row to {@code progress} as it is done.
+     * Runs {@code policies} and the oracle on every trace (and, on a generated trace with one-off requests, the
+     * kinds-known reference), under every layout of {@link #MEMORY} at its memory sizes, handing each row to
+     * {@code progress} as it is done.
      */
     public List<Row> run(List<Trace> traces, List<String> policies, Consumer<Row> progress) {
         List<Row> out = new ArrayList<>();
         for (Trace t : traces) {
-            List<TraceRequest> requests = t.requests().get();
+            TraceShapes.Labelled labelled = t.labelled().get();
+            List<TraceRequest> requests = labelled.requests();
+            boolean kinds = labelled.oneOff() != null && !labelled.oneOff().isEmpty();
             double ceiling = TraceCeiling.of(requests, rows).rowCeiling();
             for (String layoutName : List.of("qwen-tp1", "deepseek-tp4")) {
                 Layout layout = Layout.preset(layoutName);
@@ -197,6 +219,10 @@ public final class PolicyComparison {
                         hits.put(p, sim.run(requests, p).hitRatio());
                     }
                     hits.put(ReplaySimulator.ORACLE, sim.run(requests, ReplaySimulator.ORACLE).hitRatio());
+                    if (kinds) {
+                        hits.put(ReplaySimulator.KINDS_KNOWN, sim.runKindsKnown(requests, labelled.oneOff())
+                                .hitRatio());
+                    }
                     Row row = new Row(t.name(), t.tuned(), layoutName, warm, diskBytes, ceiling, hits);
                     out.add(row);
                     progress.accept(row);
@@ -206,13 +232,16 @@ public final class PolicyComparison {
         return out;
     }
 
-    /** The rows as a Markdown table: hit ratios in percent, each policy's share of the oracle, tuned-on marked. */
+    /**
+     * The rows as a Markdown table: hit ratios in percent, each policy's share of the oracle, tuned-on marked; the
+     * kinds-known reference beside the oracle ("-" where a trace has no one-off requests, or nothing knows which).
+     */
     public static String table(List<Row> rows, List<String> policies) {
         StringBuilder b = new StringBuilder("| trace | layout | memory |");
         for (String p : policies) {
             b.append(' ').append(p).append(" |");
         }
-        b.append(" oracle | ceiling |");
+        b.append(" oracle | ").append(ReplaySimulator.KINDS_KNOWN).append(" | ceiling |");
         for (String p : policies) {
             if (!p.equals("lru")) {
                 b.append(' ').append(p).append(" − lru |");
@@ -221,7 +250,8 @@ public final class PolicyComparison {
         for (String p : policies) {
             b.append(' ').append(p).append(" / oracle |");
         }
-        b.append('\n').append("|---|---|---|").append("---|".repeat(3 * policies.size() + 1)).append('\n');
+        b.append(' ').append(ReplaySimulator.KINDS_KNOWN).append(" / oracle |");
+        b.append('\n').append("|---|---|---|").append("---|".repeat(3 * policies.size() + 3)).append('\n');
         for (Row r : rows) {
             b.append("| ").append(r.trace()).append(r.tuned() ? " (tuned on)" : "").append(" | ").append(r.layout())
                     .append(" | ").append(ByteSize.format(r.warmBytes()))
@@ -229,8 +259,9 @@ public final class PolicyComparison {
             for (String p : policies) {
                 b.append(String.format(Locale.ROOT, " %.1f%% |", 100 * r.hitRatio().get(p)));
             }
-            b.append(String.format(Locale.ROOT, " %.1f%% | %.1f%% |", 100 * r.hitRatio().get(ReplaySimulator.ORACLE),
-                    100 * r.ceiling()));
+            b.append(String.format(Locale.ROOT, " %.1f%% | %s | %.1f%% |",
+                    100 * r.hitRatio().get(ReplaySimulator.ORACLE), r.hasKindsKnown() ? String.format(Locale.ROOT,
+                            "%.1f%%", 100 * r.hitRatio().get(ReplaySimulator.KINDS_KNOWN)) : "-", 100 * r.ceiling()));
             for (String p : policies) {
                 if (!p.equals("lru")) {
                     b.append(String.format(Locale.ROOT, " %+.1f |", r.pointsOverLru(p)));
@@ -239,6 +270,8 @@ public final class PolicyComparison {
             for (String p : policies) {
                 b.append(String.format(Locale.ROOT, " %.2f |", r.ofOracle(p)));
             }
+            b.append(r.hasKindsKnown() ? String.format(Locale.ROOT, " %.2f |", r.ofOracle(ReplaySimulator.KINDS_KNOWN))
+                    : " - |");
             b.append('\n');
         }
         return b.toString();
@@ -265,7 +298,7 @@ public final class PolicyComparison {
     /**
      * The rows where {@code policy} breaks a rule a default is held to, one line each: it loses more than one point
      * to LRU (on any row), or it serves less than 0.7 of the oracle on a row not tuned on where the oracle beats LRU
-     * by more than five points.
+     * by more than five points (with the kinds-known reference's share where the row has it).
      */
     public static List<String> breaches(List<Row> rows, String policy) {
         List<String> out = new ArrayList<>();
@@ -277,16 +310,19 @@ public final class PolicyComparison {
                         r.tuned() ? " (tuned on)" : ""));
             }
             if (!r.tuned() && r.oracleWellAboveLru() && r.ofOracle(policy) < 0.7) {
-                out.add(String.format(Locale.ROOT, "%s: %.3f of the oracle (lru %.3f)", where, r.ofOracle(policy),
-                        r.ofOracle("lru")));
+                out.add(String.format(Locale.ROOT, "%s: %.3f of the oracle (lru %.3f%s)", where,
+                        r.ofOracle(policy), r.ofOracle("lru"), r.hasKindsKnown() ? String.format(Locale.ROOT,
+                                ", %s %.3f", ReplaySimulator.KINDS_KNOWN, r.ofOracle(ReplaySimulator.KINDS_KNOWN))
+                                : ""));
             }
         }
         return out;
     }
 
     /**
-     * Per policy, over the rows not tuned on: the worst loss to LRU in points, and the lowest share of the oracle
-     * where the oracle beats LRU by more than five points.
+     * Per policy, over the rows not tuned on: the worst loss to LRU in points, and, where the oracle beats LRU by more
+     * than five points, the lowest share of the oracle and the rows under 0.7 of it (and how many of those the
+     * kinds-known reference serves at 0.7 or more: the rows where telling one-off requests apart would be enough).
      */
     public static String summary(List<Row> rows, List<String> policies) {
         StringBuilder b = new StringBuilder();
@@ -294,6 +330,8 @@ public final class PolicyComparison {
             double worstAll = Double.POSITIVE_INFINITY;
             double worstHeldOut = Double.POSITIVE_INFINITY;
             double lowestShare = Double.POSITIVE_INFINITY;
+            int under = 0;
+            int reachable = 0;
             String worstAt = "";
             for (Row r : rows) {
                 double d = r.pointsOverLru(p);
@@ -305,13 +343,20 @@ public final class PolicyComparison {
                     worstHeldOut = Math.min(worstHeldOut, d);
                     if (r.oracleWellAboveLru()) {
                         lowestShare = Math.min(lowestShare, r.ofOracle(p));
+                        if (r.ofOracle(p) < 0.7) {
+                            under++;
+                            if (r.hasKindsKnown() && r.ofOracle(ReplaySimulator.KINDS_KNOWN) >= 0.7) {
+                                reachable++;
+                            }
+                        }
                     }
                 }
             }
             b.append(String.format(Locale.ROOT, "%s: worst against lru %+.1f points (%s); held out: worst %+.1f "
-                    + "points, lowest share of the oracle where it beats lru by 5 points %s%n", p, worstAll, worstAt,
-                    worstHeldOut, lowestShare == Double.POSITIVE_INFINITY ? "(none)"
-                            : String.format(Locale.ROOT, "%.2f", lowestShare)));
+                    + "points, lowest share of the oracle where it beats lru by 5 points %s, under 0.7 on %d rows (%d "
+                    + "of them where %s reaches 0.7)%n", p, worstAll, worstAt, worstHeldOut,
+                    lowestShare == Double.POSITIVE_INFINITY ? "(none)" : String.format(Locale.ROOT, "%.2f",
+                            lowestShare), under, reachable, ReplaySimulator.KINDS_KNOWN));
         }
         return b.toString();
     }

@@ -20,6 +20,7 @@ import dev.selene.engine.trace.TraceRequest;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -51,6 +52,9 @@ public final class ReplaySimulator {
 
     /** The policy name of the farthest-next-use reference. */
     public static final String ORACLE = OraclePolicy.NAME;
+
+    /** The name of the reference that knows which requests are one-off questions ({@link #runKindsKnown}). */
+    public static final String KINDS_KNOWN = KindsKnownPolicy.NAME;
 
     /**
      * Evictions free at least this fraction of the intake at once, as the node's slot pool asks for them (each
@@ -131,6 +135,14 @@ public final class ReplaySimulator {
         return new CacheConfig(layout, config.warmBytes() + extra, config.concurrency(), config.windowSlots(),
                 config.hostBudgetBytes() + extra, config.device(), null, 0, List.of(), config.maxAge(),
                 config.drainOnShutdown(), config.policy());
+    }
+
+    /**
+     * Replays {@code trace} under the kinds-known reference ({@link KindsKnownPolicy}): least recently used, except
+     * that the records only the requests {@code oneOff} names contain (one-off questions' own blocks) go first.
+     */
+    public SimulationResult runKindsKnown(List<TraceRequest> trace, BitSet oneOff) {
+        return new Run(trace, new KindsKnownPolicy(KindsKnownPolicy.oneOffOnly(trace, oneOff))).replay();
     }
 
     /** Replays {@code trace} under {@code policy}, a fresh instance no index has used (to measure a variant). */

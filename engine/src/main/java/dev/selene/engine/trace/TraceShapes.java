@@ -3,6 +3,7 @@ package dev.selene.engine.trace;
 import dev.selene.engine.key.ChainHash;
 
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -51,10 +52,41 @@ public final class TraceShapes {
 
     /** {@code requests} requests of the shape {@code s}, drawn from {@code seed}. */
     public static List<TraceRequest> generate(Shape s, long seed, int requests) {
+        return generateLabelled(s, seed, requests).requests();
+    }
+
+    /**
+     * The same requests as {@link #generate(Shape, long, int)}, each labelled with what the generator decided when
+     * its conversation started: whether it is a one-request conversation.
+     */
+    public static Labelled generateLabelled(Shape s, long seed, int requests) {
         if (requests < 1) {
             throw new IllegalArgumentException("a generated trace needs at least 1 request, was " + requests);
         }
-        return new Generator(s, new SplittableRandom(seed)).run(requests);
+        Generator g = new Generator(s, new SplittableRandom(seed));
+        List<TraceRequest> out = g.run(requests);
+        return new Labelled(out, g.oneRequest);
+    }
+
+    /** {@link #generateLabelled(Shape, long, int)} for the shape named {@code shape}. */
+    public static Labelled generateLabelled(String shape, long seed, int requests) {
+        return generateLabelled(shape(shape), seed, requests);
+    }
+
+    /**
+     * Requests with what their generator knows of them; {@code oneOff} is null when nobody does (a trace read from a
+     * file).
+     *
+     * @param requests the trace
+     * @param oneOff   the indexes of the requests that are a whole conversation on their own (a one-off question),
+     *                 or null when unknown
+     */
+    public record Labelled(List<TraceRequest> requests, BitSet oneOff) {
+
+        /** A trace nothing is known about beyond its requests. */
+        public static Labelled unlabelled(List<TraceRequest> requests) {
+            return new Labelled(requests, null);
+        }
     }
 
     /** The parameters of the shape named {@code name} ({@link #NAMES}). */
@@ -198,6 +230,8 @@ public final class TraceShapes {
         private final SplittableRandom random;
         private final List<Segment> prompts = new ArrayList<>();
         private final double[] promptWeights;
+        /** Indexes of the requests that are one-request conversations. */
+        final BitSet oneRequest = new BitSet();
         private long nextId = 1;
         private long clockMillis;
 
@@ -230,6 +264,7 @@ public final class TraceShapes {
                 }
                 int pick = random.nextInt(active.size());
                 Conversation c = active.get(pick);
+                oneRequest.set(out.size(), c.oneRequest);
                 out.add(turn(c));
                 if (--c.turnsLeft == 0) {
                     active.set(pick, active.getLast());
@@ -258,6 +293,7 @@ public final class TraceShapes {
                 }
                 Due next = due.poll();
                 Conversation c = next.conversation();
+                oneRequest.set(out.size(), c.oneRequest);
                 out.add(turn(c));
                 if (--c.turnsLeft > 0) {
                     double wait = mean * (1 - shape.thinkSpread() + 2 * shape.thinkSpread() * random.nextDouble());

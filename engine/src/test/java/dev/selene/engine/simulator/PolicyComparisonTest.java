@@ -31,7 +31,7 @@ class PolicyComparisonTest {
     }
 
     @Test
-    void everyRow_hasEveryPolicyAndTheOracle_andNoneExceedsTheCeiling() {
+    void everyRow_hasEveryPolicyAndTheOracle_theKindsKnownReferenceWhereOneOffRequestsAre_andNoneExceedsTheCeiling() {
         List<PolicyComparison.Trace> traces = PolicyComparison.traces(null, null, 3, 150).stream()
                 .filter(t -> t.name().equals("short-chats") || t.name().equals("shared-prompt-chat")).toList();
         List<String> policies = List.of("lru", "worth");
@@ -39,7 +39,9 @@ class PolicyComparisonTest {
         int sizes = PolicyComparison.MEMORY.values().stream().mapToInt(List::size).sum();
         assertEquals(traces.size() * sizes, rows.size());
         for (PolicyComparison.Row r : rows) {
-            assertEquals(List.of("lru", "worth", ReplaySimulator.ORACLE), List.copyOf(r.hitRatio().keySet()));
+            assertEquals(r.trace().equals("shared-prompt-chat") // the one shape of the two with one-off requests
+                    ? List.of("lru", "worth", ReplaySimulator.ORACLE, ReplaySimulator.KINDS_KNOWN)
+                    : List.of("lru", "worth", ReplaySimulator.ORACLE), List.copyOf(r.hitRatio().keySet()));
             for (double hit : r.hitRatio().values()) {
                 assertTrue(hit <= r.ceiling() + 1e-12, r.toString());
             }
@@ -52,6 +54,8 @@ class PolicyComparisonTest {
         String summary = PolicyComparison.summary(rows, policies);
         assertTrue(summary.startsWith("lru: worst against lru +0.0 points"), summary);
         assertTrue(summary.contains("worth: worst against lru"), summary);
+        assertTrue(table.lines().anyMatch(l -> l.startsWith("| short-chats (tuned on) |") && l.endsWith(" - |")),
+                "no reference where nothing is one-off: " + table);
     }
 
     @Test
@@ -109,18 +113,28 @@ class PolicyComparisonTest {
                 row("b", true, 0.50, 0.495, 0.80), // -0.5 points, 0.62 of the oracle but tuned on
                 row("c", false, 0.50, 0.52, 0.80), // +2 points, 0.65 of an oracle 30 points above lru
                 row("d", false, 0.50, 0.52, 0.54), // 0.96 of an oracle only 4 points above lru
-                row("e", true, 0.50, 0.48, 0.90)); // -2 points, tuned on: still a loss to lru
+                row("e", true, 0.50, 0.48, 0.90), // -2 points, tuned on: still a loss to lru
+                row("f", false, 0.50, 0.52, 0.80, 0.60)); // 0.65 of the oracle; knowing the kinds 0.75 of it
         List<String> broken = PolicyComparison.breaches(rows, "worth");
         assertEquals(List.of("a, qwen-tp1, 1.0 GiB: -1.50 points against lru",
                 "c, qwen-tp1, 1.0 GiB: 0.650 of the oracle (lru 0.625)",
-                "e, qwen-tp1, 1.0 GiB: -2.00 points against lru (tuned on)"), broken);
+                "e, qwen-tp1, 1.0 GiB: -2.00 points against lru (tuned on)",
+                "f, qwen-tp1, 1.0 GiB: 0.650 of the oracle (lru 0.625, kinds-known 0.750)"), broken);
+        String summary = PolicyComparison.summary(rows, List.of("worth"));
+        assertTrue(summary.contains("under 0.7 on 2 rows (1 of them where kinds-known reaches 0.7)"), summary);
         String means = PolicyComparison.means(rows, List.of("lru", "worth"));
-        assertEquals("lru: mean over lru +0.00 points held out (3 rows), +0.00 tuned on (2 rows)\n"
-                + "worth: mean over lru +0.83 points held out (3 rows), -1.25 tuned on (2 rows)\n", means);
+        assertEquals("lru: mean over lru +0.00 points held out (4 rows), +0.00 tuned on (2 rows)\n"
+                + "worth: mean over lru +1.13 points held out (4 rows), -1.25 tuned on (2 rows)\n", means);
     }
 
     private static PolicyComparison.Row row(String trace, boolean tuned, double lru, double worth, double oracle) {
         return new PolicyComparison.Row(trace, tuned, "qwen-tp1", 1L << 30, 0, 1,
                 Map.of("lru", lru, "worth", worth, ReplaySimulator.ORACLE, oracle));
+    }
+
+    private static PolicyComparison.Row row(String trace, boolean tuned, double lru, double worth, double oracle,
+                                            double kindsKnown) {
+        return new PolicyComparison.Row(trace, tuned, "qwen-tp1", 1L << 30, 0, 1, Map.of("lru", lru, "worth", worth,
+                ReplaySimulator.ORACLE, oracle, ReplaySimulator.KINDS_KNOWN, kindsKnown));
     }
 }

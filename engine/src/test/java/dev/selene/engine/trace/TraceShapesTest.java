@@ -34,6 +34,37 @@ class TraceShapesTest {
     }
 
     @Test
+    void theLabels_markOneRequestConversations_whoseOwnBlocksNoOtherRequestHas_andLeaveTheTraceAsItWas() {
+        TraceShapes.Shape shape = new TraceShapes.Shape(50, 2, 2, 6, 1_000, 2_000, 100, 1_000, 50, 200, 0, 1, 0, 0.5,
+                4_000, 8_000);
+        TraceShapes.Labelled labelled = TraceShapes.generateLabelled(shape, 4, 400);
+        List<TraceRequest> plain = TraceShapes.generate(shape, 4, 400);
+        assertEquals(plain.size(), labelled.requests().size());
+        for (int i = 0; i < plain.size(); i++) {
+            assertArrayEquals(plain.get(i).hashIds(), labelled.requests().get(i).hashIds(), "request " + i);
+        }
+        Map<Long, Integer> holders = new HashMap<>();
+        for (TraceRequest r : plain) {
+            for (long id : new HashSet<>(Arrays.stream(r.hashIds()).boxed().toList())) {
+                holders.merge(id, 1, Integer::sum);
+            }
+        }
+        // Half the conversations are one request, the others two to six (four on average): a fifth of the requests.
+        int oneOff = labelled.oneOff().cardinality();
+        assertTrue(oneOff > 40 && oneOff < 160, oneOff + " of 400 requests labelled one-off");
+        for (int i = 0; i < plain.size(); i++) {
+            TraceRequest r = plain.get(i);
+            if (labelled.oneOff().get(i)) {
+                assertEquals(1, holders.get(r.hashIds()[r.fullBlocks() - 1]),
+                        "a one-off request's document is its own: request " + i);
+                assertTrue(r.inputLength() >= 4_000, "a document question: request " + i);
+            }
+        }
+        assertEquals(0, TraceShapes.generateLabelled("short-chats", 4, 200).oneOff().cardinality(),
+                "a shape without one-off conversations labels none");
+    }
+
+    @Test
     void everyRequest_hasOneIdPerStartedBlock_andArrivesInOrder() {
         for (String shape : TraceShapes.NAMES) {
             long last = -1;

@@ -264,8 +264,9 @@ public final class ReplayCommand implements Callable<Integer> {
         List<PolicyComparison.Trace> traces = range == null
                 ? PolicyComparison.traces(name, file, seed, generatedRequests)
                 : PolicyComparison.traces(name, file, range[0], range[1], generatedRequests);
-        System.err.printf(Locale.ROOT, "selene replay: comparing %s and the oracle on %d traces, rows %s, %s, "
-                        + "simulator%n", String.join(", ", Policies.NAMES), traces.size(), rule.label(),
+        System.err.printf(Locale.ROOT, "selene replay: comparing %s and the oracle (and %s, where a generated trace "
+                        + "has one-off requests) on %d traces, rows %s, %s, simulator%n", String.join(", ",
+                        Policies.NAMES), ReplaySimulator.KINDS_KNOWN, traces.size(), rule.label(),
                 diskBytes == 0 ? "memory only" : "disk " + ByteSize.format(diskBytes));
         PolicyComparison comparison = new PolicyComparison(rule, concurrency, diskBytes);
         List<PolicyComparison.Row> table = comparison.run(traces, Policies.NAMES, row -> {
