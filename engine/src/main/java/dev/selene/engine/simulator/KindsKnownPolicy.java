@@ -16,12 +16,12 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * A reference for the policies, not a policy a node can run: least recently used, except that it knows which records
- * only one-off requests reference (a conversation of one request, as a generated trace's generator decides when the
- * conversation starts: a question about a document nobody asks about again) and drops those first. It knows nothing
- * a request's content would not also show at the time, bar that label: not whether a conversation will go on after a
- * turn, nor when. It answers how much of the oracle an online policy can reach by telling the one-off requests from
- * the rest, whichever way it tells them.
+ * A reference for the policies, not a policy a node can run: least recently used, except that it drops first the
+ * records that no request of the trace but the one-off ones contains (judged over the whole trace; a one-off request
+ * is one of a conversation its generator drew as one request when the conversation started: a question about a
+ * document nobody asks about again). Beyond that label it knows nothing of the future: not whether a conversation
+ * will go on after a turn, nor when. It answers how much of the oracle an online policy can reach by telling the
+ * one-off requests from the rest, whichever way it tells them.
  */
 final class KindsKnownPolicy implements EvictionPolicy {
 

@@ -78,8 +78,9 @@ public final class TraceShapes {
      * file).
      *
      * @param requests the trace
-     * @param oneOff   the indexes of the requests that are a whole conversation on their own (a one-off question),
-     *                 or null when unknown
+     * @param oneOff   the indexes of the requests of conversations drawn as one request (the shape's one-off
+     *                 share: a one-off question), or null when unknown; a conversation that ends after its first
+     *                 turn by chance is not one of them
      */
     public record Labelled(List<TraceRequest> requests, BitSet oneOff) {
 

@@ -2,6 +2,7 @@ package dev.selene.engine.simulator;
 
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.index.EvictionPolicy;
+import dev.selene.engine.index.LruPolicy;
 import dev.selene.engine.index.RecordIndex;
 import dev.selene.engine.key.ChainHash;
 import dev.selene.engine.key.RecordKey;
@@ -45,18 +46,25 @@ class KindsKnownPolicyTest {
 
     @Test
     void theOneOffRequestsRecords_goFirst_thenTheLeastRecentlyUsedChain() {
-        RecordIndex index = new RecordIndex(true, new KindsKnownPolicy(Set.of(key(11), key(12))));
+        assertEquals(List.of(22L, 21L, 12L, 11L, 3L, 2L, 1L), dropOrder(new LruPolicy()), "LRU: oldest first");
+        assertEquals(List.of(12L, 11L, 22L, 21L, 3L, 2L, 1L),
+                dropOrder(new KindsKnownPolicy(Set.of(key(11), key(12)))),
+                "the one-off chain first though newer than another; then the chain used longest ago");
+    }
+
+    /** Three chains, the first used again after the others arrived, dropped one by one under {@code policy}. */
+    private List<Long> dropOrder(EvictionPolicy policy) {
+        RecordIndex index = new RecordIndex(true, policy);
         chain(index, 1, 2, 3);
-        chain(index, 11, 12);
         chain(index, 21, 22);
+        chain(index, 11, 12);
         index.touch(key(3), 1, EvictionPolicy.Use.RESUMED);
         List<Long> order = new ArrayList<>();
         for (RecordIndex.Entry e = index.dropColdest(); e != null; e = index.dropColdest()) {
             order.add(e.key().hash());
             index.checkInvariants();
         }
-        assertEquals(List.of(12L, 11L, 22L, 21L, 3L, 2L, 1L), order,
-                "the one-off chain first though newer than the first; then the chain used longest ago");
+        return order;
     }
 
     @Test
@@ -78,7 +86,7 @@ class KindsKnownPolicyTest {
                 .withConcurrency(8), RowRule.LAST_FULL);
         double lru = sim.run(t.requests(), "lru").hitRatio();
         double kinds = sim.runKindsKnown(t.requests(), t.oneOff()).hitRatio();
-        assertTrue(kinds > lru, "kinds known " + kinds + " against lru " + lru);
+        assertTrue(kinds > lru + 0.02, "kinds known " + kinds + " against lru " + lru);
         assertEquals(lru, sim.runKindsKnown(t.requests(), new BitSet()).hitRatio(), 0.005,
                 "knowing no request one-off, it ranks as LRU does");
     }

@@ -34,15 +34,18 @@ class TraceShapesTest {
     }
 
     @Test
-    void theLabels_markOneRequestConversations_whoseOwnBlocksNoOtherRequestHas_andLeaveTheTraceAsItWas() {
+    void theLabels_markOneRequestConversations_whoseOwnBlocksNoOtherRequestHas_atRandomAndRegularTurns() {
         TraceShapes.Shape shape = new TraceShapes.Shape(50, 2, 2, 6, 1_000, 2_000, 100, 1_000, 50, 200, 0, 1, 0, 0.5,
                 4_000, 8_000);
+        assertLabelsMarkOneOffDocuments(shape);
+        assertLabelsMarkOneOffDocuments(shape.withRegularTurns(0.3));
+        assertEquals(0, TraceShapes.generateLabelled("short-chats", 4, 200).oneOff().cardinality(),
+                "a shape without one-off conversations labels none");
+    }
+
+    private static void assertLabelsMarkOneOffDocuments(TraceShapes.Shape shape) {
         TraceShapes.Labelled labelled = TraceShapes.generateLabelled(shape, 4, 400);
-        List<TraceRequest> plain = TraceShapes.generate(shape, 4, 400);
-        assertEquals(plain.size(), labelled.requests().size());
-        for (int i = 0; i < plain.size(); i++) {
-            assertArrayEquals(plain.get(i).hashIds(), labelled.requests().get(i).hashIds(), "request " + i);
-        }
+        List<TraceRequest> plain = labelled.requests();
         Map<Long, Integer> holders = new HashMap<>();
         for (TraceRequest r : plain) {
             for (long id : new HashSet<>(Arrays.stream(r.hashIds()).boxed().toList())) {
@@ -60,8 +63,6 @@ class TraceShapesTest {
                 assertTrue(r.inputLength() >= 4_000, "a document question: request " + i);
             }
         }
-        assertEquals(0, TraceShapes.generateLabelled("short-chats", 4, 200).oneOff().cardinality(),
-                "a shape without one-off conversations labels none");
     }
 
     @Test
