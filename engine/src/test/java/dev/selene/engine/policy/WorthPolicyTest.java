@@ -675,6 +675,30 @@ class WorthPolicyTest {
     }
 
     @Test
+    void aConversationPublishedAgain_isOnePointForTheShadow_thoughItHoldsARowAtEveryTurn() {
+        WorthPolicy policy = new WorthPolicy();
+        RecordIndex index = new RecordIndex(true, policy);
+        // Five conversations of three turns: a row at each turn's end, pages between.
+        for (long c = 0; c < 5; c++) {
+            for (long k = 1; k <= 5; k++) {
+                insert(index, 10 * c + k, k == 1 ? null : 10 * c + k - 1, k % 2 == 1);
+            }
+        }
+        for (long c = 0; c < 5; c++) {
+            // The cache dropped the conversation whole; the shadow holds it, rows included; its next turn publishes
+            // it again from its root: one request the shadow would have served deeper, however many rows it passes.
+            for (long k = 5; k >= 1; k--) {
+                index.remove(key(10 * c + k));
+            }
+            for (long k = 1; k <= 5; k++) {
+                insert(index, 10 * c + k, k == 1 ? null : 10 * c + k - 1, k % 2 == 1);
+            }
+            assertEquals(c == 4, policy.verdict() == WorthPolicy.Verdict.RECENCY,
+                    "a point per request, not per row: " + (c + 1));
+        }
+    }
+
+    @Test
     void whenTheVerdictChanges_rowsRankedBeforeAreRankedAgain_theLeastRecentlyUsedFirst() {
         WorthPolicy policy = new WorthPolicy();
         RecordIndex index = new RecordIndex(true, policy);
