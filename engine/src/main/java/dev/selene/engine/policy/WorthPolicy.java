@@ -171,8 +171,11 @@ public final class WorthPolicy implements EvictionPolicy {
      * its records arrive, the simulator record by record): rows whose hold is over are released as the clock moves,
      * not when the next victim is chosen, so how many are held back when a row arrives is the same either way; and
      * the duel's verdict, which records published again move, is taken again only as the clock moves or a request
-     * resumes, not between a publication's records. A node and the simulator agree to four digits where patience acts
-     * too, on the traces measured (docs/replay.md lists one where they do not: ranks taken while a record is pinned).
+     * resumes, not between a publication's records. The duel's points do follow the order: a request is the records
+     * that hang one from the next after its resume, so a record that arrives before its parent, or between another
+     * request's records, starts a request of its own and may count a second point. A node and the simulator agree to
+     * four digits where patience acts too, on the traces measured (docs/replay.md lists one where they do not: ranks
+     * taken while a record is pinned).
      *
      * Rows apart from pages. With memory only, the row of a record others hang from (a conversation's earlier turn) is
      * ranked on its own and may be dropped while its pages stay for the records below. Such a row is always ranked
