@@ -488,10 +488,6 @@ public final class WorthPolicy implements EvictionPolicy {
         n.cameBack |= comeback(e);
         if (use == Use.RESUMED && e.spec().hasRow()) {
             requestResumed(n, shadowHad);
-        } else {
-            requestPublished(n, shadowHad);
-        }
-        if (use == Use.RESUMED && e.spec().hasRow()) {
             if (n.trial && n.firstTrial) {
                 if (!n.patient) {
                     resumedHeld++;
@@ -514,6 +510,8 @@ public final class WorthPolicy implements EvictionPolicy {
             verdictMayHaveMoved();
             history.increment(e.key().hash());
             enterClass(n);
+        } else {
+            requestPublished(n, shadowHad);
         }
         rerank(n);
     }
@@ -524,8 +522,6 @@ public final class WorthPolicy implements EvictionPolicy {
         holds(n, e.slots().count());
         if (e.spec().hasRow()) {
             requestPublished(n, shadowTouch(e));
-        }
-        if (e.spec().hasRow()) {
             regret(e);
             n.cameBack |= comeback(e);
             rowSlots = Math.max(rowSlots, e.slots().count());
