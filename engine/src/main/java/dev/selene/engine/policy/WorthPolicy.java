@@ -171,11 +171,12 @@ public final class WorthPolicy implements EvictionPolicy {
      * its records arrive, the simulator record by record): rows whose hold is over are released as the clock moves,
      * not when the next victim is chosen, so how many are held back when a row arrives is the same either way; and
      * the duel's verdict, which records published again move, is taken again only as the clock moves or a request
-     * resumes, not between a publication's records. The duel's points do follow the order: a request is the records
-     * that hang one from the next after its resume, so a record that arrives before its parent, or between another
-     * request's records, starts a request of its own and may count a second point. A node and the simulator agree to
-     * four digits where patience acts too, on the traces measured (docs/replay.md lists one where they do not: ranks
-     * taken while a record is pinned).
+     * resumes, not between a publication's records. The duel's points follow the chains: a request is the records
+     * that hang one from the next after its resume, followed by its last record, so requests whose records arrive
+     * interleaved keep a point each; a record that arrives before its parent starts a request of its own and may count
+     * a second point, and a record read back from disk is no part of one (the resume at it is). A node and the
+     * simulator agree to four digits where patience acts too, on the traces measured (docs/replay.md lists one where
+     * they do not: ranks taken while a record is pinned).
      *
      * Rows apart from pages. With memory only, the row of a record others hang from (a conversation's earlier turn) is
      * ranked on its own and may be dropped while its pages stay for the records below. Such a row is always ranked
@@ -215,6 +216,8 @@ public final class WorthPolicy implements EvictionPolicy {
     static final int DUEL_SETS = 16;
     /** The samples' counter saturates at plus or minus this many resumes. */
     static final int DUEL_LIMIT = 256;
+    /** Requests the duel follows at once (records of several may arrive interleaved); more than requests in flight. */
+    static final int OPEN_REQUESTS = 1024;
     /** A class's rows are ranked again once its share has moved by more than this factor since they were. */
     static final double SHARE_DRIFT = 1.5;
     /** Mixed into a key before its duel set is taken, so the sets do not follow other uses of the key's hash. */
@@ -276,12 +279,16 @@ public final class WorthPolicy implements EvictionPolicy {
      */
     private double worthOnly;
     private double lruOnly;
-    /** The request being compared with the shadow: its last record, the depth each side served, its point so far. */
-    private Node requestTip;
-    private int requestServed;
-    private int requestShadow;
-    /** The side the request's point went to: 1 worth, -1 recency, 0 neither (yet). */
-    private int requestPoint;
+    /**
+     * The requests being compared with the shadow, by their last record (the next record of a request hangs from it),
+     * so that requests whose records arrive interleaved are told apart; the oldest forgotten beyond OPEN_REQUESTS.
+     */
+    private final Map<Node, Request> openRequests = new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Node, Request> eldest) {
+            return size() > OPEN_REQUESTS;
+        }
+    };
     /** Resumes from set 0's rows minus those from set 1's, saturating at plus or minus DUEL_LIMIT. */
     private int samplesCounter;
     /**
@@ -403,6 +410,14 @@ public final class WorthPolicy implements EvictionPolicy {
         WORTH
     }
 
+    /** A request compared with the shadow: the depth each side would serve, and the side its point went to. */
+    private static final class Request {
+        int served;
+        int shadow;
+        /** 1 worth, -1 recency, 0 neither (yet). */
+        int point;
+    }
+
     /** What the shadow LRU cache holds of a record: its slots, and whether with a row. */
     private static final class ShadowRecord {
         int slots;
@@ -461,7 +476,9 @@ public final class WorthPolicy implements EvictionPolicy {
             awaitingParent.computeIfAbsent(parentKey, k -> new ArrayList<>()).add(n);
         }
         derive(n);
-        requestPublished(n, shadowRow);
+        if (!n.known) {
+            requestPublished(n, shadowRow);
+        }
         if (e.spec().hasRow()) {
             rowPublished(n);
             enterClass(n);
@@ -484,10 +501,12 @@ public final class WorthPolicy implements EvictionPolicy {
         if (n.seq != 0) {
             n.wasParent = false;
         }
+        boolean resumed = use == Use.RESUMED && e.spec().hasRow();
+        int shadowDepth = resumed && duel ? shadowRowDepth(n) : 0;
         boolean shadowHad = shadowTouch(e);
         n.cameBack |= comeback(e);
-        if (use == Use.RESUMED && e.spec().hasRow()) {
-            requestResumed(n, shadowHad);
+        if (resumed) {
+            requestResumed(n, shadowDepth);
             if (n.trial && n.firstTrial) {
                 if (!n.patient) {
                     resumedHeld++;
@@ -812,23 +831,30 @@ public final class WorthPolicy implements EvictionPolicy {
      * next request to compare. The cache served {@code n}'s depth; the shadow LRU would have served the deepest of
      * {@code n} and its ancestors that it held with a row.
      */
-    private void requestResumed(Node n, boolean shadowRow) {
+    private void requestResumed(Node n, int shadowDepth) {
         if (!duel) {
             return;
         }
-        int shadowDepth = shadowRow ? n.depth : 0;
-        for (Node a = n.parent; !shadowRow && a != null; a = a.parent) {
+        Request r = new Request();
+        r.served = n.depth;
+        r.shadow = shadowDepth;
+        openRequests.remove(n);
+        openRequests.put(n, r);
+        scoreRequest(r);
+    }
+
+    /**
+     * The deepest of {@code n} and its ancestors the shadow holds with a row, 0 for none; looked up before the shadow
+     * is touched for {@code n}'s use, which may push an ancestor out.
+     */
+    private int shadowRowDepth(Node n) {
+        for (Node a = n; a != null; a = a.parent) {
             ShadowRecord r = shadow.get(a.entry.key().hash());
             if (r != null && r.row) {
-                shadowDepth = a.depth;
-                break;
+                return a.depth;
             }
         }
-        requestTip = n;
-        requestServed = n.depth;
-        requestShadow = shadowDepth;
-        requestPoint = 0;
-        scoreRequest();
+        return 0;
     }
 
     /**
@@ -841,36 +867,36 @@ public final class WorthPolicy implements EvictionPolicy {
         if (!duel) {
             return;
         }
-        if (requestTip == null || n.parent != requestTip) {
-            requestServed = 0;
-            requestShadow = 0;
-            requestPoint = 0;
+        Request r = n.parent == null ? null : openRequests.remove(n.parent);
+        if (r == null) {
+            r = new Request();
         }
         if (shadowRow) {
-            requestShadow = Math.max(requestShadow, n.depth);
+            r.shadow = Math.max(r.shadow, n.depth);
         }
-        requestTip = n;
-        scoreRequest();
+        openRequests.remove(n);
+        openRequests.put(n, r);
+        scoreRequest(r);
     }
 
     /**
      * Gives the request being compared its point, to the side that served it deeper, or moves the point it has when
      * its records published since show the shadow would have served deeper after all: one point per request.
      */
-    private void scoreRequest() {
-        int side = Integer.signum(requestServed - requestShadow);
-        if (side == requestPoint) {
+    private void scoreRequest(Request r) {
+        int side = Integer.signum(r.served - r.shadow);
+        if (side == r.point) {
             return;
         }
-        if (requestPoint > 0) {
+        if (r.point > 0) {
             worthOnly = Math.max(0, worthOnly - 1);
-        } else if (requestPoint < 0) {
+        } else if (r.point < 0) {
             lruOnly = Math.max(0, lruOnly - 1);
         }
         if (side != 0) {
             duelCount(side > 0);
         }
-        requestPoint = side;
+        r.point = side;
     }
 
     private void duelCount(boolean worth) {

@@ -699,6 +699,60 @@ class WorthPolicyTest {
     }
 
     @Test
+    void twoRequestsWhoseRecordsArriveInterleaved_areAPointEach() {
+        WorthPolicy policy = new WorthPolicy();
+        RecordIndex index = new RecordIndex(true, policy);
+        for (long c = 0; c < 5; c++) {
+            for (long k = 1; k <= 5; k++) {
+                insert(index, 10 * c + k, k == 1 ? null : 10 * c + k - 1, k % 2 == 1);
+            }
+        }
+        // Conversations 0 and 1, then 2 and 3, published again together, their records alternating: the shadow
+        // would have served each deeper, one point each (counted by arrival, each record would start a request).
+        for (long pair = 0; pair < 2; pair++) {
+            long a = 2 * pair;
+            long b = a + 1;
+            for (long k = 5; k >= 1; k--) {
+                index.remove(key(10 * a + k));
+                index.remove(key(10 * b + k));
+            }
+            for (long k = 1; k <= 5; k++) {
+                insert(index, 10 * a + k, k == 1 ? null : 10 * a + k - 1, k % 2 == 1);
+                insert(index, 10 * b + k, k == 1 ? null : 10 * b + k - 1, k % 2 == 1);
+            }
+            assertNotEquals(WorthPolicy.Verdict.RECENCY, policy.verdict(), "two points per pair: " + (pair + 1));
+        }
+        for (long k = 5; k >= 1; k--) {
+            index.remove(key(40 + k));
+        }
+        for (long k = 1; k <= 5; k++) {
+            insert(index, 40 + k, k == 1 ? null : 40 + k - 1, k % 2 == 1);
+        }
+        assertEquals(WorthPolicy.Verdict.RECENCY, policy.verdict(), "the fifth request's point turns the verdict");
+    }
+
+    @Test
+    void recordsReadBackFromDisk_areNoRequestOfTheirOwn() {
+        WorthPolicy policy = new WorthPolicy();
+        RecordIndex index = new RecordIndex(true, policy);
+        for (long c = 0; c < 5; c++) {
+            insert(index, 10 * c + 1, null, true);
+        }
+        // Each row goes and comes back from disk while the shadow holds it: no request published it, so no point.
+        for (long c = 0; c < 5; c++) {
+            index.remove(key(10 * c + 1));
+            index.insert(new RecordSpec(key(10 * c + 1), null, true), SlotList.of(nextSlot++, nextSlot++), true, 0);
+        }
+        assertNotEquals(WorthPolicy.Verdict.RECENCY, policy.verdict());
+        // Published again instead (not on disk), the same five turn the verdict to recency.
+        for (long c = 0; c < 5; c++) {
+            index.remove(key(10 * c + 1));
+            insert(index, 10 * c + 1, null, true);
+        }
+        assertEquals(WorthPolicy.Verdict.RECENCY, policy.verdict());
+    }
+
+    @Test
     void whenTheVerdictChanges_rowsRankedBeforeAreRankedAgain_theLeastRecentlyUsedFirst() {
         WorthPolicy policy = new WorthPolicy();
         RecordIndex index = new RecordIndex(true, policy);
