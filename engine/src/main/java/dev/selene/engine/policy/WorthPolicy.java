@@ -173,8 +173,10 @@ public final class WorthPolicy implements EvictionPolicy {
      * the duel's verdict, which records published again move, is taken again only as the clock moves or a request
      * resumes, not between a publication's records. The duel's points follow the chains: a request is the records
      * that hang one from the next after its resume, followed by its last record, so requests whose records arrive
-     * interleaved keep a point each; a record that arrives before its parent starts a request of its own and may count
-     * a second point, and a record read back from disk is no part of one (the resume at it is). A node and the
+     * interleaved keep a point each (requests resumed from one shared row are told apart only by count: a record
+     * hanging from that row continues the latest of them, which may swap two requests' records but starts none anew);
+     * a record that arrives before its parent starts a request of its own and may count a second point; a record read
+     * back from disk is no part of one, and reaches the shadow only with the use that follows. A node and the
      * simulator agree to four digits where patience acts too, on the traces measured (docs/replay.md lists one where
      * they do not: ranks taken while a record is pinned).
      *
@@ -216,8 +218,10 @@ public final class WorthPolicy implements EvictionPolicy {
     static final int DUEL_SETS = 16;
     /** The samples' counter saturates at plus or minus this many resumes. */
     static final int DUEL_LIMIT = 256;
-    /** Requests the duel follows at once (records of several may arrive interleaved); more than requests in flight. */
+    /** Records the duel follows requests at (records of several may arrive interleaved); more than requests in flight. */
     static final int OPEN_REQUESTS = 1024;
+    /** Requests the duel follows at one record (several resumed from one shared row, their records yet to come). */
+    static final int REQUESTS_AT_ONE = 8;
     /** A class's rows are ranked again once its share has moved by more than this factor since they were. */
     static final double SHARE_DRIFT = 1.5;
     /** Mixed into a key before its duel set is taken, so the sets do not follow other uses of the key's hash. */
@@ -281,7 +285,9 @@ public final class WorthPolicy implements EvictionPolicy {
     private double lruOnly;
     /**
      * The requests being compared with the shadow, by their last record (the next record of a request hangs from it),
-     * so that requests whose records arrive interleaved are told apart; the oldest forgotten beyond OPEN_REQUESTS.
+     * so that requests whose records arrive interleaved are told apart: at each record the requests that ended there
+     * last, the latest first (several may resume from one shared row); the oldest records forgotten beyond
+     * OPEN_REQUESTS, and a record's requests beyond REQUESTS_AT_ONE.
      */
     private final Map<Node, Request> openRequests = new LinkedHashMap<>() {
         @Override
@@ -416,6 +422,8 @@ public final class WorthPolicy implements EvictionPolicy {
         int shadow;
         /** 1 worth, -1 recency, 0 neither (yet). */
         int point;
+        /** The request that ended at the same record before this one, if any. */
+        Request earlier;
     }
 
     /** What the shadow LRU cache holds of a record: its slots, and whether with a row. */
@@ -460,7 +468,9 @@ public final class WorthPolicy implements EvictionPolicy {
         Node n = new Node(e, ++nodeIds);
         n.cameBack = back;
         holds(n, e.slots().count());
-        boolean shadowRow = shadowTouch(e);
+        // A record read back from disk reaches the shadow with the use that follows (the resume at it, or at a record
+        // below it), which then finds whether the shadow had held it in memory.
+        boolean shadowRow = !e.durable() && shadowTouch(e);
         if (e.spec().hasRow()) {
             rowSlots = Math.max(rowSlots, e.slots().count());
         }
@@ -587,6 +597,7 @@ public final class WorthPolicy implements EvictionPolicy {
     @Override
     public void onRemove(RecordIndex.Entry e) {
         Node n = nodes.remove(e.key());
+        openRequests.remove(n);
         residentSlots -= n.slotCount;
         dropped(e);
         if (e.spec().hasRow()) {
@@ -716,6 +727,11 @@ public final class WorthPolicy implements EvictionPolicy {
         return n.wasParent && e.residentChildren() == 0 ? 0 : perSlot;
     }
 
+    /** The duel's points so far, for this policy and for the shadow LRU cache (for tests). */
+    double[] duelPoints() {
+        return new double[] {worthOnly, lruOnly};
+    }
+
     /**
      * The duel's verdict now: the shadow LRU cache's when one side leads it by more than DUEL_Z standard deviations of
      * the difference; otherwise worth when the shadow leans to it or the worth sample leads the samples' counter.
@@ -827,9 +843,9 @@ public final class WorthPolicy implements EvictionPolicy {
     }
 
     /**
-     * A request resumed from {@code n}'s row ({@code shadowRow}: the shadow held it with a row before this use): the
-     * next request to compare. The cache served {@code n}'s depth; the shadow LRU would have served the deepest of
-     * {@code n} and its ancestors that it held with a row.
+     * A request resumed from {@code n}'s row: the next request to compare. The cache served {@code n}'s depth; the
+     * shadow LRU would have served {@code shadowDepth}, the deepest of {@code n} and its ancestors it held with a row
+     * before this use.
      */
     private void requestResumed(Node n, int shadowDepth) {
         if (!duel) {
@@ -838,9 +854,29 @@ public final class WorthPolicy implements EvictionPolicy {
         Request r = new Request();
         r.served = n.depth;
         r.shadow = shadowDepth;
-        openRequests.remove(n);
-        openRequests.put(n, r);
+        endsAt(n, r);
         scoreRequest(r);
+    }
+
+    /** {@code r}'s last record is {@code n} now: its next record, if any, will hang from {@code n}. */
+    private void endsAt(Node n, Request r) {
+        r.earlier = openRequests.remove(n);
+        Request last = r;
+        for (int i = 1; i < REQUESTS_AT_ONE && last.earlier != null; i++) {
+            last = last.earlier;
+        }
+        last.earlier = null;
+        openRequests.put(n, r);
+    }
+
+    /** The latest request that ended at {@code n}, taken off it (its next record has arrived); null for none. */
+    private Request continuedFrom(Node n) {
+        Request r = n == null ? null : openRequests.remove(n);
+        if (r != null && r.earlier != null) {
+            openRequests.put(n, r.earlier);
+            r.earlier = null;
+        }
+        return r;
     }
 
     /**
@@ -867,15 +903,14 @@ public final class WorthPolicy implements EvictionPolicy {
         if (!duel) {
             return;
         }
-        Request r = n.parent == null ? null : openRequests.remove(n.parent);
+        Request r = continuedFrom(n.parent);
         if (r == null) {
             r = new Request();
         }
         if (shadowRow) {
             r.shadow = Math.max(r.shadow, n.depth);
         }
-        openRequests.remove(n);
-        openRequests.put(n, r);
+        endsAt(n, r);
         scoreRequest(r);
     }
 

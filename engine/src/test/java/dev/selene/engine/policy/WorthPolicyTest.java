@@ -13,6 +13,7 @@ import java.util.PriorityQueue;
 import java.util.SplittableRandom;
 import java.util.function.LongUnaryOperator;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -729,6 +730,34 @@ class WorthPolicyTest {
             insert(index, 40 + k, k == 1 ? null : 40 + k - 1, k % 2 == 1);
         }
         assertEquals(WorthPolicy.Verdict.RECENCY, policy.verdict(), "the fifth request's point turns the verdict");
+    }
+
+    @Test
+    void twoRequestsResumedFromOneSharedRow_eachKeepTheirPoint_whenTheirRecordsFollow() {
+        WorthPolicy policy = new WorthPolicy();
+        RecordIndex index = new RecordIndex(true, policy);
+        long p = 1;
+        long c = 4;
+        long d = 5;
+        insert(index, p, null, true);
+        insert(index, 2, null, true);
+        insert(index, 3, null, true);
+        insert(index, c, p, true);
+        insert(index, d, p, true);
+        for (long k : new long[] {2, 3, c, d}) { // the cache keeps the shared row alone; the shadow holds all five
+            index.remove(key(k));
+        }
+        insert(index, 6, null, true); // pushes the shared row, least recently used, out of the shadow
+        // Two requests resume from the shared row: the first served deeper than the shadow would have (a point for
+        // worth), the second as deep (the first brought the row back into the shadow).
+        index.touch(key(p), 1, EvictionPolicy.Use.RESUMED);
+        index.touch(key(p), 2, EvictionPolicy.Use.RESUMED);
+        assertArrayEquals(new double[] {1, 0}, policy.duelPoints());
+        // Each publishes a record the shadow still held with a row: both would have been served deeper by the
+        // shadow, so the first request's point moves to recency and the second's goes there: none left for worth.
+        insert(index, c, p, true);
+        insert(index, d, p, true);
+        assertArrayEquals(new double[] {0, 2}, policy.duelPoints());
     }
 
     @Test
