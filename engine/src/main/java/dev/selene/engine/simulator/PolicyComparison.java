@@ -2,6 +2,7 @@ package dev.selene.engine.simulator;
 
 import dev.selene.engine.config.ByteSize;
 import dev.selene.engine.config.CacheConfig;
+import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.layout.Layout;
 import dev.selene.engine.trace.RowRule;
 import dev.selene.engine.trace.TraceCeiling;
@@ -13,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -207,6 +209,7 @@ public final class PolicyComparison {
             TraceShapes.Labelled labelled = t.labelled().get();
             List<TraceRequest> requests = labelled.requests();
             boolean kinds = labelled.oneOff() != null && !labelled.oneOff().isEmpty();
+            Set<RecordKey> oneOffOnly = kinds ? KindsKnownPolicy.oneOffOnly(requests, labelled.oneOff()) : Set.of();
             double ceiling = TraceCeiling.of(requests, rows).rowCeiling();
             for (String layoutName : List.of("qwen-tp1", "deepseek-tp4")) {
                 Layout layout = Layout.preset(layoutName);
@@ -220,7 +223,7 @@ public final class PolicyComparison {
                     }
                     hits.put(ReplaySimulator.ORACLE, sim.run(requests, ReplaySimulator.ORACLE).hitRatio());
                     if (kinds) {
-                        hits.put(ReplaySimulator.KINDS_KNOWN, sim.runKindsKnown(requests, labelled.oneOff())
+                        hits.put(ReplaySimulator.KINDS_KNOWN, sim.run(requests, new KindsKnownPolicy(oneOffOnly))
                                 .hitRatio());
                     }
                     Row row = new Row(t.name(), t.tuned(), layoutName, warm, diskBytes, ceiling, hits);
