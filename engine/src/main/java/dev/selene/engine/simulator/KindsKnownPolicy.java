@@ -1,19 +1,16 @@
 package dev.selene.engine.simulator;
 
 import dev.selene.engine.index.EvictionPolicy;
+import dev.selene.engine.index.LruPolicy;
 import dev.selene.engine.index.RecordIndex;
 import dev.selene.engine.key.ChainHash;
 import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.trace.TraceRequest;
 
 import java.util.BitSet;
-import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * A reference for the policies, not a policy a node can run: least recently used, except that it drops first the
@@ -29,20 +26,9 @@ final class KindsKnownPolicy implements EvictionPolicy {
     static final String NAME = "kinds-known";
 
     private final Set<RecordKey> oneOffOnly;
-    private final Map<RecordIndex.Entry, Rank> rank = new HashMap<>();
-    private final TreeSet<RecordIndex.Entry> order = new TreeSet<>(Comparator.comparing(rank::get));
-    private long enlisted;
-
-    /** One-off records first; then the least recently used; among equals, the one enlisted first. */
-    private record Rank(boolean oneOff, long useTick, long seq) implements Comparable<Rank> {
-        @Override
-        public int compareTo(Rank o) {
-            if (oneOff != o.oneOff) {
-                return oneOff ? -1 : 1;
-            }
-            return useTick != o.useTick ? Long.compare(useTick, o.useTick) : Long.compare(seq, o.seq);
-        }
-    }
+    /** Two least-recently-used segments: the one-off records, all dropped before any of the others. */
+    private final LruPolicy oneOff = new LruPolicy();
+    private final LruPolicy others = new LruPolicy();
 
     /** A reference that drops the records of {@code oneOffOnly} first. */
     KindsKnownPolicy(Set<RecordKey> oneOffOnly) {
@@ -71,35 +57,33 @@ final class KindsKnownPolicy implements EvictionPolicy {
         return NAME;
     }
 
+    private LruPolicy segment(RecordIndex.Entry e) {
+        return oneOffOnly.contains(e.key()) ? oneOff : others;
+    }
+
     @Override
     public void onUse(RecordIndex.Entry e, Use use) {
-        Rank r = rank.get(e);
-        if (r != null) {
-            order.remove(e);
-            rank.put(e, new Rank(r.oneOff(), e.useTick(), ++enlisted));
-            order.add(e);
-        }
+        segment(e).onUse(e, use);
     }
 
     @Override
     public void enlist(RecordIndex.Entry e) {
-        rank.put(e, new Rank(oneOffOnly.contains(e.key()), e.useTick(), ++enlisted));
-        order.add(e);
+        segment(e).enlist(e);
     }
 
     @Override
     public void delist(RecordIndex.Entry e) {
-        order.remove(e);
-        rank.remove(e);
+        segment(e).delist(e);
     }
 
     @Override
     public RecordIndex.Entry victim() {
-        return order.isEmpty() ? null : order.first();
+        RecordIndex.Entry v = oneOff.victim();
+        return v != null ? v : others.victim();
     }
 
     @Override
     public int size() {
-        return order.size();
+        return oneOff.size() + others.size();
     }
 }
