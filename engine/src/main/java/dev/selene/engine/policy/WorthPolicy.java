@@ -467,16 +467,16 @@ public final class WorthPolicy implements EvictionPolicy {
         boolean back = comeback(e);
         Node n = new Node(e, ++nodeIds);
         n.cameBack = back;
+        n.known = e.durable();
         holds(n, e.slots().count());
         // A record read back from disk reaches the shadow with the use that follows (the resume at it, or at a record
         // below it), which then finds whether the shadow had held it in memory.
-        boolean shadowRow = !e.durable() && shadowTouch(e);
+        boolean shadowRow = !n.known && shadowTouch(e);
         if (e.spec().hasRow()) {
             rowSlots = Math.max(rowSlots, e.slots().count());
         }
         n.base = inflation;
         n.wasParent = e.residentChildren() > 0;
-        n.known = e.durable();
         nodes.put(e.key(), n);
         RecordKey parentKey = e.spec().parent();
         Node parent = parentKey == null ? null : nodes.get(parentKey);

@@ -675,25 +675,35 @@ class WorthPolicyTest {
         }
     }
 
+    /**
+     * Publishes records {@code from} to {@code to} of conversation {@code c}: five records 10c+1 to 10c+5 in a chain,
+     * three turns with a row at each turn's end (records 1, 3 and 5) and pages between.
+     */
+    private void conversationRecords(RecordIndex index, long c, long from, long to) {
+        for (long k = from; k <= to; k++) {
+            insert(index, 10 * c + k, k == 1 ? null : 10 * c + k - 1, k % 2 == 1);
+        }
+    }
+
+    /** Drops conversation {@code c} whole from the cache, leaf first (the shadow keeps it). */
+    private static void dropConversation(RecordIndex index, long c) {
+        for (long k = 5; k >= 1; k--) {
+            index.remove(key(10 * c + k));
+        }
+    }
+
     @Test
     void aConversationPublishedAgain_isOnePointForTheShadow_thoughItHoldsARowAtEveryTurn() {
         WorthPolicy policy = new WorthPolicy();
         RecordIndex index = new RecordIndex(true, policy);
-        // Five conversations of three turns: a row at each turn's end, pages between.
         for (long c = 0; c < 5; c++) {
-            for (long k = 1; k <= 5; k++) {
-                insert(index, 10 * c + k, k == 1 ? null : 10 * c + k - 1, k % 2 == 1);
-            }
+            conversationRecords(index, c, 1, 5);
         }
         for (long c = 0; c < 5; c++) {
             // The cache dropped the conversation whole; the shadow holds it, rows included; its next turn publishes
             // it again from its root: one request the shadow would have served deeper, however many rows it passes.
-            for (long k = 5; k >= 1; k--) {
-                index.remove(key(10 * c + k));
-            }
-            for (long k = 1; k <= 5; k++) {
-                insert(index, 10 * c + k, k == 1 ? null : 10 * c + k - 1, k % 2 == 1);
-            }
+            dropConversation(index, c);
+            conversationRecords(index, c, 1, 5);
             assertEquals(c == 4, policy.verdict() == WorthPolicy.Verdict.RECENCY,
                     "a point per request, not per row: " + (c + 1));
         }
@@ -704,31 +714,23 @@ class WorthPolicyTest {
         WorthPolicy policy = new WorthPolicy();
         RecordIndex index = new RecordIndex(true, policy);
         for (long c = 0; c < 5; c++) {
-            for (long k = 1; k <= 5; k++) {
-                insert(index, 10 * c + k, k == 1 ? null : 10 * c + k - 1, k % 2 == 1);
-            }
+            conversationRecords(index, c, 1, 5);
         }
         // Conversations 0 and 1, then 2 and 3, published again together, their records alternating: the shadow
         // would have served each deeper, one point each (counted by arrival, each record would start a request).
         for (long pair = 0; pair < 2; pair++) {
             long a = 2 * pair;
             long b = a + 1;
-            for (long k = 5; k >= 1; k--) {
-                index.remove(key(10 * a + k));
-                index.remove(key(10 * b + k));
-            }
+            dropConversation(index, a);
+            dropConversation(index, b);
             for (long k = 1; k <= 5; k++) {
-                insert(index, 10 * a + k, k == 1 ? null : 10 * a + k - 1, k % 2 == 1);
-                insert(index, 10 * b + k, k == 1 ? null : 10 * b + k - 1, k % 2 == 1);
+                conversationRecords(index, a, k, k);
+                conversationRecords(index, b, k, k);
             }
             assertNotEquals(WorthPolicy.Verdict.RECENCY, policy.verdict(), "two points per pair: " + (pair + 1));
         }
-        for (long k = 5; k >= 1; k--) {
-            index.remove(key(40 + k));
-        }
-        for (long k = 1; k <= 5; k++) {
-            insert(index, 40 + k, k == 1 ? null : 40 + k - 1, k % 2 == 1);
-        }
+        dropConversation(index, 4);
+        conversationRecords(index, 4, 1, 5);
         assertEquals(WorthPolicy.Verdict.RECENCY, policy.verdict(), "the fifth request's point turns the verdict");
     }
 
