@@ -18,8 +18,9 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 
 /**
- * Checks what a node's settings name on this machine before the node starts anything (no memory mapped, no actor
- * system, no metrics): that this machine's memory holds its host slots, the disk directory, the admin server's address and port, a pool host's address. A problem
+ * Checks what a node's or a pool manager's settings name on this machine before it starts anything (no memory mapped,
+ * no actor system, no metrics): that this machine's memory holds its host slots or its store, the disk directory, the
+ * admin server's address and port, a pool host's address, a manager's cluster and data ports. A problem
  * is a {@link SettingsException} whose one line names the setting, the value, what is wrong and what is allowed.
  *
  * <p>The checks are probes (a file created and deleted, a socket bound and closed, the directory's lock taken and
@@ -32,6 +33,11 @@ public final class EnvironmentCheck {
     static final String ADMIN_BIND = SettingsLoader.ROOT + ".admin.bind";
     static final String ADMIN_PORT = SettingsLoader.ROOT + ".admin.port";
     static final String POOL_BIND = SettingsLoader.ROOT + ".pool.bind";
+    static final String STORE_SIZE = SettingsLoader.ROOT + ".manager.store-size";
+    static final String MANAGER_BIND = SettingsLoader.ROOT + ".manager.bind";
+    static final String MANAGER_PORT = SettingsLoader.ROOT + ".manager.port";
+    static final String MANAGER_DATA_PORT = SettingsLoader.ROOT + ".manager.data-port";
+    static final String MANAGER_ADMIN_PORT = SettingsLoader.ROOT + ".manager.admin-port";
 
     private static final String WRITABLE_DIRECTORY = "a writable directory";
     private static final String PROBE_PREFIX = ".selene-write-probe-";
@@ -54,6 +60,24 @@ public final class EnvironmentCheck {
             resolve(POOL_BIND, settings.poolHost().bind(),
                     "this host's address or name in the pool's cluster, e.g. 10.0.0.5");
         }
+    }
+
+    /**
+     * Checks a pool manager's settings: its store fits this machine's memory, its admin address and port, and its
+     * cluster and data ports (where not 0) are free on its cluster address.
+     */
+    public static void checkManager(NodeSettings settings) {
+        ManagerSettings m = settings.manager();
+        String memory = MachineMemory.storeProblem(m.storeBytes());
+        if (memory != null) {
+            throw new SettingsException(STORE_SIZE + " = '" + ByteSize.format(m.storeBytes()) + "' is invalid: "
+                    + memory);
+        }
+        admin(settings.admin().bind(), MANAGER_ADMIN_PORT, m.adminPort());
+        InetAddress address = resolve(MANAGER_BIND, m.bind(), "an IP address or host name of this machine that the "
+                + "other pool members reach, e.g. 10.0.0.5");
+        freePort(MANAGER_PORT, address, m.port());
+        freePort(MANAGER_DATA_PORT, address, m.dataPort());
     }
 
     /**
@@ -111,22 +135,36 @@ public final class EnvironmentCheck {
         }
     }
 
-    /** The admin address resolves to an address of this machine, and its port (unless 0) is free there. */
+    /** The node's admin address resolves to an address of this machine, and its port (unless 0) is free there. */
     static void admin(AdminSettings a) {
+        admin(a.bind(), ADMIN_PORT, a.port());
+    }
+
+    /**
+     * The admin address {@code bind} resolves to an address of this machine, and its port (setting {@code portSetting},
+     * unless 0) is free there.
+     */
+    static void admin(String bind, String portSetting, int port) {
         String allowedAddress = "an IP address or host name of this machine, e.g. 127.0.0.1";
-        InetAddress address = resolve(ADMIN_BIND, a.bind(), allowedAddress);
+        InetAddress address = resolve(ADMIN_BIND, bind, allowedAddress);
         IOException bindFailure = bind(address, 0);
         if (bindFailure != null) {
-            throw new SettingsException(ADMIN_BIND + " = '" + a.bind() + "' is invalid: it cannot be bound ("
+            throw new SettingsException(ADMIN_BIND + " = '" + bind + "' is invalid: it cannot be bound ("
                     + reason(bindFailure) + "); allowed: " + allowedAddress);
         }
-        if (a.port() != 0) {
-            IOException portFailure = bind(address, a.port());
-            if (portFailure != null) {
-                throw new SettingsException(ADMIN_PORT + " = '" + a.port() + "' is invalid: it cannot be bound on "
-                        + address.getHostAddress() + " (" + reason(portFailure) + "); allowed: a free port, or 0 "
-                        + "for any free port");
-            }
+        freePort(portSetting, address, port);
+    }
+
+    /** Port {@code port} (setting {@code setting}) is free on {@code address}; 0 (any free port) always is. */
+    private static void freePort(String setting, InetAddress address, int port) {
+        if (port == 0) {
+            return;
+        }
+        IOException portFailure = bind(address, port);
+        if (portFailure != null) {
+            throw new SettingsException(setting + " = '" + port + "' is invalid: it cannot be bound on "
+                    + address.getHostAddress() + " (" + reason(portFailure) + "); allowed: a free port, or 0 for any "
+                    + "free port");
         }
     }
 

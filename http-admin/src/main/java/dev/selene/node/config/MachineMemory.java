@@ -6,9 +6,9 @@ import dev.selene.engine.intake.IntakeSizing;
 import java.lang.management.ManagementFactory;
 
 /**
- * This machine's memory, against which a node's host slots (warm tier plus intake, all mapped at start) are checked
- * before anything is mapped, so that a warm tier the machine cannot hold is refused with one line rather than
- * failing to map, or mapping and then being killed by the kernel.
+ * This machine's memory, against which a node's host slots (warm tier plus intake, all mapped at start) and a pool
+ * manager's store (mapped whole at start) are checked before anything is mapped, so that a size the machine cannot
+ * hold is refused with one line rather than failing to map, or mapping and then being killed by the kernel.
  */
 public final class MachineMemory {
 
@@ -51,5 +51,19 @@ public final class MachineMemory {
         return "the node maps " + (needed >> 20) + " MiB of host memory (warm tier and intake) and this machine has "
                 + (total >> 20) + " MiB, 1 GiB of which the process needs beside it; allowed: "
                 + (room > 0 ? "a warm tier of at most " + (room >> 20) + " MiB" : "a smaller warm tier or concurrency");
+    }
+
+    /**
+     * Why a pool manager's store of {@code storeBytes} cannot be mapped on this machine, or null when it can (or the
+     * machine's memory is unknown). The reason reads after "is invalid: " and ends with what is allowed.
+     */
+    public static String storeProblem(long storeBytes) {
+        long total = totalBytes();
+        if (total < 0 || storeBytes <= total - HEADROOM_BYTES) {
+            return null;
+        }
+        long room = total - HEADROOM_BYTES;
+        return "the manager maps its whole store at start and this machine has " + (total >> 20) + " MiB, 1 GiB of "
+                + "which the process needs beside it; allowed: a store of at most " + Math.max(0, room >> 20) + " MiB";
     }
 }

@@ -11,6 +11,7 @@ import dev.selene.node.admin.AdminServer;
 import dev.selene.node.admin.ManagerContext;
 import dev.selene.node.admin.PrometheusMetrics;
 import dev.selene.node.admin.Readiness;
+import dev.selene.node.config.EnvironmentCheck;
 import dev.selene.node.config.ManagerSettings;
 import dev.selene.node.config.NodeSettings;
 import org.apache.pekko.Done;
@@ -64,10 +65,12 @@ public final class ManagerNode implements AutoCloseable {
 
     /**
      * Starts a manager with {@code settings}: its cluster node on {@code selene.manager.bind:port}, joining
-     * through the seeds (or forming a cluster of its own without any), and its admin server. A cluster or admin
-     * address that cannot be bound is a {@link SettingsException} naming the settings.
+     * through the seeds (or forming a cluster of its own without any), and its admin server. A store this machine's
+     * memory cannot hold, or a cluster, data or admin address that cannot be bound, is a {@link SettingsException}
+     * naming the setting, found before anything starts.
      */
     public static ManagerNode start(NodeSettings settings) {
+        EnvironmentCheck.checkManager(settings);
         ManagerSettings m = settings.manager();
         ManagerConfig config = new ManagerConfig(settings.cache().layout(), m.storeBytes(), m.maxAge(), m.replicas(),
                 ManagerConfig.DEFAULT_DIRECTORY_SHARDS, m.dataPort());

@@ -12,6 +12,7 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -20,10 +21,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * What a node's settings name on this machine, checked before it starts: the disk directory (missing, a file,
- * not writable, in use), the admin address and port; each problem one line naming the setting.
+ * What a node's or a manager's settings name on this machine, checked before it starts: the disk directory (missing,
+ * a file, not writable, in use), the admin address and port, a manager's store against the machine's memory and its
+ * cluster and data ports; each problem one line naming the setting.
  */
 class EnvironmentCheckTest {
 
@@ -100,6 +103,40 @@ class EnvironmentCheckTest {
             assertEquals("selene.admin.port = '" + port + "' is invalid: it cannot be bound on 127.0.0.1 (Address "
                     + "already in use); allowed: a free port, or 0 for any free port",
                     error(() -> EnvironmentCheck.admin(admin("127.0.0.1", port))));
+        }
+    }
+
+    @Test
+    void aManagerStoreLargerThanThisMachinesMemory_isRefusedNamingTheSetting() {
+        long total = MachineMemory.totalBytes();
+        assumeTrue(total > 0, "this machine's memory is unknown");
+        NodeSettings s = SettingsLoader.load(null, Map.of("selene.manager.store-size", Long.toString(total),
+                "selene.manager.port", "0", "selene.manager.admin-port", "0"));
+        String m = error(() -> EnvironmentCheck.checkManager(s));
+        assertTrue(m.startsWith("selene.manager.store-size = '"), m);
+        assertTrue(m.contains("this machine has " + (total >> 20) + " MiB"), m);
+        assertTrue(m.endsWith("allowed: a store of at most " + ((total - MachineMemory.HEADROOM_BYTES) >> 20)
+                + " MiB"), m);
+        NodeSettings fits = SettingsLoader.load(null, Map.of("selene.manager.store-size", "1g",
+                "selene.manager.port", "0", "selene.manager.admin-port", "0"));
+        assertDoesNotThrow(() -> EnvironmentCheck.checkManager(fits));
+    }
+
+    @Test
+    void aManagersClusterDataOrAdminPortInUse_isRefusedNamingThatPort() throws IOException {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            int port = taken.getLocalPort();
+            for (String setting : List.of("selene.manager.port", "selene.manager.data-port",
+                    "selene.manager.admin-port")) {
+                Map<String, Object> values = new HashMap<>(Map.of("selene.manager.store-size",
+                        "1g", "selene.manager.port", "0", "selene.manager.admin-port", "0",
+                        "selene.manager.data-port", "0"));
+                values.put(setting, Integer.toString(port));
+                NodeSettings s = SettingsLoader.load(null, values);
+                assertEquals(setting + " = '" + port + "' is invalid: it cannot be bound on 127.0.0.1 (Address "
+                        + "already in use); allowed: a free port, or 0 for any free port",
+                        error(() -> EnvironmentCheck.checkManager(s)));
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.selene.node.manager;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.selene.node.config.MachineMemory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -9,6 +10,8 @@ import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -123,21 +126,36 @@ class ManagerProcessTest {
     }
 
     @Test
-    void aBadFlag_stopsTheManagerAtStart_withOneLineAndExitCode2() throws Exception {
-        for (List<String> args : List.of(List.of("manager", "--replicas", "4"),
-                List.of("manager", "--seeds", "pekko://other@host:1"))) {
-            Process p = selene(args.toArray(String[]::new));
-            List<String> err = new CopyOnWriteArrayList<>();
-            List<String> out = new CopyOnWriteArrayList<>();
-            CompletableFuture<Void> e = collect(p.getErrorStream(), err);
-            CompletableFuture<Void> o = collect(p.getInputStream(), out);
-            assertTrue(p.waitFor(30, TimeUnit.SECONDS));
-            e.get(5, TimeUnit.SECONDS);
-            o.get(5, TimeUnit.SECONDS);
-            assertEquals(2, p.exitValue(), String.join("\n", err));
-            assertEquals(1, err.size(), String.join("\n", err));
-            assertTrue(err.getFirst().startsWith("selene: selene.manager."), err.getFirst());
-            assertEquals(List.of(), out);
+    void aBadFlag_orAStoreOrPortThisMachineCannotGive_stopsTheManagerAtStart_withOneLineAndExitCode2()
+            throws Exception {
+        long memory = MachineMemory.totalBytes();
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            List<List<String>> cases = new ArrayList<>(List.of(List.of("manager", "--replicas", "4"),
+                    List.of("manager", "--seeds", "pekko://other@host:1"),
+                    List.of("manager", "--store-size", "16m", "--port", "0",
+                            "--admin-port", Integer.toString(taken.getLocalPort()))));
+            if (memory > 0) {
+                cases.add(List.of("manager", "--store-size", Long.toString(memory), "--port", "0",
+                        "--admin-port", "0"));
+            }
+            for (List<String> args : cases) {
+                assertOneLineAndExitCode2(args);
+            }
         }
+    }
+
+    private void assertOneLineAndExitCode2(List<String> args) throws Exception {
+        Process p = selene(args.toArray(String[]::new));
+        List<String> err = new CopyOnWriteArrayList<>();
+        List<String> out = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> e = collect(p.getErrorStream(), err);
+        CompletableFuture<Void> o = collect(p.getInputStream(), out);
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), args.toString());
+        e.get(5, TimeUnit.SECONDS);
+        o.get(5, TimeUnit.SECONDS);
+        assertEquals(2, p.exitValue(), args + ": " + String.join("\n", err));
+        assertEquals(1, err.size(), args + ": " + String.join("\n", err));
+        assertTrue(err.getFirst().startsWith("selene: selene.manager."), err.getFirst());
+        assertEquals(List.of(), out);
     }
 }

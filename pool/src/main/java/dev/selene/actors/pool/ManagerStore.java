@@ -235,8 +235,16 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
                 timers.startTimerWithFixedDelay(SweepTick.INSTANCE, Duration.ofNanos(
                         ExpirySweep.SWEEP_INTERVAL_NANOS));
             }
+            ManagerStore store;
+            try {
+                store = new ManagerStore(ctx, config, metrics);
+            } catch (Exception e) { // Netty's bind failure is an IOException it throws unchecked
+                // Its memory or its data port: one line, and the manager node, which watches its store, stops.
+                ctx.getLog().error("the pool store could not start: {}", e.getMessage());
+                return Behaviors.stopped();
+            }
             ctx.getSystem().receptionist().tell(Receptionist.register(KEY, ctx.getSelf()));
-            return new ManagerStore(ctx, config, metrics);
+            return store;
         }));
     }
 
@@ -269,9 +277,10 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
                             self.tell(new Requested(key, delivery));
                         }
                     }, tls);
-        } catch (RuntimeException e) {
+        } catch (Exception e) { // Netty's bind failure is an IOException it throws unchecked
             memory.close();
-            throw e;
+            throw new IllegalStateException("its data plane cannot listen on " + host + ":" + config.dataPort() + " ("
+                    + e.getMessage() + ")", e);
         }
         this.sharding = ClusterSharding.get(ctx.getSystem());
         this.metrics = metrics;

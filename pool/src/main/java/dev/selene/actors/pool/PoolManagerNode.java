@@ -23,7 +23,9 @@ import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -41,6 +43,11 @@ public final class PoolManagerNode implements AutoCloseable {
     }
 
     private record StoresListed(Set<ActorRef<ManagerStore.Command>> stores) implements Command {
+    }
+
+    /** The store stopped while the node runs: it could not start, or it failed. */
+    private enum StoreStopped implements Command {
+        INSTANCE
     }
 
     private final ActorSystem<Command> system;
@@ -61,10 +68,19 @@ public final class PoolManagerNode implements AutoCloseable {
             ActorRef<ManagerStore.Command> store = AskPattern.<Command, ActorRef<ManagerStore.Command>>ask(system,
                     GetStore::new, Duration.ofSeconds(30), system.scheduler()).toCompletableFuture()
                     .get(30, TimeUnit.SECONDS);
-            return new PoolManagerNode(system, store);
+            PoolManagerNode node = new PoolManagerNode(system, store);
+            // The store maps its memory and binds its data port as it starts; one that cannot stops, and the node
+            // with it: wait for whichever comes first.
+            CompletableFuture.anyOf(node.status().toCompletableFuture(), system.getWhenTerminated()
+                    .toCompletableFuture()).get(30, TimeUnit.SECONDS);
+            if (system.whenTerminated().isCompleted()) {
+                throw new IllegalStateException("its store could not start (the log line before says why)");
+            }
+            return node;
         } catch (Exception e) {
             system.terminate();
-            throw new IllegalStateException("the pool manager did not start: " + e.getMessage(), e);
+            Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+            throw new IllegalStateException("the pool manager did not start: " + cause.getMessage(), e);
         }
     }
 
@@ -79,6 +95,8 @@ public final class PoolManagerNode implements AutoCloseable {
             ClusterSharding.get(ctx.getSystem()).init(Entity.of(PoolDirectory.TYPE,
                     entity -> PoolDirectory.create(entity.getEntityId(), config)).withRole(PoolCluster.MANAGER_ROLE));
             ActorRef<ManagerStore.Command> store = ctx.spawn(ManagerStore.create(config, metrics), "pool-store");
+            // A manager without its store would take no record: it stops with it.
+            ctx.watchWith(store, StoreStopped.INSTANCE);
             // When the set of stores changes (a manager joined, left or died) every directory entity is woken, so
             // each checks its replicas even when no host is using its shard.
             ctx.getSystem().receptionist().tell(Receptionist.subscribe(ManagerStore.KEY, ctx.messageAdapter(
@@ -89,6 +107,10 @@ public final class PoolManagerNode implements AutoCloseable {
                     .onMessage(GetStore.class, g -> {
                         g.replyTo().tell(store);
                         return Behaviors.same();
+                    })
+                    .onMessage(StoreStopped.class, st -> {
+                        ctx.getLog().error("the pool manager stops: its store stopped");
+                        return Behaviors.stopped();
                     })
                     .onMessage(StoresListed.class, l -> {
                         logListing(ctx.getLog(), ctx.getSystem().address(), listed, l.stores());

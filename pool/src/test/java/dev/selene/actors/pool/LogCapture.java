@@ -9,7 +9,7 @@ import org.slf4j.LoggerFactory;
 import java.util.List;
 
 /**
- * The INFO lines one class logs while the capture is open (the tests' logging configuration shows warnings only, so
+ * The INFO and ERROR lines one class logs while the capture is open (the tests' logging configuration shows warnings only, so
  * the logger is set to INFO and kept from the console meanwhile); {@link #close()} puts the logger back.
  */
 final class LogCapture implements AutoCloseable {
@@ -32,6 +32,15 @@ final class LogCapture implements AutoCloseable {
         synchronized (appender.list) {
             return appender.list.stream().filter(e -> e.getLevel() == Level.INFO)
                     .map(ILoggingEvent::getFormattedMessage).toList();
+        }
+    }
+
+    /** The ERROR lines logged so far, formatted, each followed by " [exception class]" where one was logged with it. */
+    List<String> errorLines() {
+        synchronized (appender.list) {
+            return appender.list.stream().filter(e -> e.getLevel() == Level.ERROR)
+                    .map(e -> e.getFormattedMessage() + (e.getThrowableProxy() == null ? ""
+                            : " [" + e.getThrowableProxy().getClassName() + "]")).toList();
         }
     }
 

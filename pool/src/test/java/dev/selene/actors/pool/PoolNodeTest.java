@@ -1,5 +1,6 @@
 package dev.selene.actors.pool;
 
+import dev.selene.actors.api.CacheSettings;
 import dev.selene.actors.api.NodeInvariants;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.value.DrainReport;
@@ -15,16 +16,20 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static dev.selene.actors.pool.PoolFixture.NS;
 import static dev.selene.actors.pool.PoolFixture.await;
 import static dev.selene.actors.pool.PoolFixture.chain;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -63,6 +68,31 @@ class PoolNodeTest {
         assertTrue(refused.detail().contains("from the pool"), refused.detail());
         RestoreResult r = pool.restoreAndVerify(b, specs);
         assertEquals(6, r.fromPool());
+    }
+
+    @Test
+    void aManagerWhoseStoreCannotBindItsDataPort_failsToStartSayingWhy_andLeavesNoNodeRunning() throws Exception {
+        int port = PoolFixture.freePort();
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"));
+             LogCapture store = new LogCapture(ManagerStore.class);
+             LogCapture node = new LogCapture(PoolManagerNode.class)) {
+            ManagerConfig config = new ManagerConfig(PoolFixture.LAYOUT, 16L * PoolFixture.LAYOUT.slotBytes(), null,
+                    1, ManagerConfig.DEFAULT_DIRECTORY_SHARDS, taken.getLocalPort());
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> PoolManagerNode.start(config,
+                    PoolCluster.config("127.0.0.1", port, List.of("127.0.0.1:" + port), PoolCluster.MANAGER_ROLE,
+                            CacheSettings.standaloneSystemConfig())));
+            assertEquals("the pool manager did not start: its store could not start (the log line before says why)",
+                    e.getMessage());
+            List<String> why = store.errorLines();
+            assertEquals(1, why.size(), why.toString());
+            assertTrue(why.getFirst().startsWith("the pool store could not start: its data plane cannot listen on "
+                    + "127.0.0.1:" + taken.getLocalPort() + " ("), why.getFirst());
+            assertFalse(why.getFirst().endsWith("]"), "no stack trace: " + why.getFirst());
+            assertEquals(List.of("the pool manager stops: its store stopped"), node.errorLines());
+        }
+        // Its cluster port is free again: the node it started is gone, not left running without a store.
+        PoolManagerNode m = pool.manager(port, port, 16, 1, null);
+        assertTrue(m.status().toCompletableFuture().get(5, TimeUnit.SECONDS).dataAddress().startsWith("127.0.0.1:"));
     }
 
     @Test

@@ -61,8 +61,9 @@ public final class HostMemory implements AutoCloseable {
             return new HostMemory(layout, slotCount, arena, AnonymousMapping.map(arena, bytes, Layout.ALIGNMENT_BYTES));
         } catch (OutOfMemoryError e) {
             arena.close();
-            throw new IllegalArgumentException("the host slot pool needs " + bytes + " bytes (" + slotCount + " slots of "
-                    + layout.slotBytes() + ") that cannot be allocated; lower the warm size (--warm / selene.warm)");
+            throw new IllegalArgumentException("the slot pool needs " + bytes + " bytes (" + slotCount + " slots of "
+                    + layout.slotBytes() + ") that cannot be allocated: this machine's memory (or what the kernel "
+                    + "lets a process map) is smaller");
         } catch (RuntimeException e) {
             arena.close();
             throw e;
