@@ -146,11 +146,26 @@ public final class SettingsReader {
     public List<String> addresses(String setting) {
         List<String> out = strings(setting);
         for (String a : out) {
-            if (!a.matches("[^:/\\s]+:\\d{1,5}")) {
-                throw SettingsException.invalid(path(setting), a, "a list of host:port addresses");
+            if (!a.matches("[^:/\\s]+:\\d{1,5}") || !hasPortInRange(a)) {
+                throw SettingsException.invalid(path(setting), a, "a list of host:port addresses, ports 1..65535");
             }
         }
         return out;
+    }
+
+    /** Whether {@code hostPort} ends in {@code :port} with a port a peer can listen on, 1..65535. */
+    public static boolean hasPortInRange(String hostPort) {
+        int colon = hostPort.lastIndexOf(':');
+        if (colon < 0 || colon == hostPort.length() - 1 || hostPort.length() - colon > 6) {
+            return false;
+        }
+        for (int i = colon + 1; i < hostPort.length(); i++) {
+            if (!Character.isDigit(hostPort.charAt(i))) {
+                return false;
+            }
+        }
+        int port = Integer.parseInt(hostPort.substring(colon + 1));
+        return port >= 1 && port <= 65_535;
     }
 
     private ConfigValue require(String setting, String allowed) {

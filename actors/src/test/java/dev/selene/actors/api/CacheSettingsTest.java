@@ -91,6 +91,8 @@ class CacheSettingsTest {
         assertTrue(error(Map.of("selene.disk.dir", "/tmp/d", "selene.disk.size", "0")).contains("selene.disk.size"));
         assertTrue(error(Map.of("selene.prefix-cache.drain-on-shutdown", "maybe")).contains("true or false"));
         assertTrue(error("selene.pool.managers = [\"no-port\"]").startsWith("selene.pool.managers = 'no-port'"));
+        assertEquals("selene.pool.managers = 'm1:99999' is invalid; allowed: a list of host:port addresses, ports "
+                + "1..65535", error("selene.pool.managers = [\"m1:99999\"]"));
     }
 
     @Test

@@ -156,7 +156,7 @@ public final class SettingsLoader {
         int port = r.integer("manager.port", 0, 65_535);
         List<String> seeds = r.strings("manager.seeds");
         for (String s : seeds) {
-            if (!SEED.matcher(s).matches()) {
+            if (!SEED.matcher(s).matches() || !SettingsReader.hasPortInRange(s)) {
                 throw SettingsException.invalid(r.path("manager.seeds"), s,
                         "manager addresses such as host:7355 or pekko://" + PoolCluster.SYSTEM_NAME + "@host:7355");
             }

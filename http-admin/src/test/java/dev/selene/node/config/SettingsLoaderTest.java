@@ -144,6 +144,11 @@ class SettingsLoaderTest {
         assertEquals("selene.manager.seeds = 'pekko://other@h:1' is invalid; allowed: manager addresses such as "
                 + "host:7355 or pekko://selene@host:7355", error(null, Map.of("selene.manager.seeds",
                 List.of("pekko://other@h:1"))));
+        for (String port : List.of("0", "99999")) {
+            assertEquals("selene.manager.seeds = 'h:" + port + "' is invalid; allowed: manager addresses such as "
+                    + "host:7355 or pekko://selene@host:7355", error(null, Map.of("selene.manager.seeds",
+                    List.of("h:" + port))));
+        }
         assertEquals("selene.manager.replicas = '4' is invalid; allowed: an integer in 1..3",
                 error(null, Map.of("selene.manager.replicas", "4")));
         assertTrue(error(null, Map.of("selene.manager.store-size", "1m"))
