@@ -69,10 +69,13 @@ public final class PoolManagerNode implements AutoCloseable {
                     GetStore::new, Duration.ofSeconds(30), system.scheduler()).toCompletableFuture()
                     .get(30, TimeUnit.SECONDS);
             PoolManagerNode node = new PoolManagerNode(system, store);
-            // The store maps its memory and binds its data port as it starts; one that cannot stops, and the node
-            // with it: wait for whichever comes first.
-            CompletableFuture.anyOf(node.status().toCompletableFuture(), system.getWhenTerminated()
-                    .toCompletableFuture()).get(30, TimeUnit.SECONDS);
+            // The store maps its memory (every page faulted in: seconds per few GiB on a loaded machine) and binds
+            // its data port as it starts; one that cannot stops, and the node with it: wait for whichever comes
+            // first.
+            Duration mapping = Duration.ofSeconds(60 + 4 * (config.storeBytes() >> 30));
+            CompletableFuture.anyOf(AskPattern.ask(store, ManagerStore.GetStatus::new, mapping, system.scheduler())
+                    .toCompletableFuture(), system.getWhenTerminated().toCompletableFuture())
+                    .get(mapping.toSeconds() + 5, TimeUnit.SECONDS);
             if (system.whenTerminated().isCompleted()) {
                 throw new IllegalStateException("its store could not start (the log line before says why)");
             }
