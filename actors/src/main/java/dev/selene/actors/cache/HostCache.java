@@ -588,8 +588,8 @@ public final class HostCache {
                 Throwable cause = m.failure() instanceof CompletionException c
                         && c.getCause() != null ? c.getCause() : m.failure();
                 return stash.unstashAll(refused("host memory of " + sizing.totalSlots() + " slots could not be "
-                        + "mapped: " + (cause instanceof OutOfMemoryError ? "out of memory" : cause.getMessage()),
-                        StartFault.ENVIRONMENT));
+                        + "mapped: " + (cause instanceof OutOfMemoryError ? "out of memory" : cause.getMessage())
+                        + "; lower the warm size (selene.warm, --warm)", StartFault.ENVIRONMENT));
             }
             HostMemory host = m.host();
             try {
