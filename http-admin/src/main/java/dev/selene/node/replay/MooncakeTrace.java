@@ -80,17 +80,24 @@ public final class MooncakeTrace {
             }
             long[] hashIds = new long[ids.size()];
             for (int i = 0; i < hashIds.length; i++) {
-                if (!ids.get(i).canConvertToLong()) {
+                if (!ids.get(i).isIntegralNumber() || !ids.get(i).canConvertToLong()) {
                     throw new IllegalArgumentException("hash_ids[" + i + "] is not an integer");
                 }
                 hashIds[i] = ids.get(i).asLong();
             }
-            long ts = n.get("timestamp").asLong(-1);
-            int input = n.get("input_length").asInt(-1);
-            if (ts < 0 || input < 0) {
-                throw new IllegalArgumentException("timestamp and input_length must be non-negative integers");
+            JsonNode timestamp = n.get("timestamp");
+            JsonNode inputLength = n.get("input_length");
+            JsonNode outputLength = n.path("output_length");
+            if (!timestamp.isIntegralNumber() || !timestamp.canConvertToLong() || timestamp.asLong() < 0
+                    || !inputLength.isIntegralNumber() || !inputLength.canConvertToInt() || inputLength.asInt() < 0) {
+                throw new IllegalArgumentException("timestamp and input_length must be non-negative integers "
+                        + "(milliseconds and tokens; input_length at most " + Integer.MAX_VALUE + ")");
             }
-            return new TraceRequest(ts, input, n.path("output_length").asInt(0), hashIds);
+            if (!outputLength.isMissingNode() && !outputLength.isNull() && (!outputLength.isIntegralNumber()
+                    || !outputLength.canConvertToInt() || outputLength.asInt() < 0)) {
+                throw new IllegalArgumentException("output_length must be a non-negative integer");
+            }
+            return new TraceRequest(timestamp.asLong(), inputLength.asInt(), outputLength.asInt(0), hashIds);
         } catch (IOException | IllegalArgumentException e) {
             throw new IllegalArgumentException("trace '" + file + "' line " + lineNo + " is malformed: "
                     + e.getMessage().lines().findFirst().orElse(""));

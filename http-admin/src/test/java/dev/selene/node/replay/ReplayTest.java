@@ -76,6 +76,22 @@ class ReplayTest {
     }
 
     @Test
+    void numbersThatAreNotWholeOrDoNotFit_areRefusedWithTheirLine_notRoundedOrWrapped(@TempDir Path dir)
+            throws IOException {
+        String good = "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [1]}\n";
+        for (String line : List.of("{\"timestamp\": 1e300, \"input_length\": 5, \"hash_ids\": [1]}",
+                "{\"timestamp\": 3.5, \"input_length\": 5, \"hash_ids\": [1]}",
+                "{\"timestamp\": 1, \"input_length\": 100000000000, \"hash_ids\": [1]}",
+                "{\"timestamp\": 1, \"input_length\": 5, \"output_length\": -1, \"hash_ids\": [1]}",
+                "{\"timestamp\": 1, \"input_length\": 5, \"hash_ids\": [1.5]}")) {
+            Path bad = Files.writeString(dir.resolve("bad.jsonl"), good + line + "\n");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> MooncakeTrace.read(bad, 0),
+                    line);
+            assertTrue(e.getMessage().contains("line 2 is malformed"), e.getMessage());
+        }
+    }
+
+    @Test
     void aWrittenTrace_readsBackTheSame(@TempDir Path dir) {
         List<TraceRequest> trace = TraceShapes.generate("system-prompts", 2, 50);
         Path file = dir.resolve("t.jsonl");
