@@ -14,8 +14,13 @@ import ch.qos.logback.core.spi.FilterReply;
 import dev.selene.actors.value.LogMarkers;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -118,25 +123,47 @@ public final class ConsoleLogging implements AutoCloseable {
     }
 
     /**
-     * Why {@code file} cannot be a log file, or null when it can: it is a directory, or neither it nor the nearest
-     * directory above it that exists can be written.
+     * Why {@code file} cannot be a log file, or null when it can: it is a directory, its directory cannot be
+     * created, or it cannot be opened for appending. Tried, not predicted from permissions (which a superuser
+     * passes even where the file system refuses, as under /proc): the missing directories are created and the file
+     * is opened for appending and closed, as the log is about to be.
      */
     public static String unusable(Path file) {
         Path abs = file.toAbsolutePath().normalize();
         if (Files.isDirectory(abs)) {
             return "it is a directory";
         }
-        if (Files.exists(abs)) {
-            return Files.isWritable(abs) ? null : "it cannot be written";
-        }
         Path dir = abs.getParent();
-        while (dir != null && !Files.exists(dir)) {
-            dir = dir.getParent();
+        try {
+            if (dir != null) {
+                Files.createDirectories(dir);
+            }
+        } catch (IOException e) {
+            Path existing = dir;
+            while (existing != null && !Files.exists(existing)) {
+                existing = existing.getParent();
+            }
+            return "its directory cannot be created (" + (existing != null && !Files.isDirectory(existing)
+                    ? existing + " is not a directory" : reason(e)) + ")";
         }
-        if (dir == null || !Files.isDirectory(dir)) {
-            return "its directory cannot be created (" + (dir == null ? abs.getRoot() : dir) + " is not a directory)";
+        try {
+            Files.newOutputStream(abs, StandardOpenOption.CREATE, StandardOpenOption.APPEND,
+                    StandardOpenOption.WRITE).close();
+            return null;
+        } catch (IOException e) {
+            return "it cannot be written (" + reason(e) + ")";
         }
-        return Files.isWritable(dir) ? null : "its directory " + dir + " cannot be written";
+    }
+
+    /** An I/O failure in a few words. */
+    private static String reason(IOException e) {
+        String why = switch (e) {
+            case AccessDeniedException a -> "permission denied";
+            case NoSuchFileException n -> "no such file or directory";
+            case FileSystemException f when f.getReason() != null -> f.getReason();
+            default -> e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+        };
+        return why.replaceAll("\\s*\\R\\s*", " ");
     }
 
     private void setLevel(Logger logger, Level level) {

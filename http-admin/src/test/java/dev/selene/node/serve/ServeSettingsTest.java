@@ -2,6 +2,7 @@ package dev.selene.node.serve;
 
 import dev.selene.node.cli.SeleneMain;
 import dev.selene.node.config.NodeSettings;
+import dev.selene.node.logging.ConsoleLogging;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -14,6 +15,8 @@ import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The settings {@code selene serve} starts a node with (its smaller default warm tier, under a file and the flags),
@@ -60,5 +63,14 @@ class ServeSettingsTest {
                 + " is not a directory); allowed: a file that can be written" + System.lineSeparator(),
                 err.toString(StandardCharsets.UTF_8));
         assertFalse(Files.exists(tmp.resolve("logs")));
+    }
+
+    @Test
+    void aLogFileTheFileSystemRefuses_isRefused_evenWherePermissionsWouldPassItsUser() {
+        // /proc takes no new file from anyone, the superuser included, whose permission checks always pass.
+        Path proc = Path.of("/proc");
+        assumeTrue(Files.isDirectory(proc.resolve("self")), "a Linux /proc");
+        String why = ConsoleLogging.unusable(proc.resolve("selene-log-probe.log"));
+        assertTrue(why != null && why.startsWith("it cannot be written ("), String.valueOf(why));
     }
 }
