@@ -587,9 +587,11 @@ public final class HostCache {
             if (m.failure() != null) {
                 Throwable cause = m.failure() instanceof CompletionException c
                         && c.getCause() != null ? c.getCause() : m.failure();
+                boolean memory = cause instanceof OutOfMemoryError || cause instanceof IllegalArgumentException;
                 return stash.unstashAll(refused("host memory of " + sizing.totalSlots() + " slots could not be "
                         + "mapped: " + (cause instanceof OutOfMemoryError ? "out of memory" : cause.getMessage())
-                        + "; lower the warm size (selene.warm, --warm)", StartFault.ENVIRONMENT));
+                        + (memory ? "; lower the warm size or the concurrency (selene.warm, selene.concurrency)" : ""),
+                        StartFault.ENVIRONMENT));
             }
             HostMemory host = m.host();
             try {

@@ -22,8 +22,8 @@ class UnmappableWarmTierTest {
 
     @Test
     void aWarmTierTheMachineCannotMap_failsTheStartInOneLineSayingWhatToLower() throws IOException {
-        // With the kernel's heuristic overcommit (0) or strict accounting (2) a mapping of 4 TiB is refused at once; with
-        // "always" (1) it would be granted and then faulted in, which no test should try.
+        // With the kernel's heuristic overcommit (0) or strict accounting (2) a mapping of 4 TiB is refused at once;
+        // with "always" (1) it would be granted and then faulted in, which no test should try.
         Path overcommit = Path.of("/proc/sys/vm/overcommit_memory");
         assumeTrue(Files.isReadable(overcommit) && !Files.readString(overcommit).strip().equals("1"),
                 "the kernel refuses a mapping larger than its memory");
@@ -35,7 +35,8 @@ class UnmappableWarmTierTest {
             assertFalse(e.getMessage().contains("\n"), e.getMessage());
             assertTrue(e.getMessage().startsWith("host memory of "), e.getMessage());
             assertTrue(e.getMessage().contains("cannot be allocated"), e.getMessage());
-            assertTrue(e.getMessage().endsWith("; lower the warm size (selene.warm, --warm)"), e.getMessage());
+            assertTrue(e.getMessage().endsWith("; lower the warm size or the concurrency (selene.warm, "
+                    + "selene.concurrency)"), e.getMessage());
         }
     }
 }

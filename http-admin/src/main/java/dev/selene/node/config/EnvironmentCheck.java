@@ -78,6 +78,15 @@ public final class EnvironmentCheck {
                 + "other pool members reach, e.g. 10.0.0.5");
         freePort(MANAGER_PORT, address, m.port());
         freePort(MANAGER_DATA_PORT, address, m.dataPort());
+        if (m.dataPort() != 0 && (m.dataPort() == m.port() || m.dataPort() == m.adminPort())) {
+            throw new SettingsException(MANAGER_DATA_PORT + " = '" + m.dataPort() + "' is invalid: "
+                    + (m.dataPort() == m.port() ? MANAGER_PORT : MANAGER_ADMIN_PORT) + " is the same port; allowed: "
+                    + "a port of its own, or 0 for any free port");
+        }
+        if (m.port() != 0 && m.port() == m.adminPort()) {
+            throw new SettingsException(MANAGER_ADMIN_PORT + " = '" + m.adminPort() + "' is invalid: " + MANAGER_PORT
+                    + " is the same port; allowed: a port of its own, or 0 for any free port");
+        }
     }
 
     /**

@@ -158,7 +158,8 @@ public final class SettingsLoader {
         for (String s : seeds) {
             if (!SEED.matcher(s).matches() || !SettingsReader.hasPortInRange(s)) {
                 throw SettingsException.invalid(r.path("manager.seeds"), s,
-                        "manager addresses such as host:7355 or pekko://" + PoolCluster.SYSTEM_NAME + "@host:7355");
+                        "manager addresses such as host:7355 or pekko://" + PoolCluster.SYSTEM_NAME + "@host:7355, "
+                                + "ports 1..65535");
             }
         }
         long store = r.size("manager.store-size");

@@ -50,6 +50,10 @@ public final class ManagerCommand implements Callable<Integer> {
             System.err.println(ClusterRemoval.line("selene manager"));
             return ClusterRemoval.EXIT_CODE;
         }
+        if (node.node().storeStopped()) {
+            System.err.println("selene manager: failed: its store stopped (an earlier log line says why)");
+            return 1;
+        }
         System.err.println("selene manager: stopped");
         return 0;
     }

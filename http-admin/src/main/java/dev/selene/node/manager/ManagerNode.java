@@ -76,7 +76,8 @@ public final class ManagerNode implements AutoCloseable {
                 ManagerConfig.DEFAULT_DIRECTORY_SHARDS, m.dataPort());
         PrometheusMetrics.start();
         Config pekko = PoolCluster.config(m.bind(), m.port(), m.seeds(), PoolCluster.MANAGER_ROLE,
-                settings.poolHost().security(), ConfigFactory.parseMap(Map.of("pekko.coordinated-shutdown.exit-jvm", "off"))
+                settings.poolHost().security(),
+                ConfigFactory.parseMap(Map.of("pekko.coordinated-shutdown.exit-jvm", "off"))
                         .withFallback(CacheSettings.standaloneSystemConfig()));
         PoolManagerNode node;
         try {
@@ -86,9 +87,9 @@ public final class ManagerNode implements AutoCloseable {
             if (bind == null) {
                 throw e;
             }
-            throw new SettingsException("selene.manager.bind/port = '" + m.bind() + ":" + m.port() + "' is invalid: "
-                    + "it cannot be bound (" + bind.getMessage() + "); allowed: a free port on a local address, or "
-                    + "port 0 for any free port");
+            // Taken between the check above and the start.
+            throw new SettingsException("selene.manager.port = '" + m.port() + "' is invalid: it cannot be bound on "
+                    + m.bind() + " (" + bind.getMessage() + "); allowed: a free port, or 0 for any free port");
         }
         return new ManagerNode(settings, node);
     }

@@ -71,6 +71,25 @@ public final class MooncakeTrace {
         return out;
     }
 
+    /**
+     * {@code v} as a whole number, or null: an integer that fits 64 bits, or a number written with a fraction or an
+     * exponent whose value is whole and fits (1200.0, as some tools write integers); never text, never rounded.
+     */
+    private static Long whole(JsonNode v) {
+        if (v == null || !v.isNumber()) {
+            return null;
+        }
+        if (v.isIntegralNumber()) {
+            return v.canConvertToLong() ? v.asLong() : null;
+        }
+        java.math.BigDecimal d = v.decimalValue();
+        try {
+            return d.stripTrailingZeros().longValueExact();
+        } catch (ArithmeticException e) {
+            return null; // a fraction, or too large
+        }
+    }
+
     private static TraceRequest parse(ObjectMapper mapper, Path file, int lineNo, String line) {
         try {
             JsonNode n = mapper.readTree(line);
@@ -80,24 +99,24 @@ public final class MooncakeTrace {
             }
             long[] hashIds = new long[ids.size()];
             for (int i = 0; i < hashIds.length; i++) {
-                if (!ids.get(i).isIntegralNumber() || !ids.get(i).canConvertToLong()) {
-                    throw new IllegalArgumentException("hash_ids[" + i + "] is not an integer");
+                Long id = whole(ids.get(i));
+                if (id == null) {
+                    throw new IllegalArgumentException("hash_ids[" + i + "] is not a whole number that fits 64 bits");
                 }
-                hashIds[i] = ids.get(i).asLong();
+                hashIds[i] = id;
             }
-            JsonNode timestamp = n.get("timestamp");
-            JsonNode inputLength = n.get("input_length");
-            JsonNode outputLength = n.path("output_length");
-            if (!timestamp.isIntegralNumber() || !timestamp.canConvertToLong() || timestamp.asLong() < 0
-                    || !inputLength.isIntegralNumber() || !inputLength.canConvertToInt() || inputLength.asInt() < 0) {
-                throw new IllegalArgumentException("timestamp and input_length must be non-negative integers "
+            Long timestamp = whole(n.get("timestamp"));
+            Long input = whole(n.get("input_length"));
+            if (timestamp == null || timestamp < 0 || input == null || input < 0 || input > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("timestamp and input_length must be non-negative whole numbers "
                         + "(milliseconds and tokens; input_length at most " + Integer.MAX_VALUE + ")");
             }
-            if (!outputLength.isMissingNode() && !outputLength.isNull() && (!outputLength.isIntegralNumber()
-                    || !outputLength.canConvertToInt() || outputLength.asInt() < 0)) {
-                throw new IllegalArgumentException("output_length must be a non-negative integer");
+            JsonNode outputNode = n.path("output_length");
+            Long output = outputNode.isMissingNode() || outputNode.isNull() ? Long.valueOf(0) : whole(outputNode);
+            if (output == null || output < 0 || output > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("output_length must be a non-negative whole number");
             }
-            return new TraceRequest(timestamp.asLong(), inputLength.asInt(), outputLength.asInt(0), hashIds);
+            return new TraceRequest(timestamp, input.intValue(), output.intValue(), hashIds);
         } catch (IOException | IllegalArgumentException e) {
             throw new IllegalArgumentException("trace '" + file + "' line " + lineNo + " is malformed: "
                     + e.getMessage().lines().findFirst().orElse(""));

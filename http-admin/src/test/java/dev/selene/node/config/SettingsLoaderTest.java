@@ -142,12 +142,12 @@ class SettingsLoaderTest {
         assertTrue(error(null, Map.of("selene.admin.history", "1s")).startsWith("selene.admin.history = '1s'"));
         assertTrue(error(null, Map.of("selene.manager.seeds", "x")).contains("selene.manager.seeds"));
         assertEquals("selene.manager.seeds = 'pekko://other@h:1' is invalid; allowed: manager addresses such as "
-                + "host:7355 or pekko://selene@host:7355", error(null, Map.of("selene.manager.seeds",
+                + "host:7355 or pekko://selene@host:7355, ports 1..65535", error(null, Map.of("selene.manager.seeds",
                 List.of("pekko://other@h:1"))));
         for (String port : List.of("0", "99999")) {
             assertEquals("selene.manager.seeds = 'h:" + port + "' is invalid; allowed: manager addresses such as "
-                    + "host:7355 or pekko://selene@host:7355", error(null, Map.of("selene.manager.seeds",
-                    List.of("h:" + port))));
+                    + "host:7355 or pekko://selene@host:7355, ports 1..65535",
+                    error(null, Map.of("selene.manager.seeds", List.of("h:" + port))));
         }
         assertEquals("selene.manager.replicas = '4' is invalid; allowed: an integer in 1..3",
                 error(null, Map.of("selene.manager.replicas", "4")));

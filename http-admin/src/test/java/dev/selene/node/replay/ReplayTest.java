@@ -89,6 +89,13 @@ class ReplayTest {
                     line);
             assertTrue(e.getMessage().contains("line 2 is malformed"), e.getMessage());
         }
+        Path whole = Files.writeString(dir.resolve("whole.jsonl"), good
+                + "{\"timestamp\": 2.0, \"input_length\": 1.2e3, \"output_length\": null, \"hash_ids\": [7.0]}\n");
+        TraceRequest read = MooncakeTrace.read(whole, 0).get(1);
+        assertEquals(2, read.timestampMillis());
+        assertEquals(1200, read.inputLength());
+        assertEquals(0, read.outputLength());
+        assertEquals(7, read.hashIds()[0]);
     }
 
     @Test

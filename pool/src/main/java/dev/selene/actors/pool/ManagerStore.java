@@ -240,7 +240,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
                 store = new ManagerStore(ctx, config, metrics);
             } catch (Exception e) { // Netty's bind failure is an IOException it throws unchecked
                 // Its memory or its data port: one line, and the manager node, which watches its store, stops.
-                ctx.getLog().error("the pool store could not start: {}", e.getMessage());
+                ctx.getLog().error("the pool store could not start: {}{}", e.getMessage(),
+                        e instanceof IllegalArgumentException ? "; lower its size (selene.manager.store-size)" : "");
                 return Behaviors.stopped();
             }
             ctx.getSystem().receptionist().tell(Receptionist.register(KEY, ctx.getSelf()));

@@ -28,6 +28,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A pool manager node: an actor system that joins the cluster with the manager role, runs this node's
@@ -52,10 +53,13 @@ public final class PoolManagerNode implements AutoCloseable {
 
     private final ActorSystem<Command> system;
     private final ActorRef<ManagerStore.Command> store;
+    private final AtomicBoolean storeStopped;
 
-    private PoolManagerNode(ActorSystem<Command> system, ActorRef<ManagerStore.Command> store) {
+    private PoolManagerNode(ActorSystem<Command> system, ActorRef<ManagerStore.Command> store,
+                            AtomicBoolean storeStopped) {
         this.system = system;
         this.store = store;
+        this.storeStopped = storeStopped;
     }
 
     /**
@@ -63,31 +67,49 @@ public final class PoolManagerNode implements AutoCloseable {
      * {@link PoolCluster#config}); it joins the cluster in the background.
      */
     public static PoolManagerNode start(ManagerConfig config, Config pekko) {
-        ActorSystem<Command> system = ActorSystem.create(guardian(config), PoolCluster.SYSTEM_NAME, pekko);
+        AtomicBoolean storeStopped = new AtomicBoolean();
+        ActorSystem<Command> system = ActorSystem.create(guardian(config, storeStopped), PoolCluster.SYSTEM_NAME,
+                pekko);
         try {
             ActorRef<ManagerStore.Command> store = AskPattern.<Command, ActorRef<ManagerStore.Command>>ask(system,
                     GetStore::new, Duration.ofSeconds(30), system.scheduler()).toCompletableFuture()
                     .get(30, TimeUnit.SECONDS);
-            PoolManagerNode node = new PoolManagerNode(system, store);
+            PoolManagerNode node = new PoolManagerNode(system, store, storeStopped);
             // The store maps its memory (every page faulted in: seconds per few GiB on a loaded machine) and binds
             // its data port as it starts; one that cannot stops, and the node with it: wait for whichever comes
-            // first.
+            // first. An ask to a store already stopped fails at once; the node's end then says what happened.
             Duration mapping = Duration.ofSeconds(60 + 4 * (config.storeBytes() >> 30));
-            CompletableFuture.anyOf(AskPattern.ask(store, ManagerStore.GetStatus::new, mapping, system.scheduler())
-                    .toCompletableFuture(), system.getWhenTerminated().toCompletableFuture())
+            CompletableFuture<Boolean> answered = AskPattern.ask(store, ManagerStore.GetStatus::new, mapping,
+                    system.scheduler()).toCompletableFuture().handle((status, failure) -> failure == null);
+            CompletableFuture.anyOf(answered, system.getWhenTerminated().toCompletableFuture())
                     .get(mapping.toSeconds() + 5, TimeUnit.SECONDS);
-            if (system.whenTerminated().isCompleted()) {
-                throw new IllegalStateException("its store could not start (the log line before says why)");
+            if (Boolean.TRUE.equals(answered.getNow(null))) {
+                return node;
             }
-            return node;
+            throw new IllegalStateException(ended(system) ? "its store could not start (an earlier log line says why)"
+                    : "its store did not answer within " + mapping.toSeconds() + " s");
         } catch (Exception e) {
             system.terminate();
+            ended(system); // its ports are free again when this returns
             Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
             throw new IllegalStateException("the pool manager did not start: " + cause.getMessage(), e);
         }
     }
 
-    private static Behavior<Command> guardian(ManagerConfig config) {
+    /** Waits up to 30 s for {@code system} to end; whether it did. */
+    private static boolean ended(ActorSystem<?> system) {
+        try {
+            system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            return true;
+        } catch (ExecutionException | TimeoutException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private static Behavior<Command> guardian(ManagerConfig config, AtomicBoolean storeStopped) {
         return Behaviors.setup(ctx -> {
             String node = ctx.getSystem().address().hostPort();
             PoolMetrics metrics = new PoolMetrics(node);
@@ -112,6 +134,7 @@ public final class PoolManagerNode implements AutoCloseable {
                         return Behaviors.same();
                     })
                     .onMessage(StoreStopped.class, st -> {
+                        storeStopped.set(true);
                         ctx.getLog().error("the pool manager stops: its store stopped");
                         return Behaviors.stopped();
                     })
@@ -186,6 +209,11 @@ public final class PoolManagerNode implements AutoCloseable {
      */
     public CompletionStage<String> checkInvariants() {
         return AskPattern.ask(store, ManagerStore.CheckInvariants::new, Duration.ofSeconds(5), system.scheduler());
+    }
+
+    /** Whether the node stopped because its store did (it could not start, or failed), not because it was asked. */
+    public boolean storeStopped() {
+        return storeStopped.get();
     }
 
     /** Whether this node's actor system has terminated. */

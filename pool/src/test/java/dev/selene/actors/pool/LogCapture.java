@@ -9,8 +9,8 @@ import org.slf4j.LoggerFactory;
 import java.util.List;
 
 /**
- * The INFO and ERROR lines one class logs while the capture is open (the tests' logging configuration shows warnings only, so
- * the logger is set to INFO and kept from the console meanwhile); {@link #close()} puts the logger back.
+ * The INFO and ERROR lines one class logs while the capture is open (the tests' logging configuration shows warnings
+ * only, so the logger is set to INFO and kept from the console meanwhile); {@link #close()} puts the logger back.
  */
 final class LogCapture implements AutoCloseable {
 

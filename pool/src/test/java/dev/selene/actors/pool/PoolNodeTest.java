@@ -81,7 +81,7 @@ class PoolNodeTest {
             IllegalStateException e = assertThrows(IllegalStateException.class, () -> PoolManagerNode.start(config,
                     PoolCluster.config("127.0.0.1", port, List.of("127.0.0.1:" + port), PoolCluster.MANAGER_ROLE,
                             CacheSettings.standaloneSystemConfig())));
-            assertEquals("the pool manager did not start: its store could not start (the log line before says why)",
+            assertEquals("the pool manager did not start: its store could not start (an earlier log line says why)",
                     e.getMessage());
             List<String> why = store.errorLines();
             assertEquals(1, why.size(), why.toString());
