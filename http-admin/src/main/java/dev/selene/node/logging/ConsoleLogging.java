@@ -133,6 +133,9 @@ public final class ConsoleLogging implements AutoCloseable {
         if (Files.isDirectory(abs)) {
             return "it is a directory";
         }
+        if (Files.exists(abs) && !Files.isRegularFile(abs)) {
+            return "it is not a regular file"; // a pipe would block the node until something reads it
+        }
         Path dir = abs.getParent();
         try {
             if (dir != null) {

@@ -8,6 +8,7 @@ import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -72,5 +73,20 @@ class ServeSettingsTest {
         assumeTrue(Files.isDirectory(proc.resolve("self")), "a Linux /proc");
         String why = ConsoleLogging.unusable(proc.resolve("selene-log-probe.log"));
         assertTrue(why != null && why.startsWith("it cannot be written ("), String.valueOf(why));
+    }
+
+    @Test
+    void aLogFileThatIsAPipe_isRefused_ratherThanBlockingTheNodeUntilSomethingReadsIt(@TempDir Path tmp)
+            throws Exception {
+        Path fifo = tmp.resolve("log.fifo");
+        Process mkfifo;
+        try {
+            mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).start();
+        } catch (IOException e) {
+            assumeTrue(false, "no mkfifo here");
+            return;
+        }
+        assumeTrue(mkfifo.waitFor() == 0, "mkfifo made a pipe");
+        assertEquals("it is not a regular file", ConsoleLogging.unusable(fifo));
     }
 }
