@@ -1,5 +1,9 @@
 package dev.selene.node;
 
+import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
+import java.nio.file.NoSuchFileException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 
@@ -22,5 +26,16 @@ public final class Failures {
     public static String message(Throwable t) {
         Throwable root = root(t);
         return root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
+    }
+
+    /** An I/O failure in a few words, on one line, without the path a message around it already names. */
+    public static String io(IOException e) {
+        String why = switch (e) {
+            case AccessDeniedException a -> "permission denied";
+            case NoSuchFileException n -> "no such file or directory";
+            case FileSystemException f when f.getReason() != null -> f.getReason();
+            default -> e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+        };
+        return why.replaceAll("\\s*\\R\\s*", " ");
     }
 }

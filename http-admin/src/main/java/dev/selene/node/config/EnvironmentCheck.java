@@ -2,6 +2,7 @@ package dev.selene.node.config;
 
 import dev.selene.actors.api.SettingsException;
 import dev.selene.engine.config.ByteSize;
+import dev.selene.node.Failures;
 import dev.selene.transport.disk.DirectoryInUseException;
 import dev.selene.transport.disk.DirectoryLock;
 
@@ -10,11 +11,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.UnknownHostException;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 
 /**
@@ -116,7 +114,7 @@ public final class EnvironmentCheck {
             try {
                 Files.createDirectories(dir);
             } catch (IOException e) {
-                throw invalidDisk(name, setting, "cannot create it (" + reason(e) + ")", WRITABLE_DIRECTORY);
+                throw invalidDisk(name, setting, "cannot create it (" + Failures.io(e) + ")", WRITABLE_DIRECTORY);
             }
         }
         if (!Files.isDirectory(dir)) {
@@ -131,7 +129,8 @@ public final class EnvironmentCheck {
             Files.createFile(probe);
             Files.delete(probe);
         } catch (IOException e) {
-            throw invalidDisk(name, setting, "cannot write a file in it (" + reason(e) + ")", WRITABLE_DIRECTORY);
+            throw invalidDisk(name, setting, "cannot write a file in it (" + Failures.io(e) + ")",
+                    WRITABLE_DIRECTORY);
         }
         try {
             DirectoryLock.acquire(dir).close();
@@ -140,7 +139,7 @@ public final class EnvironmentCheck {
             throw invalidDisk(name, setting, "already used by another Selene node (pid " + pid + ")",
                     "a directory no running node uses");
         } catch (IOException e) {
-            throw invalidDisk(name, setting, "cannot lock it (" + reason(e) + ")", WRITABLE_DIRECTORY);
+            throw invalidDisk(name, setting, "cannot lock it (" + Failures.io(e) + ")", WRITABLE_DIRECTORY);
         }
     }
 
@@ -159,7 +158,7 @@ public final class EnvironmentCheck {
         IOException bindFailure = bind(address, 0);
         if (bindFailure != null) {
             throw new SettingsException(ADMIN_BIND + " = '" + bind + "' is invalid: it cannot be bound ("
-                    + reason(bindFailure) + "); allowed: " + allowedAddress);
+                    + Failures.io(bindFailure) + "); allowed: " + allowedAddress);
         }
         freePort(portSetting, address, port);
     }
@@ -172,8 +171,8 @@ public final class EnvironmentCheck {
         IOException portFailure = bind(address, port);
         if (portFailure != null) {
             throw new SettingsException(setting + " = '" + port + "' is invalid: it cannot be bound on "
-                    + address.getHostAddress() + " (" + reason(portFailure) + "); allowed: a free port, or 0 for any "
-                    + "free port");
+                    + address.getHostAddress() + " (" + Failures.io(portFailure) + "); allowed: a free port, or 0 for "
+                    + "any free port");
         }
     }
 
@@ -201,16 +200,5 @@ public final class EnvironmentCheck {
 
     private static SettingsException invalidDisk(String name, String dir, String problem, String allowed) {
         return new SettingsException(name + " = '" + dir + "' is invalid: " + problem + "; allowed: " + allowed);
-    }
-
-    /** An I/O failure in a few words, without the path the message already names. */
-    private static String reason(IOException e) {
-        String why = switch (e) {
-            case AccessDeniedException a -> "permission denied";
-            case NoSuchFileException n -> "no such file or directory";
-            case FileSystemException f when f.getReason() != null -> f.getReason();
-            default -> e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
-        };
-        return why.replaceAll("\\s*\\R\\s*", " ");
     }
 }

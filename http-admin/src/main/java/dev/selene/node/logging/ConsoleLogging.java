@@ -12,13 +12,11 @@ import ch.qos.logback.core.FileAppender;
 import ch.qos.logback.core.filter.Filter;
 import ch.qos.logback.core.spi.FilterReply;
 import dev.selene.actors.value.LogMarkers;
+import dev.selene.node.Failures;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -147,26 +145,15 @@ public final class ConsoleLogging implements AutoCloseable {
                 existing = existing.getParent();
             }
             return "its directory cannot be created (" + (existing != null && !Files.isDirectory(existing)
-                    ? existing + " is not a directory" : reason(e)) + ")";
+                    ? existing + " is not a directory" : Failures.io(e)) + ")";
         }
         try {
             Files.newOutputStream(abs, StandardOpenOption.CREATE, StandardOpenOption.APPEND,
                     StandardOpenOption.WRITE).close();
             return null;
         } catch (IOException e) {
-            return "it cannot be written (" + reason(e) + ")";
+            return "it cannot be written (" + Failures.io(e) + ")";
         }
-    }
-
-    /** An I/O failure in a few words. */
-    private static String reason(IOException e) {
-        String why = switch (e) {
-            case AccessDeniedException a -> "permission denied";
-            case NoSuchFileException n -> "no such file or directory";
-            case FileSystemException f when f.getReason() != null -> f.getReason();
-            default -> e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
-        };
-        return why.replaceAll("\\s*\\R\\s*", " ");
     }
 
     private void setLevel(Logger logger, Level level) {
