@@ -153,18 +153,12 @@ public final class SettingsReader {
         return out;
     }
 
-    /** Whether {@code hostPort} ends in {@code :port} with a port a peer can listen on, 1..65535. */
+    /**
+     * Whether {@code hostPort}, already matched as ending in {@code :} and up to five digits, names a port a peer can
+     * listen on, 1..65535.
+     */
     public static boolean hasPortInRange(String hostPort) {
-        int colon = hostPort.lastIndexOf(':');
-        if (colon < 0 || colon == hostPort.length() - 1 || hostPort.length() - colon > 6) {
-            return false;
-        }
-        for (int i = colon + 1; i < hostPort.length(); i++) {
-            if (!Character.isDigit(hostPort.charAt(i))) {
-                return false;
-            }
-        }
-        int port = Integer.parseInt(hostPort.substring(colon + 1));
+        int port = Integer.parseInt(hostPort.substring(hostPort.lastIndexOf(':') + 1));
         return port >= 1 && port <= 65_535;
     }
 

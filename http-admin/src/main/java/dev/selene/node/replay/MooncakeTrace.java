@@ -82,9 +82,8 @@ public final class MooncakeTrace {
         if (v.isIntegralNumber()) {
             return v.canConvertToLong() ? v.asLong() : null;
         }
-        java.math.BigDecimal d = v.decimalValue();
         try {
-            return d.stripTrailingZeros().longValueExact();
+            return v.decimalValue().stripTrailingZeros().longValueExact();
         } catch (ArithmeticException e) {
             return null; // a fraction, or too large
         }
