@@ -132,6 +132,10 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     record Unpin(List<RecordKey> keys) implements Command {
     }
 
+    /** From a restore: it no longer reads these records' durable copies (pinned when it was matched). */
+    record UnpinFiles(List<RecordKey> keys) implements Command {
+    }
+
     /** From a restore: the match ending at {@code deepest} was used; {@code fromDisk} were read from disk. */
     record Used(RecordKey deepest, List<RecordKey> fromDisk) implements Command {
     }
@@ -309,6 +313,7 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             case AdoptRestored a -> restores.adopt(a);
             case ReadSample s -> restores.sample(s);
             case Unpin u -> u.keys().forEach(core.catalog::unpin);
+            case UnpinFiles u -> restores.unpinFiles(u.keys());
             case Used u -> core.catalog.used(u.deepest(), u.fromDisk());
             case Stage s -> restores.stage(s);
             case CancelStaging c -> restores.cancelStaging(c);

@@ -48,16 +48,25 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
      * One record of the match: its spec, and either its pinned slots (from memory) or the store to read it from and
      * that store's tier; {@code adopt} when the catalog holds the record, so the verified copy stays resident.
      */
-    record Part(RecordSpec spec, SlotList memorySlots, ActorRef<Store.Command> store, Tier tier, boolean adopt) {
+    record Part(RecordSpec spec, SlotList memorySlots, ActorRef<Store.Command> store, Tier tier, boolean adopt,
+                boolean filePinned) {
 
         /** A resident record, pinned for the restore. */
         static Part memory(RecordSpec spec, SlotList slots) {
-            return new Part(spec, slots, null, Tier.MEMORY, false);
+            return new Part(spec, slots, null, Tier.MEMORY, false, false);
         }
 
         /** A record read from {@code store}. */
         static Part stored(RecordSpec spec, ActorRef<Store.Command> store, Tier tier, boolean adopt) {
-            return new Part(spec, null, store, tier, adopt);
+            return new Part(spec, null, store, tier, adopt, false);
+        }
+
+        /**
+         * The node's own durable copy, read from {@code store} and adopted once restored; the catalog pinned its
+         * file for the read, and the task releases that pin when it ends.
+         */
+        static Part ownFile(RecordSpec spec, ActorRef<Store.Command> store, Tier tier) {
+            return new Part(spec, null, store, tier, true, true);
         }
     }
 
@@ -474,13 +483,22 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         }
     }
 
-    /** Unpins the memory part and releases every staging slot still held; idempotent. */
+    /** Unpins the memory part and the files read, and releases every staging slot still held; idempotent. */
     private void releaseAll() {
         if (finished) {
             return;
         }
         finished = true;
         unpinMemory();
+        List<RecordKey> files = new ArrayList<>();
+        for (Part p : parts) {
+            if (p.filePinned()) {
+                files.add(p.spec().key());
+            }
+        }
+        if (!files.isEmpty()) {
+            catalog.tell(new Catalog.UnpinFiles(files));
+        }
         for (int i = 0; i < staging.length; i++) {
             if (staging[i] != null) {
                 catalog.tell(new Catalog.ReleaseStaging(staging[i]));

@@ -196,6 +196,10 @@ final class Restores {
             if (l.tier() == Tier.MEMORY && core.catalog.pin(key)) {
                 core.records.traces().append(key, core.origin, r.correlation(), "Pinned for restore", null);
                 parts.add(RestoreTask.Part.memory(l.spec(), core.catalog.slotsOf(key)));
+            } else if (own && core.catalog.pinFile(key)) {
+                // Its file stays until the read is over: room for spills is not made by removing it meanwhile.
+                core.records.traces().append(key, core.origin, r.correlation(), "File pinned for restore", null);
+                parts.add(RestoreTask.Part.ownFile(l.spec(), core.durable, core.durableTier()));
             } else if (own) {
                 parts.add(RestoreTask.Part.stored(l.spec(), core.durable, core.durableTier(), true));
             } else {
@@ -214,6 +218,12 @@ final class Restores {
         } else {
             core.slots.release(a.slots());
         }
+    }
+
+    /** A restore no longer reads these durable copies: a spill that waited for room they held may now start. */
+    void unpinFiles(List<RecordKey> keys) {
+        keys.forEach(core.catalog::unpinFile);
+        spills.plan();
     }
 
     void sample(Catalog.ReadSample s) {

@@ -147,6 +147,45 @@ class RestoreTaskTest {
     }
 
     @Test
+    void ownFilesPinnedForTheRead_areUnpinnedOnce_whenTheRestoreEnds() {
+        start();
+        List<RestoreTask.Part> parts = List.of(RestoreTask.Part.ownFile(spec(1, null), disk.ref(), Tier.DISK),
+                RestoreTask.Part.ownFile(spec(2, 1L), disk.ref(), Tier.DISK));
+        kit.spawn(RestoreTask.create(records, catalogRef, parts, targets(2), caller.ref(), 1));
+        for (int i = 0; i < 2; i++) {
+            Store.Read read = (Store.Read) disk.receiveMessage();
+            read.replyTo().tell(new Store.ReadDone(read.key(), 8192));
+        }
+        assertInstanceOf(Catalog.ReadSample.class, catalog.receiveMessage());
+        assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage());
+        assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage());
+        assertEquals(new Catalog.UnpinFiles(List.of(spec(1, null).key(), spec(2, 1L).key())),
+                catalog.receiveMessage());
+        assertInstanceOf(Catalog.Used.class, catalog.receiveMessage());
+        assertEquals(RestoreResult.Outcome.RESTORED, caller.receiveMessage().outcome());
+        catalog.expectNoMessage(Duration.ofMillis(50));
+    }
+
+    @Test
+    void anOwnFilePinnedForTheRead_isUnpinned_whenNoStagingCameWithinThePatience() {
+        start();
+        List<SlotList> hog = new ArrayList<>();
+        synchronized (slots) {
+            slots.request(new SlotLedger.Allocation(new RecordKey("rt", -1), TOTAL_SLOTS, Purpose.PUBLISH, false, 0, 0,
+                    hog::add, () -> { }));
+        }
+        List<RestoreTask.Part> parts = List.of(RestoreTask.Part.ownFile(spec(1, null), disk.ref(), Tier.DISK));
+        kit.spawn(RestoreTask.create(records, catalogRef, parts, targets(1), caller.ref(), 1));
+        manualTime.timePasses(RestoreTask.STAGING_PATIENCE.plusMillis(100));
+        assertEquals(RestoreResult.Outcome.FAILED, caller.receiveMessage().outcome());
+        assertEquals(new Catalog.UnpinFiles(List.of(spec(1, null).key())), catalog.receiveMessage());
+        catalog.expectNoMessage(Duration.ofMillis(50));
+        synchronized (slots) {
+            slots.release(hog.getFirst());
+        }
+    }
+
+    @Test
     void theReadsOfOneWave_areTimedAsOneTransfer_theBytesOfAllReadsOverFirstStartToLastCompletion() {
         start();
         List<RestoreTask.Part> parts = List.of(RestoreTask.Part.stored(spec(1, null), disk.ref(), Tier.DISK, true),

@@ -32,6 +32,8 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
@@ -72,14 +74,22 @@ class DiskFaultsTest {
     }
 
     private CacheConfig config(long warmSlots) {
+        return config(warmSlots, 64L << 20);
+    }
+
+    private CacheConfig config(long warmSlots, long diskBytes) {
         return CacheConfig.memoryOnly(LAYOUT, warmSlots * LAYOUT.slotBytes()).withConcurrency(1)
                 .withWindowSlots(LAYOUT.slotsPerRecord(true))
-                .withHostBudgetBytes((warmSlots + 10) * LAYOUT.slotBytes()).withDisk(dir.toString(), 64L << 20);
+                .withHostBudgetBytes((warmSlots + 10) * LAYOUT.slotBytes()).withDisk(dir.toString(), diskBytes);
     }
 
     /** A node whose disk tier writes through the fault-injecting record I/O. */
     private SeleneCache faultyNode(long warmSlots) {
-        SeleneCache cache = SeleneCache.start(config(warmSlots), copier, io -> {
+        return faultyNode(warmSlots, 64L << 20);
+    }
+
+    private SeleneCache faultyNode(long warmSlots, long diskBytes) {
+        SeleneCache cache = SeleneCache.start(config(warmSlots, diskBytes), copier, io -> {
             faulty = new FaultInjectingRecordIo(io, 2);
             return faulty;
         });
@@ -230,6 +240,40 @@ class DiskFaultsTest {
         assertEquals(2 * RecordFileFormat.fileLength(LAYOUT, true), await(cache.status()).disk().capacityBytes(),
                 "the tier's size is what the disk held");
         assertEquals(RestoreResult.Outcome.RESTORED, restore(cache, List.of(next)).outcome());
+    }
+
+    @Test
+    void aFileARestoreIsReading_staysWhileSpillsNeedRoom_andIsServed_stalledReadInjected() throws Exception {
+        // Intake only (10 slots, two records) and a disk of three record files.
+        SeleneCache cache = faultyNode(0, 3 * RecordFileFormat.fileLength(LAYOUT, true));
+        RecordSpec a = spec(50, null);
+        for (RecordSpec s : List.of(a, spec(51, null), spec(52, null))) {
+            publish(cache, s);
+            await(cache.drain(Duration.ofSeconds(20)));
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> onDisk(s));
+        }
+        // The first, the coldest, left memory for the third: a restore reads its file, and that read stalls.
+        FaultInjectingRecordIo.Stall stall = faulty.stallNextRead(Duration.ofSeconds(30));
+        CompletableFuture<RestoreResult> restoring = CompletableFuture.supplyAsync(() -> {
+            try {
+                return restore(cache, List.of(a));
+            } catch (Exception e) {
+                throw new CompletionException(e);
+            }
+        });
+        try {
+            assertTrue(stall.awaitStarted(Duration.ofSeconds(10)), "the restore reads the first record's file");
+            RecordSpec next = spec(53, null);
+            assertInstanceOf(PublishResult.Stored.class, publish(cache, next).result());
+            assertEquals(0, await(cache.drain(Duration.ofSeconds(20))).skipped());
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> onDisk(next));
+            assertTrue(onDisk(a), "the file being read stayed; a colder one made room");
+        } finally {
+            stall.release();
+        }
+        RestoreResult r = restoring.get(30, TimeUnit.SECONDS);
+        assertEquals(RestoreResult.Outcome.RESTORED, r.outcome(), r.detail());
+        assertEquals(1, r.fromDisk());
     }
 
     @Test

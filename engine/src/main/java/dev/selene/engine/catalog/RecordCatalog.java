@@ -199,6 +199,8 @@ public final class RecordCatalog {
     /** The parent each publication in flight holds pinned (see {@code holdParent}). */
     private final Map<RecordKey, RecordKey> parentsHeld = new HashMap<>();
     private final Map<RecordKey, Write> writing = new HashMap<>();
+    /** Read pins of durable copies that restores are reading: room is never made by removing them. */
+    private final Map<RecordKey, Integer> filePins = new HashMap<>();
     private final WriteWants wantWrite = new WriteWants();
     private long writingSlots;
     private long reservedBytes;
@@ -408,6 +410,29 @@ public final class RecordCatalog {
         if (memory.contains(key)) {
             memory.unpin(key);
         }
+    }
+
+    /**
+     * Pins the durable copy of {@code key} (a restore reads its file): making room, lowering the capacity and the
+     * max-age sweep leave that file and its ancestors' files in place until {@link #unpinFile}. False when the
+     * record has no durable copy (nothing is pinned then).
+     */
+    public boolean pinFile(RecordKey key) {
+        if (!disk.contains(key)) {
+            return false;
+        }
+        filePins.merge(key, 1, Integer::sum);
+        return true;
+    }
+
+    /** Releases one pin of {@code key} taken by {@link #pinFile}, whether or not the file is still there. */
+    public void unpinFile(RecordKey key) {
+        filePins.computeIfPresent(key, (k, n) -> n > 1 ? n - 1 : null);
+    }
+
+    /** Read pins held on durable copies now (restores reading them). */
+    public int filePins() {
+        return filePins.values().stream().mapToInt(Integer::intValue).sum();
     }
 
     /** The slots of resident {@code key}, or null. */
@@ -628,7 +653,7 @@ public final class RecordCatalog {
     /**
      * Lowers the disk tier's capacity to {@code bytes} (never raises it) and removes the least recently used files
      * (with their descendants') until the committed files and the writes in flight fit; a file a write in flight
-     * hangs from stays. Returns the files removed.
+     * hangs from, or that a restore is reading (with its ancestors'), stays. Returns the files removed.
      */
     public Removal limitDiskCapacity(long bytes) {
         Removal out = Removal.empty();
@@ -641,16 +666,19 @@ public final class RecordCatalog {
             RecordIndex.Entry e = memory.get(w);
             keepChain(e == null ? null : e.spec().parent(), keep);
         }
+        Map<RecordKey, Boolean> readInSubtree = new HashMap<>();
         for (DiskIndex.Entry coldest : disk.entries()) {
             if (disk.bytes() + reservedBytes <= diskCapacityBytes) {
                 break;
             }
-            if (!keep.contains(coldest.key()) && disk.contains(coldest.key())) {
+            if (!keep.contains(coldest.key()) && disk.contains(coldest.key())
+                    && !disk.anyInSubtree(coldest.key(), filePins::containsKey, readInSubtree)) {
                 removeFiles(coldest.key(), out);
             }
         }
         if (disk.bytes() + reservedBytes > diskCapacityBytes) {
-            diskCapacityBytes = disk.bytes() + reservedBytes; // only files that writes in flight hang from are left
+            // only files that writes in flight hang from, or that restores are reading, are left
+            diskCapacityBytes = disk.bytes() + reservedBytes;
         }
         return out;
     }
@@ -788,7 +816,7 @@ public final class RecordCatalog {
      * One max-age sweep: leaves (records with no child in memory, on disk or in flight) unused for longer than
      * {@code maxAgeNanos} leave every tier, oldest first, up to the first fresh leaf and at most
      * {@link ExpirySweep#MAX_RECORDS_PER_SWEEP} per sweep; a parent whose last child goes is a leaf from then on.
-     * Busy leaves (pinned, being written) wait for the next sweep.
+     * Busy leaves (pinned, being written, their file being read) wait for the next sweep.
      */
     public Removal expire(long maxAgeNanos) {
         List<RecordKey> inFlightParents = new ArrayList<>(inFlight.size());
@@ -1023,15 +1051,16 @@ public final class RecordCatalog {
         // Only files of records that are no longer in memory go for room: deleting the file of a resident record
         // would make it dirty again, to be written back, and free no memory. Resident clean records leave memory
         // first when room is needed there (keeping the intake free), and their files are candidates from then on.
-        // Whether a record or a descendant whose file goes with it is resident in memory, each subtree walked once:
-        // deleting files whose subtrees hold no resident record leaves every other answer as it was.
-        Map<RecordKey, Boolean> residentInChain = new HashMap<>();
+        // A file a restore is reading stays too (its read would find it gone). Whether a record or a descendant
+        // whose file goes with it is resident in memory or being read, each subtree walked once: deleting files
+        // whose subtrees hold no such record leaves every other answer as it was.
+        Map<RecordKey, Boolean> busyInChain = new HashMap<>();
         for (DiskIndex.Entry coldest : disk.entries()) {
             if (disk.bytes() + reservedBytes + fileBytes <= diskCapacityBytes) {
                 break;
             }
-            if (!keep.contains(coldest.key()) && disk.contains(coldest.key())
-                    && !disk.anyInSubtree(coldest.key(), memory::contains, residentInChain)) {
+            if (!keep.contains(coldest.key()) && disk.contains(coldest.key()) && !disk.anyInSubtree(coldest.key(),
+                    k -> memory.contains(k) || filePins.containsKey(k), busyInChain)) {
                 removeFiles(coldest.key(), out);
             }
         }
@@ -1136,7 +1165,8 @@ public final class RecordCatalog {
         for (DiskIndex.Entry d : disk.entries()) {
             ExpirySweep.Candidate m = out.get(d.key());
             long lastUse = m == null ? d.lastUseNanos() : Math.max(m.lastUseNanos(), d.lastUseNanos());
-            out.put(d.key(), new ExpirySweep.Candidate(d.key(), d.spec().parent(), lastUse, m != null && m.busy()));
+            boolean busy = m != null && m.busy() || filePins.containsKey(d.key());
+            out.put(d.key(), new ExpirySweep.Candidate(d.key(), d.spec().parent(), lastUse, busy));
         }
         return new ArrayList<>(out.values());
     }

@@ -1187,6 +1187,51 @@ class RecordCatalogTest {
     }
 
     @Test
+    void planSpills_neverDeletesAFileARestoreIsReading_orItsAncestorsFile_untilTheReadIsOver() {
+        withDiskOf(2);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        durableOnly(a);
+        durableOnly(b);
+        advance(10);
+        assertTrue(catalog.pinFile(b.key()), "a restore matched b on disk and reads it");
+        publish(root(3));
+        publish(root(4));
+
+        SpillPlan waiting = catalog.planSpills(Long.MAX_VALUE);
+
+        assertEquals(List.of(), startedKeys(waiting), "the only room is a's and b's files, and b is being read");
+        assertTrue(waiting.removal().isEmpty());
+        assertEquals(State.DURABLE_ONLY, catalog.state(a.key()), "removing a would remove b with it");
+        assertEquals(1, catalog.filePins());
+        catalog.checkInvariants();
+
+        catalog.unpinFile(b.key());
+        SpillPlan plan = catalog.planSpills(Long.MAX_VALUE);
+        assertEquals(List.of(key(3), key(4)), startedKeys(plan));
+        assertEquals(List.of(a.key(), b.key()), plan.removal().files(), "the read is over: the coldest go");
+        assertEquals(0, catalog.filePins());
+        catalog.checkInvariants();
+    }
+
+    @Test
+    void pinFile_ofARecordWithoutADurableCopy_pinsNothing_andUnpinningTwiceReleasesOnlyOnePin() {
+        withDiskOf(4);
+        RecordSpec a = root(1);
+        publish(a);
+        assertFalse(catalog.pinFile(a.key()), "no file yet");
+        assertEquals(0, catalog.filePins());
+        spillAll();
+        assertTrue(catalog.pinFile(a.key()));
+        assertTrue(catalog.pinFile(a.key()), "two restores read it");
+        catalog.unpinFile(a.key());
+        assertEquals(1, catalog.filePins());
+        catalog.unpinFile(a.key());
+        catalog.unpinFile(a.key());
+        assertEquals(0, catalog.filePins());
+    }
+
+    @Test
     void planSpills_whenRoomIsNeededForAChild_keepsItsAncestorsFiles() {
         withDiskOf(2);
         RecordSpec a = root(1);
@@ -1482,6 +1527,41 @@ class RecordCatalogTest {
 
         catalog.unpin(b.key());
         assertEquals(List.of(b.key(), a.key()), catalog.expire(MAX_AGE_NANOS).removed());
+    }
+
+    @Test
+    void expire_skipsAFileARestoreIsReading_andTakesItOnceTheReadIsOver() {
+        withDiskOf(8);
+        RecordSpec a = root(1);
+        RecordSpec b = root(2);
+        durableOnly(a);
+        durableOnly(b);
+        assertTrue(catalog.pinFile(a.key()));
+        advance(MAX_AGE_NANOS + 1);
+
+        assertEquals(List.of(b.key()), catalog.expire(MAX_AGE_NANOS).removed());
+        assertEquals(State.DURABLE_ONLY, catalog.state(a.key()), "its file is being read");
+
+        catalog.unpinFile(a.key());
+        assertEquals(List.of(a.key()), catalog.expire(MAX_AGE_NANOS).removed());
+    }
+
+    @Test
+    void limitDiskCapacity_keepsAFileARestoreIsReading() {
+        withDiskOf(8);
+        RecordSpec a = root(1);
+        RecordSpec b = root(2);
+        durableOnly(a);
+        advance(10);
+        durableOnly(b);
+        assertTrue(catalog.pinFile(a.key()));
+
+        Removal r = catalog.limitDiskCapacity(ROW_FILE);
+
+        assertEquals(List.of(b.key()), r.files(), "a is the coldest but being read");
+        assertEquals(State.DURABLE_ONLY, catalog.state(a.key()));
+        assertEquals(ROW_FILE, catalog.diskCapacityBytes());
+        catalog.checkInvariants();
     }
 
     @Test

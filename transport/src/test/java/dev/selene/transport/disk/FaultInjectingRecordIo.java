@@ -21,9 +21,9 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A {@link RecordIo} test double that is the real {@link DirectRecordIo} over file system calls into which a test
- * injects faults: EIO or ENOSPC on a write, a failed or unsupported preallocation, a failed fsync, a stalled write,
- * and a crash between the last write and the rename. Faults are one-shot unless said otherwise; with none armed it
- * behaves exactly like the real thing (and passes the same contract). It can also observe, without changing
+ * injects faults: EIO or ENOSPC on a write, a failed or unsupported preallocation, a failed fsync, a stalled write
+ * or read, and a crash between the last write and the rename. Faults are one-shot unless said otherwise; with none
+ * armed it behaves exactly like the real thing (and passes the same contract). It can also observe, without changing
  * anything: the temporary file's length and allocated bytes as its first write begins.
  */
 public final class FaultInjectingRecordIo implements RecordIo {
@@ -38,7 +38,7 @@ public final class FaultInjectingRecordIo implements RecordIo {
         }
     }
 
-    /** A write held until the test releases it. */
+    /** A write or read held until the test releases it. */
     public static final class Stall {
         private final CountDownLatch started = new CountDownLatch(1);
         private final CountDownLatch released = new CountDownLatch(1);
@@ -48,18 +48,19 @@ public final class FaultInjectingRecordIo implements RecordIo {
             this.limit = limit;
         }
 
-        /** Waits until a write has run into the stall; false if none did within {@code timeout}. */
+        /** Waits until a write (or read) has run into the stall; false if none did within {@code timeout}. */
         public boolean awaitStarted(Duration timeout) throws InterruptedException {
             return started.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
         }
 
-        /** Lets the stalled write continue. */
+        /** Lets the stalled write (or read) continue. */
         public void release() {
             released.countDown();
         }
     }
 
     private final Faults faults = new Faults();
+    private final AtomicReference<Stall> readStall = new AtomicReference<>();
     private final DirectRecordIo delegate;
 
     /** Transfers fan out on {@code executor}; runs are kept small so that even a tiny record has several. */
@@ -100,6 +101,13 @@ public final class FaultInjectingRecordIo implements RecordIo {
         return stall;
     }
 
+    /** The next read of a record blocks before it opens the file until released, or until {@code limit} passes. */
+    public Stall stallNextRead(Duration limit) {
+        Stall stall = new Stall(limit);
+        readStall.set(stall);
+        return stall;
+    }
+
     /** The next record is written, synced and closed, then the process dies before renaming it. */
     public void crashBeforeRename() {
         faults.crashBeforeRename.set(true);
@@ -131,6 +139,18 @@ public final class FaultInjectingRecordIo implements RecordIo {
 
     @Override
     public RecordHeader read(Path file, Layout layout, ShareMemory target) throws IOException {
+        Stall s = readStall.getAndSet(null);
+        if (s != null) {
+            s.started.countDown();
+            try {
+                if (!s.released.await(s.limit.toMillis(), TimeUnit.MILLISECONDS)) {
+                    s.released.countDown();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("stalled read interrupted", e);
+            }
+        }
         return delegate.read(file, layout, target);
     }
 
