@@ -30,10 +30,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One restore of a match the catalog chose, costed and pinned (lookup to byte-identical restores): copy the memory part to the device at
- * once, read the disk part into staging slots in waves of parallel reads (each wave timed as one transfer and
- * reported to the catalog's bandwidth estimator), copy it to the device, then hand the staged records to the
- * catalog (they stay resident, clean) and report the use.
+ * One restore of a match the catalog chose, costed and pinned (its memory part in memory, its own disk files on
+ * disk; lookup to byte-identical restores): copy the memory part to the device at once, read the disk part into
+ * staging slots in waves of parallel reads (each wave timed as one transfer and reported to the catalog's bandwidth
+ * estimator), copy it to the device, then hand the staged records to the catalog (they stay resident, clean), release
+ * the pins and report the use.
  *
  * <p>Staging slots are asked for in line with everyone else and granted by message; a wave that gets none within
  * {@link #STAGING_PATIENCE} ends the match before its first record.
