@@ -31,6 +31,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -60,6 +61,10 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
     /** Drops records (the directory dropped them, or a host removed them). */
     public record Drop(List<RecordKey> keys, String reason) implements Command, PoolMessage {
+    }
+
+    /** From the directory: another replica served these records to hosts; each one held here counts a use too. */
+    public record Refresh(List<RecordKey> keys) implements Command, PoolMessage {
     }
 
     /** Lists the records held of namespaces in directory shard {@code shard} of {@code shards}. */
@@ -114,7 +119,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
      */
     public record StoreStatus(String address, long records, long bytes, long capacityBytes, int slotsFree,
                               int slotsTotal, int uploading, int serving, long uploads, long uploadBytes,
-                              long serves, long serveBytes, long refused, long evicted,
+                              long serves, long serveBytes, long refused, long evicted, long refreshed,
                               Map<String, Long> expiredByNamespace, String dataAddress, int replicas,
                               String layout) implements PoolMessage {
     }
@@ -213,6 +218,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
      * record taken and dropped again before the report is reported as dropped.
      */
     private final Map<String, LinkedHashMap<RecordKey, Change>> toReport = new HashMap<>();
+    /** Records served to hosts since the last report, by directory entity (told to the other replicas). */
+    private final Map<String, LinkedHashSet<RecordKey>> served = new HashMap<>();
     private boolean reportScheduled;
     private long lastReportNanos;
     private final Map<String, Long> expired = new TreeMap<>();
@@ -227,6 +234,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     private long serveBytes;
     private long refused;
     private long evicted;
+    /** Uses counted because another replica served the record. */
+    private long refreshed;
 
     /** The store of a manager node; it registers with the receptionist at once. */
     public static Behavior<Command> create(ManagerConfig config, PoolMetrics metrics) {
@@ -310,6 +319,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             case Requested r -> onRequested(r);
             case ServeEnded s -> onServeEnded(s);
             case Drop d -> d.keys().forEach(this::drop);
+            case Refresh r -> onRefresh(r);
             case Holdings h -> h.replyTo().tell(new HoldingsReply(getContext().getSelf(), holdings(h)));
             case Probe p -> p.replyTo().tell(new ProbeReply(getContext().getSelf(), probe(p)));
             case CopyTo c -> onCopyTo(c);
@@ -414,6 +424,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             return;
         }
         holdings.use(key);
+        reportServed(key);
         holdings.pin(key);
         serving++;
         ActorRef<Command> self = getContext().getSelf();
@@ -430,6 +441,15 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     private PieceShares shares(int[] slots) {
         int page = layout.pageBytes();
         return (piece, rank) -> memory.share(slots[piece], rank, page);
+    }
+
+    private void onRefresh(Refresh r) {
+        for (RecordKey key : r.keys()) {
+            if (holdings.holds(key)) {
+                holdings.use(key);
+                refreshed++;
+            }
+        }
     }
 
     private void onServeEnded(ServeEnded s) {
@@ -569,12 +589,31 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     }
 
     /**
-     * Sends each entity its changes: the records dropped (one message per reason), then those taken. A record
-     * appears once, with its last change, so the two messages' order does not matter.
+     * Notes that this store served {@code key} to a host: the next report tells its directory entity, which has the
+     * record's other replicas count the use too (with one replica there is no other to tell).
+     */
+    private void reportServed(RecordKey key) {
+        if (config.replicas() < 2) {
+            return;
+        }
+        String shard = PoolDirectory.entityId(key.namespace(), config.directoryShards());
+        served.computeIfAbsent(shard, s -> new LinkedHashSet<>()).add(key);
+        if (!reportScheduled) {
+            reportScheduled = true;
+            getContext().scheduleOnce(REPORT_DELAY, getContext().getSelf(), Report.INSTANCE);
+        }
+    }
+
+    /**
+     * Sends each entity its changes: the records dropped (one message per reason), then those taken, then those
+     * served. A record appears once among the changes, with its last change, so the messages' order does not matter.
      */
     private void flushReports() {
         reportScheduled = false;
         ActorRef<Command> self = getContext().getSelf();
+        served.forEach((shard, keys) -> sharding.entityRefFor(PoolDirectory.TYPE, shard)
+                .tell(new PoolDirectory.ServedAll(List.copyOf(keys), self)));
+        served.clear();
         toReport.forEach((shard, changes) -> {
             var entity = sharding.entityRefFor(PoolDirectory.TYPE, shard);
             Map<String, List<RecordKey>> dropped = new TreeMap<>();
@@ -619,7 +658,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         return new StoreStatus(getContext().getSystem().address().toString(), holdings.size(), holdings.bytes(),
                 (long) memory.slotCount() * layout.slotBytes(), holdings.freeSlots(), memory.slotCount(),
                 uploads.size(),
-                serving, uploadCount, uploadBytes, serveCount, serveBytes, refused, evicted, Map.copyOf(expired),
+                serving, uploadCount, uploadBytes, serveCount, serveBytes, refused, evicted, refreshed,
+                Map.copyOf(expired),
                 data.address().toString(), config.replicas(), layout.name());
     }
 }

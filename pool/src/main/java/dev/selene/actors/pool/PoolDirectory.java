@@ -24,7 +24,8 @@ import java.util.Set;
 /**
  * The directory of one namespace shard, a Cluster Sharding entity on the manager nodes: which stores hold which
  * records of the namespaces that hash to the shard, as the stores report them. It answers chain lookups, drops every
- * replica of a record one store evicted or expired (the replicas age together), and when a store goes away copies
+ * replica of a record one store evicted or expired (the replicas age together: a record one replica served is used
+ * on the others too), and when a store goes away copies
  * the records it held from a surviving replica to another store ({@link Placement} ranks them, as hosts do when they
  * place a new record).
  *
@@ -58,6 +59,11 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
 
     /** From a store: it dropped records it decided to drop ({@code reason}: evicted, expired), reported together. */
     public record ReleasedAll(List<RecordKey> keys, ActorRef<ManagerStore.Command> store, String reason)
+            implements Command, PoolMessage {
+    }
+
+    /** From a store: it served these records to hosts since its last report; their other holders count a use too. */
+    public record ServedAll(List<RecordKey> keys, ActorRef<ManagerStore.Command> store)
             implements Command, PoolMessage {
     }
 
@@ -269,6 +275,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             case Locate l -> l.replyTo().tell(locate(l.key()));
             case HeldAll h -> onHeldAll(h);
             case ReleasedAll r -> onReleasedAll(r);
+            case ServedAll r -> onServedAll(r);
             case CopyFailed f -> onCopyFailed(f);
             case StoresListed l -> onStores(l);
             case UnlistedCheck c -> onUnlistedCheck();
@@ -447,6 +454,27 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         }
         String reason = r.reason() + " by another replica";
         drops.forEach((store, keys) -> store.tell(new ManagerStore.Drop(List.copyOf(keys), reason)));
+    }
+
+    /**
+     * Records one store served are used on every other holder too, so that the replicas of a record keep one recency:
+     * a record read only from one replica would otherwise age on the other, be evicted there, and take the copy that
+     * serves with it (the replicas are dropped together).
+     */
+    private void onServedAll(ServedAll r) {
+        Map<ActorRef<ManagerStore.Command>, List<RecordKey>> refresh = new HashMap<>();
+        for (RecordKey key : r.keys()) {
+            Entry e = entries.get(key);
+            if (e == null) {
+                continue;
+            }
+            for (ActorRef<ManagerStore.Command> s : e.holders) {
+                if (!s.equals(r.store())) {
+                    refresh.computeIfAbsent(s, x -> new ArrayList<>()).add(key);
+                }
+            }
+        }
+        refresh.forEach((store, keys) -> store.tell(new ManagerStore.Refresh(List.copyOf(keys))));
     }
 
     // ---- stores and replicas ----

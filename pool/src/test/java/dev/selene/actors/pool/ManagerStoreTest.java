@@ -7,6 +7,7 @@ import dev.selene.engine.key.RecordSpec;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -141,6 +142,50 @@ class ManagerStoreTest {
     }
 
     @Test
+    void aRecordReadFromOneReplica_isRefreshedOnTheOther_soBothEvictTheSameColderRecord_andTheReadOneStays()
+            throws Exception {
+        PoolManagerNode m1 = pool.manager(4 * RECORD_SLOTS, 2);
+        PoolManagerNode m2 = pool.manager(4 * RECORD_SLOTS, 2);
+        SeleneCache writer = pool.host(0, null);
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+                PoolBaseline.stores(writer.system()).size() == 2);
+        // Four records, one at a time, so that both stores took them in the same order: 1 is the coldest on both.
+        List<List<RecordSpec>> held = new ArrayList<>();
+        for (long h = 1; h <= 4; h++) {
+            held.add(pool.publishChain(writer, "tenant-a", h, 1));
+            assertEquals(0, await(writer.drain(Duration.ofSeconds(20))).skipped());
+            long retired = h;
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+                    await(m1.status()).records() == retired && await(m2.status()).records() == retired);
+        }
+
+        // The directory may learn of a store's copies a few seconds late on a cluster this young (its sharding still
+        // finding where the entity lives): the refresh goes to the holders it knows.
+        for (List<RecordSpec> specs : held) {
+            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> holders(m1, specs.getFirst().key()) == 2);
+        }
+        // Another host reads 1 from one replica (from both, if its first fetch is slow): the store that serves counts
+        // the use, and the other replica is told of it.
+        SeleneCache reader = pool.host(0, null);
+        pool.restoreAndVerify(reader, held.getFirst());
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+                await(m1.status()).refreshed() + await(m2.status()).refreshed() >= 1);
+
+        // A fifth record: each full store evicts its coldest, now 2 on both.
+        List<RecordSpec> fifth = pool.publishChain(writer, "tenant-a", 5, 1);
+        assertEquals(0, await(writer.drain(Duration.ofSeconds(20))).skipped());
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+                await(m1.status()).evicted() == 1 && await(m2.status()).evicted() == 1);
+
+        assertEquals(1, matched(reader, held.getFirst()), "the record read stays in the pool");
+        pool.restoreAndVerify(reader, held.getFirst());
+        assertEquals(0, matchedQuietly(reader, held.get(1)), "the coldest went from both replicas");
+        pool.restoreAndVerify(reader, fifth);
+        assertEquals(4, await(m1.status()).records());
+        assertEquals(4, await(m2.status()).records());
+    }
+
+    @Test
     void copiesToAStoreWhoseDataPlaneCannotBeReached_areLoggedOnceForAll_theTargetIsAStandIn() throws Exception {
         PoolManagerNode manager = pool.manager(8 * RECORD_SLOTS, 1);
         SeleneCache writer = pool.host(0, null);
@@ -156,7 +201,7 @@ class ManagerStoreTest {
                 Behaviors.receiveMessage((ManagerStore.Command m) -> {
                     if (m instanceof ManagerStore.GetStatus g) {
                         g.replyTo().tell(new ManagerStore.StoreStatus("stand-in", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                0, Map.of(), "127.0.0.1:" + nothingListens, 1, PoolFixture.LAYOUT.name()));
+                                0, 0, Map.of(), "127.0.0.1:" + nothingListens, 1, PoolFixture.LAYOUT.name()));
                     }
                     return Behaviors.same();
                 }), "stand-in-store", Props.empty());
@@ -176,6 +221,15 @@ class ManagerStoreTest {
 
     private static List<String> copyLines(LogCapture log) {
         return log.infoLines().stream().filter(m -> m.contains("not copied")).toList();
+    }
+
+    /** How many stores the directory entity of {@code key}'s namespace names for it, asked from {@code m}. */
+    private static int holders(PoolManagerNode m, RecordKey key) throws Exception {
+        List<PoolDirectory.Located> found = ClusterSharding.get(m.system())
+                .entityRefFor(PoolDirectory.TYPE, PoolDirectory.entityId(key.namespace(), PoolStore.DIRECTORY_SHARDS))
+                .<PoolDirectory.Found>ask(q -> new PoolDirectory.Locate(key, q), Duration.ofSeconds(5))
+                .toCompletableFuture().get().records();
+        return found.isEmpty() ? 0 : found.getFirst().holders().size();
     }
 
     private static int matchedQuietly(SeleneCache host, List<RecordSpec> specs) {

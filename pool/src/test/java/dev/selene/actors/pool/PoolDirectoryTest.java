@@ -129,6 +129,24 @@ class PoolDirectoryTest {
     }
 
     @Test
+    void recordsOneStoreServed_areRefreshedOnTheirOtherHoldersOnly_inOneMessageEach_storesAreTestProbes() {
+        ActorRef<PoolDirectory.Command> directory = startWith(first, second, third);
+        RecordKey both = heldBy(directory, 20, first, second).key();
+        RecordKey alsoThird = heldBy(directory, 21, first, third).key();
+        RecordKey onlyFirst = heldBy(directory, 22, first).key();
+        assertEquals(2, locate(directory, both).holders().size()); // every report above has been taken
+
+        directory.tell(new PoolDirectory.ServedAll(List.of(both, alsoThird, onlyFirst,
+                new RecordKey("tenant-a", 99)), first.ref()));
+
+        assertEquals(new ManagerStore.Refresh(List.of(both)), second.receiveMessage(Duration.ofSeconds(5)));
+        assertEquals(new ManagerStore.Refresh(List.of(alsoThird)), third.receiveMessage(Duration.ofSeconds(5)));
+        first.expectNoMessage(Duration.ofMillis(200)); // the store that served counted its own use
+        second.expectNoMessage(Duration.ofMillis(50));
+        third.expectNoMessage(Duration.ofMillis(50));
+    }
+
+    @Test
     void aStoreThatDeregisters_isNoLongerAHolder_andItsRecordsAreCopiedFromTheOtherAtOnce() {
         ActorRef<PoolDirectory.Command> directory = startWith(first, second, third);
         PoolEntry entry = heldBy(directory, 8, first, second);

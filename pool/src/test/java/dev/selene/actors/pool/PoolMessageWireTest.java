@@ -35,7 +35,8 @@ class PoolMessageWireTest {
         TestProbe<ManagerStore.Command> store = kit.createTestProbe();
         RecordKey key = new RecordKey("tenant-a", 42);
         for (Object message : List.of(new PoolDirectory.CopyFailed(key, store.ref()),
-                new PoolDirectory.ReleasedAll(List.of(key), store.ref(), "evicted"))) {
+                new PoolDirectory.ReleasedAll(List.of(key), store.ref(), "evicted"),
+                new PoolDirectory.ServedAll(List.of(key), store.ref()), new ManagerStore.Refresh(List.of(key)))) {
             assertEquals(message, roundTrip(message));
         }
     }
