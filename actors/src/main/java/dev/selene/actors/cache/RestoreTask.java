@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
 
 /**
  * One restore of a match the catalog chose, costed and pinned (its memory part in memory, its own disk files on
@@ -64,7 +65,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
 
         /**
          * The node's own durable copy, read from {@code store} and adopted once restored; the catalog pinned its
-         * file for the read, and the task releases that pin when it ends.
+         * file for the read, and the task releases that pin once its wave is copied, or when it ends.
          */
         static Part ownFile(RecordSpec spec, ActorRef<Store.Command> store, Tier tier) {
             return new Part(spec, null, store, tier, true, true);
@@ -121,6 +122,8 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     private final long correlation;
     private final SlotList[] staging;
     private final boolean[] readOk;
+    /** Whether the file pin of the part at each position (one of the node's own files) was released. */
+    private final boolean[] fileUnpinned;
     private final long[] requests;
     private final long startNanos;
     private final ArrayList<Integer> pending = new ArrayList<>();
@@ -163,6 +166,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         this.depth = parts.size();
         this.staging = new SlotList[parts.size()];
         this.readOk = new boolean[parts.size()];
+        this.fileUnpinned = new boolean[parts.size()];
         this.requests = new long[parts.size()];
         this.startNanos = records.clock().getAsLong();
     }
@@ -357,10 +361,26 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
             }
             staging[i] = null;
         }
+        // The wave's files are read and its records adopted (or not): the catalog may remove those files from now on.
+        unpinFiles(wave);
         if (failure != null) {
             return failAfterCopies(failure);
         }
         return nextWave();
+    }
+
+    /** Releases the file pins still held of the parts at {@code positions}, in one message. */
+    private void unpinFiles(Iterable<Integer> positions) {
+        List<RecordKey> files = new ArrayList<>();
+        for (int i : positions) {
+            if (parts.get(i).filePinned() && !fileUnpinned[i]) {
+                fileUnpinned[i] = true;
+                files.add(spec(i).key());
+            }
+        }
+        if (!files.isEmpty()) {
+            catalog.tell(new Catalog.UnpinFiles(files));
+        }
     }
 
     private int indexOf(RecordKey key) {
@@ -491,15 +511,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         }
         finished = true;
         unpinMemory();
-        List<RecordKey> files = new ArrayList<>();
-        for (Part p : parts) {
-            if (p.filePinned()) {
-                files.add(p.spec().key());
-            }
-        }
-        if (!files.isEmpty()) {
-            catalog.tell(new Catalog.UnpinFiles(files));
-        }
+        unpinFiles(IntStream.range(0, parts.size()).boxed().toList());
         for (int i = 0; i < staging.length; i++) {
             if (staging[i] != null) {
                 catalog.tell(new Catalog.ReleaseStaging(staging[i]));

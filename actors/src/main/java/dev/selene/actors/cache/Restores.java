@@ -220,9 +220,14 @@ final class Restores {
         }
     }
 
-    /** A restore no longer reads these durable copies: a spill that waited for room they held may now start. */
+    /**
+     * A restore no longer reads these durable copies: a size lowered while they were read now applies, and a spill
+     * that waited for room they held may start.
+     */
     void unpinFiles(List<RecordKey> keys) {
         keys.forEach(core.catalog::unpinFile);
+        spills.apply(core.catalog.settleCapacity(), "Removed to bring the tier within its lowered size, once the "
+                + "reads that held it above were over");
         spills.plan();
     }
 

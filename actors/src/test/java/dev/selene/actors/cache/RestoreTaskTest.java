@@ -147,7 +147,7 @@ class RestoreTaskTest {
     }
 
     @Test
-    void ownFilesPinnedForTheRead_areUnpinnedOnce_whenTheRestoreEnds() {
+    void ownFilesPinnedForTheRead_areUnpinnedOnce_afterTheirWaveIsCopiedAndAdopted() {
         start();
         List<RestoreTask.Part> parts = List.of(RestoreTask.Part.ownFile(spec(1, null), disk.ref(), Tier.DISK),
                 RestoreTask.Part.ownFile(spec(2, 1L), disk.ref(), Tier.DISK));
@@ -161,6 +161,36 @@ class RestoreTaskTest {
         assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage());
         assertEquals(new Catalog.UnpinFiles(List.of(spec(1, null).key(), spec(2, 1L).key())),
                 catalog.receiveMessage());
+        assertInstanceOf(Catalog.Used.class, catalog.receiveMessage());
+        assertEquals(RestoreResult.Outcome.RESTORED, caller.receiveMessage().outcome());
+        catalog.expectNoMessage(Duration.ofMillis(50));
+    }
+
+    @Test
+    void theFilesOfTheFirstWave_areUnpinnedBeforeTheSecondWaveIsRead() {
+        start();
+        List<RestoreTask.Part> parts = new ArrayList<>();
+        for (long k = 1; k <= RestoreTask.READS_PER_WAVE + 1; k++) {
+            parts.add(RestoreTask.Part.ownFile(spec(k, k == 1 ? null : k - 1), disk.ref(), Tier.DISK));
+        }
+        kit.spawn(RestoreTask.create(records, catalogRef, parts, targets(parts.size()), caller.ref(), 1));
+        List<RecordKey> firstWave = new ArrayList<>();
+        for (int i = 0; i < RestoreTask.READS_PER_WAVE; i++) {
+            Store.Read read = (Store.Read) disk.receiveMessage();
+            firstWave.add(read.key());
+            read.replyTo().tell(new Store.ReadDone(read.key(), 8192));
+        }
+        assertInstanceOf(Catalog.ReadSample.class, catalog.receiveMessage());
+        for (int i = 0; i < RestoreTask.READS_PER_WAVE; i++) {
+            assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage());
+        }
+        Catalog.UnpinFiles first = assertInstanceOf(Catalog.UnpinFiles.class, catalog.receiveMessage());
+        assertEquals(firstWave, first.keys(), "the first wave's files, released after their records were adopted");
+        Store.Read last = (Store.Read) disk.receiveMessage();
+        last.replyTo().tell(new Store.ReadDone(last.key(), 8192));
+        assertInstanceOf(Catalog.ReadSample.class, catalog.receiveMessage());
+        assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage());
+        assertEquals(new Catalog.UnpinFiles(List.of(last.key())), catalog.receiveMessage());
         assertInstanceOf(Catalog.Used.class, catalog.receiveMessage());
         assertEquals(RestoreResult.Outcome.RESTORED, caller.receiveMessage().outcome());
         catalog.expectNoMessage(Duration.ofMillis(50));

@@ -201,6 +201,11 @@ public final class RecordCatalog {
     private final Map<RecordKey, Write> writing = new HashMap<>();
     /** Read pins of durable copies that restores are reading: room is never made by removing them. */
     private final Map<RecordKey, Integer> filePins = new HashMap<>();
+    /**
+     * A lower capacity asked for that files in use (writes in flight hang from them, restores read them) kept the
+     * tier above; -1 when none. {@link #settleCapacity} applies it once they are no longer in use.
+     */
+    private long pendingCapacity = -1;
     private final WriteWants wantWrite = new WriteWants();
     private long writingSlots;
     private long reservedBytes;
@@ -653,7 +658,8 @@ public final class RecordCatalog {
     /**
      * Lowers the disk tier's capacity to {@code bytes} (never raises it) and removes the least recently used files
      * (with their descendants') until the committed files and the writes in flight fit; a file a write in flight
-     * hangs from, or that a restore is reading (with its ancestors'), stays. Returns the files removed.
+     * hangs from, or that a restore is reading (with its ancestors'), stays, and the capacity stays above {@code bytes}
+     * until {@link #settleCapacity}. Returns the files removed.
      */
     public Removal limitDiskCapacity(long bytes) {
         Removal out = Removal.empty();
@@ -680,7 +686,21 @@ public final class RecordCatalog {
             // only files that writes in flight hang from, or that restores are reading, are left
             diskCapacityBytes = disk.bytes() + reservedBytes;
         }
+        pendingCapacity = diskCapacityBytes > bytes ? bytes : -1;
         return out;
+    }
+
+    /**
+     * Lowers the capacity to what {@link #limitDiskCapacity} or {@link #setDurableCapacity} last asked for, where files
+     * in use kept it above that then and are free now (call it when a restore's reads or a write end). Returns the
+     * files removed.
+     */
+    public Removal settleCapacity() {
+        if (pendingCapacity < 0 || pendingCapacity >= diskCapacityBytes) {
+            pendingCapacity = -1;
+            return Removal.empty();
+        }
+        return limitDiskCapacity(pendingCapacity);
     }
 
     /**
@@ -694,6 +714,7 @@ public final class RecordCatalog {
         }
         if (bytes >= diskCapacityBytes) {
             diskCapacityBytes = bytes;
+            pendingCapacity = -1;
             return Removal.empty();
         }
         return limitDiskCapacity(bytes);

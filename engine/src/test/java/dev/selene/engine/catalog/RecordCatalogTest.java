@@ -1215,7 +1215,7 @@ class RecordCatalogTest {
     }
 
     @Test
-    void pinFile_ofARecordWithoutADurableCopy_pinsNothing_andUnpinningTwiceReleasesOnlyOnePin() {
+    void pinFile_ofARecordWithoutADurableCopy_pinsNothing_andPinsNest_eachUnpinReleasingOne_neverBelowNone() {
         withDiskOf(4);
         RecordSpec a = root(1);
         publish(a);
@@ -1562,6 +1562,45 @@ class RecordCatalogTest {
         assertEquals(State.DURABLE_ONLY, catalog.state(a.key()));
         assertEquals(ROW_FILE, catalog.diskCapacityBytes());
         catalog.checkInvariants();
+    }
+
+    @Test
+    void limitDiskCapacity_belowAFileBeingRead_holdsTheTierAtThatFile_untilTheReadEnds_thenSettlesToTheSizeAskedFor() {
+        withDiskOf(8);
+        RecordSpec a = root(1);
+        RecordSpec b = root(2);
+        durableOnly(a);
+        advance(10);
+        durableOnly(b);
+        assertTrue(catalog.pinFile(a.key()));
+
+        assertEquals(List.of(b.key()), catalog.limitDiskCapacity(0).files(), "every file but the one being read");
+        assertEquals(ROW_FILE, catalog.diskCapacityBytes(), "held at the file being read");
+        catalog.checkInvariants();
+        assertTrue(catalog.settleCapacity().isEmpty(), "the read is not over");
+
+        catalog.unpinFile(a.key());
+        assertEquals(List.of(a.key()), catalog.settleCapacity().files());
+        assertEquals(0, catalog.diskCapacityBytes(), "the size asked for");
+        assertTrue(catalog.settleCapacity().isEmpty(), "settled once");
+        catalog.checkInvariants();
+    }
+
+    @Test
+    void setDurableCapacity_raisedWhileALowerOneWasPending_dropsThePendingOne() {
+        withDiskOf(8);
+        RecordSpec a = root(1);
+        durableOnly(a);
+        assertTrue(catalog.pinFile(a.key()));
+        catalog.setDurableCapacity(0);
+        assertEquals(ROW_FILE, catalog.diskCapacityBytes());
+
+        catalog.setDurableCapacity(4 * ROW_FILE);
+        catalog.unpinFile(a.key());
+
+        assertTrue(catalog.settleCapacity().isEmpty());
+        assertEquals(4 * ROW_FILE, catalog.diskCapacityBytes());
+        assertEquals(State.DURABLE_ONLY, catalog.state(a.key()));
     }
 
     @Test

@@ -49,6 +49,8 @@ import java.util.function.LongSupplier;
  *
  * <p>The store owns the bytes and the recency; the directory entity of each namespace shard learns what it holds
  * ({@link PoolDirectory.HeldAll}, {@link PoolDirectory.ReleasedAll}) and can always ask again ({@link Holdings}).
+ * What it served to hosts goes in the same reports ({@link PoolDirectory.ServedAll}), and the entity has the
+ * other replicas count those uses ({@link Refresh}), so that the replicas of a record keep one recency.
  */
 public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
@@ -590,14 +592,15 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
     /**
      * Notes that this store served {@code key} to a host: the next report tells its directory entity, which has the
-     * record's other replicas count the use too (with one replica there is no other to tell).
+     * record's other holders count the use too. Records go in the order of their last use here, so that the other
+     * replicas end in this store's order. Reported whatever this manager's own replica setting, which another
+     * manager's may exceed; the entity finds the holders.
      */
     private void reportServed(RecordKey key) {
-        if (config.replicas() < 2) {
-            return;
-        }
         String shard = PoolDirectory.entityId(key.namespace(), config.directoryShards());
-        served.computeIfAbsent(shard, s -> new LinkedHashSet<>()).add(key);
+        LinkedHashSet<RecordKey> keys = served.computeIfAbsent(shard, s -> new LinkedHashSet<>());
+        keys.remove(key);
+        keys.add(key);
         if (!reportScheduled) {
             reportScheduled = true;
             getContext().scheduleOnce(REPORT_DELAY, getContext().getSelf(), Report.INSTANCE);

@@ -25,9 +25,8 @@ import java.util.Set;
  * The directory of one namespace shard, a Cluster Sharding entity on the manager nodes: which stores hold which
  * records of the namespaces that hash to the shard, as the stores report them. It answers chain lookups, drops every
  * replica of a record one store evicted or expired (the replicas age together: a record one replica served is used
- * on the others too), and when a store goes away copies
- * the records it held from a surviving replica to another store ({@link Placement} ranks them, as hosts do when they
- * place a new record).
+ * on the others too), and when a store goes away copies the records it held from a surviving replica to another
+ * store ({@link Placement} ranks them, as hosts do when they place a new record).
  *
  * <p>It holds no fact that is not also a store's: the stores hold the records, and an entity that starts (first
  * use, a rebalance, its node lost, passivation) rebuilds its map by asking every store for its holdings of the
