@@ -192,17 +192,17 @@ final class Restores {
         List<RestoreTask.Part> parts = new ArrayList<>(m.size());
         for (Matched l : m) {
             RecordKey key = l.spec().key();
-            boolean own = core.catalog.state(key) != null;
             if (l.tier() == Tier.MEMORY && core.catalog.pin(key)) {
                 core.records.traces().append(key, core.origin, r.correlation(), "Pinned for restore", null);
                 parts.add(RestoreTask.Part.memory(l.spec(), core.catalog.slotsOf(key)));
-            } else if (own && core.catalog.pinFile(key)) {
-                // Its file stays until the read is over: room for spills is not made by removing it meanwhile.
+            } else if (core.catalog.pinFile(key)) {
+                // The node's own durable copy. Its file stays until the read is over: room for spills is not made
+                // by removing it meanwhile.
                 core.records.traces().append(key, core.origin, r.correlation(), "File pinned for restore", null);
                 parts.add(RestoreTask.Part.ownFile(l.spec(), core.durable, core.durableTier()));
-            } else if (own) {
-                parts.add(RestoreTask.Part.stored(l.spec(), core.durable, core.durableTier(), true));
             } else {
+                // Another host's record, found in the pool; or one of this node's keys that has no durable copy here
+                // (a publication of it still in flight) and whose copy the pool holds.
                 parts.add(RestoreTask.Part.stored(l.spec(), core.pool, Tier.POOL, false));
             }
         }
