@@ -1050,7 +1050,7 @@ public final class RecordCatalog {
     /**
      * Makes room on disk for {@code fileBytes} more, deleting the least recently used files (with their
      * descendants' files); the chain being written is made the most recent first, so it never goes for its own
-     * room. False when even an empty disk would not hold it.
+     * room. False, deleting nothing, when the files that may go would not make the room.
      */
     private boolean makeDiskRoom(RecordSpec spec, long fileBytes, Removal out) {
         if (fileBytes > diskCapacityBytes) {
@@ -1075,14 +1075,29 @@ public final class RecordCatalog {
         // A file a restore is reading stays too (its read would find it gone). Whether a record or a descendant
         // whose file goes with it is resident in memory or being read, each subtree walked once: deleting files
         // whose subtrees hold no such record leaves every other answer as it was.
+        // The files that may go are counted first, and go only when together they make the room: otherwise they
+        // would leave the disk for nothing.
         Map<RecordKey, Boolean> busyInChain = new HashMap<>();
+        long needed = disk.bytes() + reservedBytes + fileBytes - diskCapacityBytes;
+        long freed = 0;
+        Set<RecordKey> counted = new HashSet<>();
+        List<RecordKey> victims = new ArrayList<>();
         for (DiskIndex.Entry coldest : disk.entries()) {
-            if (disk.bytes() + reservedBytes + fileBytes <= diskCapacityBytes) {
+            if (freed >= needed) {
                 break;
             }
-            if (!keep.contains(coldest.key()) && disk.contains(coldest.key()) && !disk.anyInSubtree(coldest.key(),
+            if (!keep.contains(coldest.key()) && !counted.contains(coldest.key()) && !disk.anyInSubtree(coldest.key(),
                     k -> memory.contains(k) || filePins.containsKey(k), busyInChain)) {
-                removeFiles(coldest.key(), out);
+                freed += disk.subtreeBytes(coldest.key(), counted);
+                victims.add(coldest.key());
+            }
+        }
+        if (freed < needed) {
+            return false;
+        }
+        for (RecordKey victim : victims) {
+            if (disk.contains(victim)) {
+                removeFiles(victim, out);
             }
         }
         return disk.bytes() + reservedBytes + fileBytes <= diskCapacityBytes;

@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Predicate;
 
 /**
@@ -99,6 +100,29 @@ public final class DiskIndex {
             }
         }
         return removed;
+    }
+
+    /**
+     * The file bytes {@link #removeWithDescendants} would free at {@code key}, leaving out the records already in
+     * {@code counted} and adding the others to it; the index unchanged.
+     */
+    public long subtreeBytes(RecordKey key, Set<RecordKey> counted) {
+        long total = 0;
+        ArrayList<RecordKey> todo = new ArrayList<>();
+        todo.add(key);
+        while (!todo.isEmpty()) {
+            RecordKey k = todo.removeLast();
+            Entry e = entries.get(k);
+            if (e == null || !counted.add(k)) {
+                continue;
+            }
+            total += e.fileBytes();
+            List<RecordKey> kids = children.get(k);
+            if (kids != null) {
+                todo.addAll(kids);
+            }
+        }
+        return total;
     }
 
     /**

@@ -1215,6 +1215,24 @@ class RecordCatalogTest {
     }
 
     @Test
+    void planSpills_whenTheFilesThatMayGoWouldNotMakeTheRoom_deletesNone() {
+        withDisk(PAGE_FILE + ROW_FILE, 4);
+        RecordSpec small = pageOnly(1, null);
+        durableOnly(small); // a page-only file of a record no longer in memory: it may go
+        publish(root(2));
+        spillAll(); // a row file of a record still in memory: it may not
+        publish(root(3));
+
+        SpillPlan plan = catalog.planSpills(Long.MAX_VALUE);
+
+        assertEquals(List.of(), startedKeys(plan), "no room for a row file");
+        assertTrue(plan.removal().isEmpty(), "the page-only file alone would not make the room: it stays");
+        assertEquals(State.DURABLE_ONLY, catalog.state(small.key()));
+        assertEquals(State.DIRTY, catalog.state(key(3)));
+        catalog.checkInvariants();
+    }
+
+    @Test
     void pinFile_ofARecordWithoutADurableCopy_pinsNothing_andPinsNest_eachUnpinReleasingOne_neverBelowNone() {
         withDiskOf(4);
         RecordSpec a = root(1);
