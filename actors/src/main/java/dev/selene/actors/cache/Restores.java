@@ -226,8 +226,7 @@ final class Restores {
      */
     void unpinFiles(List<RecordKey> keys) {
         keys.forEach(core.catalog::unpinFile);
-        spills.apply(core.catalog.settleCapacity(), "Removed to bring the tier within its lowered size, once the "
-                + "reads that held it above were over");
+        spills.settleCapacity();
         spills.plan();
     }
 

@@ -107,6 +107,15 @@ final class Spills {
                 + pressure.cleanSlots() + " clean); written coldest first, parents before children";
     }
 
+    /**
+     * Applies a size lowered while files were in use (read by restores, hung from by writes), once some of them are
+     * free: called when a read or a write ends, not on every plan (it walks the files while one is pending).
+     */
+    void settleCapacity() {
+        apply(core.catalog.settleCapacity(), "Removed to bring the tier within its lowered size, once the files "
+                + "in use that held it above were free");
+    }
+
     void committed(Catalog.Committed c) {
         publications.free(c.actor());
         committed(c.key(), c.fileBytes());
@@ -132,6 +141,7 @@ final class Spills {
                 core.records.traces().append(key, core.origin, "Written, then deleted: the record left memory");
             }
         }
+        settleCapacity();
         plan();
     }
 
@@ -155,6 +165,7 @@ final class Spills {
             drainSkipped += dropped.removed().size(); // dropped, so no longer dirty: counted here or never
         }
         apply(dropped, "Dropped: its file (or an ancestor's) can never be written");
+        settleCapacity();
         plan();
     }
 

@@ -692,8 +692,8 @@ public final class RecordCatalog {
 
     /**
      * Lowers the capacity to what {@link #limitDiskCapacity} or {@link #setDurableCapacity} last asked for, where files
-     * in use kept it above that then and are free now (call it when a restore's reads or a write end). Returns the
-     * files removed.
+     * in use kept it above that then and are free now (call it when a restore's reads or a write end; it walks the
+     * files only while a lower size is pending). Returns the files removed.
      */
     public Removal settleCapacity() {
         if (pendingCapacity < 0 || pendingCapacity >= diskCapacityBytes) {

@@ -1605,6 +1605,24 @@ class RecordCatalogTest {
     }
 
     @Test
+    void limitDiskCapacity_belowAWriteInFlight_holdsTheTierAtItsReservation_thenSettlesOnceItCommitted() {
+        withDiskOf(8);
+        RecordSpec old = root(1);
+        durableOnly(old);
+        publish(root(2));
+        assertEquals(List.of(key(2)), startedKeys(catalog.planSpills(Long.MAX_VALUE)));
+
+        assertEquals(List.of(old.key()), catalog.limitDiskCapacity(0).files());
+        assertEquals(ROW_FILE, catalog.diskCapacityBytes(), "held at the write's reservation");
+        assertEquals(Commit.COMMITTED, catalog.committed(key(2), ROW_FILE));
+
+        assertEquals(List.of(key(2)), catalog.settleCapacity().files(), "the size asked for applies now");
+        assertEquals(0, catalog.diskCapacityBytes());
+        assertEquals(State.DIRTY, catalog.state(key(2)), "resident, its file gone: dirty again");
+        catalog.checkInvariants();
+    }
+
+    @Test
     void setDurableCapacity_raisedWhileALowerOneWasPending_dropsThePendingOne() {
         withDiskOf(8);
         RecordSpec a = root(1);
