@@ -263,6 +263,7 @@ class DiskFaultsTest {
         });
         try {
             assertTrue(stall.awaitStarted(Duration.ofSeconds(10)), "the restore reads the first record's file");
+            assertEquals(1, await(cache.status()).disk().filesBeingRead(), "the file being read, shown");
             RecordSpec next = spec(53, null);
             assertInstanceOf(PublishResult.Stored.class, publish(cache, next).result());
             assertEquals(0, await(cache.drain(Duration.ofSeconds(20))).skipped());
@@ -274,6 +275,8 @@ class DiskFaultsTest {
         RestoreResult r = restoring.get(30, TimeUnit.SECONDS);
         assertEquals(RestoreResult.Outcome.RESTORED, r.outcome(), r.detail());
         assertEquals(1, r.fromDisk());
+        Awaitility.await().atMost(Duration.ofSeconds(5))
+                .until(() -> await(cache.status()).disk().filesBeingRead() == 0);
     }
 
     @Test

@@ -199,6 +199,7 @@ final class AdminRoutes extends AllDirectives {
             disk.put("records", s.disk().records());
             disk.put("bytesInUse", s.disk().bytes());
             disk.put("writesInFlight", s.disk().writesInFlight());
+            disk.put("filesBeingRead", s.disk().filesBeingRead());
             disk.put("readEstimateBytesPerSecond", Math.round(s.disk().readBytesPerSecond()));
             disk.put("readEstimateSamples", s.disk().readSamples());
         }
