@@ -126,16 +126,24 @@ class RestoreTaskTest {
         }
     }
 
+    /** Answers the next {@code n} reads the disk probe gets as done (8 KiB each); their keys in order. */
+    private List<RecordKey> readAll(int n) {
+        List<RecordKey> keys = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            Store.Read read = (Store.Read) disk.receiveMessage();
+            keys.add(read.key());
+            read.replyTo().tell(new Store.ReadDone(read.key(), 8192));
+        }
+        return keys;
+    }
+
     @Test
     void diskRecords_areStagedReadAndCopied_thenHandedToTheCatalog_andTheUseIsReported() {
         start();
         List<RestoreTask.Part> parts = List.of(RestoreTask.Part.stored(spec(1, null), disk.ref(), Tier.DISK, true),
                 RestoreTask.Part.stored(spec(2, 1L), disk.ref(), Tier.DISK, true));
         kit.spawn(RestoreTask.create(records, catalogRef, parts, targets(2), caller.ref(), 1));
-        for (int i = 0; i < 2; i++) {
-            Store.Read read = (Store.Read) disk.receiveMessage();
-            read.replyTo().tell(new Store.ReadDone(read.key(), 8192));
-        }
+        readAll(2);
         assertInstanceOf(Catalog.ReadSample.class, catalog.receiveMessage());
         assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage());
         assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage());
@@ -152,10 +160,7 @@ class RestoreTaskTest {
         List<RestoreTask.Part> parts = List.of(RestoreTask.Part.ownFile(spec(1, null), disk.ref(), Tier.DISK),
                 RestoreTask.Part.ownFile(spec(2, 1L), disk.ref(), Tier.DISK));
         kit.spawn(RestoreTask.create(records, catalogRef, parts, targets(2), caller.ref(), 1));
-        for (int i = 0; i < 2; i++) {
-            Store.Read read = (Store.Read) disk.receiveMessage();
-            read.replyTo().tell(new Store.ReadDone(read.key(), 8192));
-        }
+        readAll(2);
         assertInstanceOf(Catalog.ReadSample.class, catalog.receiveMessage());
         assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage());
         assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage());
@@ -174,23 +179,17 @@ class RestoreTaskTest {
             parts.add(RestoreTask.Part.ownFile(spec(k, k == 1 ? null : k - 1), disk.ref(), Tier.DISK));
         }
         kit.spawn(RestoreTask.create(records, catalogRef, parts, targets(parts.size()), caller.ref(), 1));
-        List<RecordKey> firstWave = new ArrayList<>();
-        for (int i = 0; i < RestoreTask.READS_PER_WAVE; i++) {
-            Store.Read read = (Store.Read) disk.receiveMessage();
-            firstWave.add(read.key());
-            read.replyTo().tell(new Store.ReadDone(read.key(), 8192));
-        }
+        List<RecordKey> firstWave = readAll(RestoreTask.READS_PER_WAVE);
         assertInstanceOf(Catalog.ReadSample.class, catalog.receiveMessage());
         for (int i = 0; i < RestoreTask.READS_PER_WAVE; i++) {
             assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage());
         }
         Catalog.UnpinFiles first = assertInstanceOf(Catalog.UnpinFiles.class, catalog.receiveMessage());
         assertEquals(firstWave, first.keys(), "the first wave's files, released after their records were adopted");
-        Store.Read last = (Store.Read) disk.receiveMessage();
-        last.replyTo().tell(new Store.ReadDone(last.key(), 8192));
+        List<RecordKey> last = readAll(1);
         assertInstanceOf(Catalog.ReadSample.class, catalog.receiveMessage());
         assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage());
-        assertEquals(new Catalog.UnpinFiles(List.of(last.key())), catalog.receiveMessage());
+        assertEquals(new Catalog.UnpinFiles(last), catalog.receiveMessage());
         assertInstanceOf(Catalog.Used.class, catalog.receiveMessage());
         assertEquals(RestoreResult.Outcome.RESTORED, caller.receiveMessage().outcome());
         catalog.expectNoMessage(Duration.ofMillis(50));

@@ -20,6 +20,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * The directory of one namespace shard, a Cluster Sharding entity on the manager nodes: which stores hold which
@@ -439,20 +440,30 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
      * copies the next rebuild would replicate again; each other holder is told once, all its records together.
      */
     private void onReleasedAll(ReleasedAll r) {
-        Map<ActorRef<ManagerStore.Command>, List<RecordKey>> drops = new HashMap<>();
-        for (RecordKey key : r.keys()) {
-            Entry e = entries.remove(key);
+        String reason = r.reason() + " by another replica";
+        byOtherHolder(r.keys(), r.store(), entries::remove)
+                .forEach((store, keys) -> store.tell(new ManagerStore.Drop(List.copyOf(keys), reason)));
+    }
+
+    /**
+     * {@code keys} grouped by the holders other than {@code store} that {@code lookup} (getting or removing each
+     * entry) finds for them; records with no entry are left out.
+     */
+    private static Map<ActorRef<ManagerStore.Command>, List<RecordKey>> byOtherHolder(
+            List<RecordKey> keys, ActorRef<ManagerStore.Command> store, Function<RecordKey, Entry> lookup) {
+        Map<ActorRef<ManagerStore.Command>, List<RecordKey>> out = new HashMap<>();
+        for (RecordKey key : keys) {
+            Entry e = lookup.apply(key);
             if (e == null) {
                 continue;
             }
             for (ActorRef<ManagerStore.Command> s : e.holders) {
-                if (!s.equals(r.store())) {
-                    drops.computeIfAbsent(s, x -> new ArrayList<>()).add(key);
+                if (!s.equals(store)) {
+                    out.computeIfAbsent(s, x -> new ArrayList<>()).add(key);
                 }
             }
         }
-        String reason = r.reason() + " by another replica";
-        drops.forEach((store, keys) -> store.tell(new ManagerStore.Drop(List.copyOf(keys), reason)));
+        return out;
     }
 
     /**
@@ -461,19 +472,8 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
      * serves with it (the replicas are dropped together).
      */
     private void onServedAll(ServedAll r) {
-        Map<ActorRef<ManagerStore.Command>, List<RecordKey>> refresh = new HashMap<>();
-        for (RecordKey key : r.keys()) {
-            Entry e = entries.get(key);
-            if (e == null) {
-                continue;
-            }
-            for (ActorRef<ManagerStore.Command> s : e.holders) {
-                if (!s.equals(r.store())) {
-                    refresh.computeIfAbsent(s, x -> new ArrayList<>()).add(key);
-                }
-            }
-        }
-        refresh.forEach((store, keys) -> store.tell(new ManagerStore.Refresh(List.copyOf(keys))));
+        byOtherHolder(r.keys(), r.store(), entries::get)
+                .forEach((store, keys) -> store.tell(new ManagerStore.Refresh(List.copyOf(keys))));
     }
 
     // ---- stores and replicas ----

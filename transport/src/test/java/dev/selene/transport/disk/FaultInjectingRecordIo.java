@@ -57,6 +57,19 @@ public final class FaultInjectingRecordIo implements RecordIo {
         public void release() {
             released.countDown();
         }
+
+        /** Holds the calling {@code what} (a write, a read) until released or the limit passes. */
+        private void hold(String what) throws IOException {
+            started.countDown();
+            try {
+                if (!released.await(limit.toMillis(), TimeUnit.MILLISECONDS)) {
+                    released.countDown();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("stalled " + what + " interrupted", e);
+            }
+        }
     }
 
     private final Faults faults = new Faults();
@@ -141,15 +154,7 @@ public final class FaultInjectingRecordIo implements RecordIo {
     public RecordHeader read(Path file, Layout layout, ShareMemory target) throws IOException {
         Stall s = readStall.getAndSet(null);
         if (s != null) {
-            s.started.countDown();
-            try {
-                if (!s.released.await(s.limit.toMillis(), TimeUnit.MILLISECONDS)) {
-                    s.released.countDown();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("stalled read interrupted", e);
-            }
+            s.hold("read");
         }
         return delegate.read(file, layout, target);
     }
@@ -218,15 +223,7 @@ public final class FaultInjectingRecordIo implements RecordIo {
             }
             Stall s = stall.getAndSet(null);
             if (s != null) {
-                s.started.countDown();
-                try {
-                    if (!s.released.await(s.limit.toMillis(), TimeUnit.MILLISECONDS)) {
-                        s.released.countDown();
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IOException("stalled write interrupted", e);
-                }
+                s.hold("write");
             }
             if (writeErrno.get() != 0 && writesBeforeFailure.getAndDecrement() == 0) {
                 fail(writeErrno, "pwritev at offset " + offset + " to", file.path());
