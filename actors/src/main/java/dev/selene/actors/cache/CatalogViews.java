@@ -83,7 +83,7 @@ final class CatalogViews {
         RecordCatalog.Stats c = core.catalog.stats();
         BandwidthEstimator estimate = restores.readEstimate();
         DiskStatus diskStatus = !core.diskTier ? null : new DiskStatus(c.diskRecords(), c.diskBytes(),
-                core.catalog.diskCapacityBytes(), c.writing(), core.catalog.filePins(),
+                core.catalog.diskCapacityBytes(), c.writing(), core.catalog.filesPinned(),
                 estimate.bytesPerSecond(core.settings.clock().getAsLong()), estimate.samples());
         Map<String, Long> counters = core.records.metrics().counters().snapshot();
         long heldBack = core.catalog.rowsHeldBack();

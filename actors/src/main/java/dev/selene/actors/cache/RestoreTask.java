@@ -147,8 +147,37 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     static Behavior<Command> create(RecordContext records, ActorRef<Catalog.Command> catalog, List<Part> parts,
                                     List<DevicePlacement> targets, ActorRef<RestoreResult> replyTo,
                                     long correlation) {
-        return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new RestoreTask(ctx, timers, records, catalog,
-                parts, targets, replyTo, correlation).start()));
+        return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
+            RestoreTask task;
+            try {
+                task = new RestoreTask(ctx, timers, records, catalog, parts, targets, replyTo, correlation);
+            } catch (RuntimeException e) {
+                // No task to stop later: give back what the catalog pinned for it, and answer, here.
+                releasePins(catalog, parts);
+                records.metrics().restoreFailed();
+                replyTo.tell(RestoreResult.of(RestoreResult.Outcome.FAILED, "the restore could not start: "
+                        + e.getMessage()));
+                return Behaviors.stopped();
+            }
+            try {
+                return task.start();
+            } catch (RuntimeException e) {
+                return task.failAfterCopies(e);
+            }
+        }));
+    }
+
+    /** Releases the memory and file pins the catalog took for {@code parts}, for a task that never started. */
+    private static void releasePins(ActorRef<Catalog.Command> catalog, List<Part> parts) {
+        List<RecordKey> memory = parts.stream().filter(p -> p.memorySlots() != null).map(p -> p.spec().key())
+                .toList();
+        List<RecordKey> files = parts.stream().filter(Part::filePinned).map(p -> p.spec().key()).toList();
+        if (!memory.isEmpty()) {
+            catalog.tell(new Catalog.Unpin(memory));
+        }
+        if (!files.isEmpty()) {
+            catalog.tell(new Catalog.UnpinFiles(files));
+        }
     }
 
     private RestoreTask(ActorContext<Command> ctx, TimerScheduler<Command> timers, RecordContext records,

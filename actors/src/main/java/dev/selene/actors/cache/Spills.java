@@ -181,6 +181,7 @@ final class Spills {
                 // The write never ran: the record is dirty as before and is planned again (with a new actor).
                 core.catalog.writeNeverRan(w.key());
                 core.records.traces().append(w.key(), core.origin, "Its write never ran; dirty again");
+                settleCapacity();
                 plan();
             }
         }

@@ -7,7 +7,8 @@ package dev.selene.actors.value;
  * @param bytes                   their total size
  * @param capacityBytes           the tier's size
  * @param writesInFlight          record writes in flight now (the disk queue depth)
- * @param filesBeingRead          record files restores have matched and are reading now (kept on disk until read)
+ * @param filesBeingRead          record files restores have matched and are reading now, each once (kept on disk
+ *                                until read)
  * @param readBytesPerSecond      the restore cost estimator's current read bandwidth
  * @param readSamples             waves the estimator has seen
  */

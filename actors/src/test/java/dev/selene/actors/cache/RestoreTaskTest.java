@@ -215,6 +215,26 @@ class RestoreTaskTest {
     }
 
     @Test
+    void aTaskThatCannotStart_givesBackItsMemoryAndFilePins_andAnswersFailed_clockFaultInjected() {
+        start();
+        RecordContext broken = new RecordContext(LAYOUT, host, device, metrics, traces, FaultInjection.NONE,
+                RecordContext.DEFAULT_WRITE_CHECK, () -> {
+                    throw new IllegalStateException("clock fault injected");
+                }, new DeviceTransfers());
+        SlotList resident = SlotList.of(0, 1);
+        List<RestoreTask.Part> parts = List.of(RestoreTask.Part.memory(spec(1, null), resident),
+                RestoreTask.Part.ownFile(spec(2, 1L), disk.ref(), Tier.DISK));
+        kit.spawn(RestoreTask.create(broken, catalogRef, parts, targets(2), caller.ref(), 1));
+        RestoreResult r = caller.receiveMessage();
+        assertEquals(RestoreResult.Outcome.FAILED, r.outcome());
+        assertEquals("the restore could not start: clock fault injected", r.detail());
+        assertEquals(new Catalog.Unpin(List.of(spec(1, null).key())), catalog.receiveMessage());
+        assertEquals(new Catalog.UnpinFiles(List.of(spec(2, 1L).key())), catalog.receiveMessage());
+        catalog.expectNoMessage(Duration.ofMillis(50));
+        disk.expectNoMessage(Duration.ofMillis(10));
+    }
+
+    @Test
     void theReadsOfOneWave_areTimedAsOneTransfer_theBytesOfAllReadsOverFirstStartToLastCompletion() {
         start();
         List<RestoreTask.Part> parts = List.of(RestoreTask.Part.stored(spec(1, null), disk.ref(), Tier.DISK, true),

@@ -329,14 +329,19 @@ public final class RecordCatalog {
 
     /**
      * A record read back from disk for a restore, in {@code slots} (now the catalog's): it stays resident, clean
-     * while its file lasts. False when the key is resident or in flight already; the caller frees the slots.
+     * while its file lasts, and its file becomes the most recently used on disk at once (the restore's use, reported
+     * when all its records are copied, comes later: a size lowered meanwhile would otherwise remove this file first,
+     * making the record dirty again). False when the key is resident or in flight already; the caller frees the
+     * slots.
      */
     public boolean adoptRestored(RecordSpec spec, SlotList slots) {
         RecordKey key = spec.key();
         if (memory.contains(key) || inFlight.containsKey(key)) {
             return false;
         }
-        memory.insert(spec, slots, disk.contains(key), clock.getAsLong());
+        long now = clock.getAsLong();
+        memory.insert(spec, slots, disk.contains(key), now);
+        disk.touch(key, now);
         return true;
     }
 
@@ -435,9 +440,14 @@ public final class RecordCatalog {
         filePins.computeIfPresent(key, (k, n) -> n > 1 ? n - 1 : null);
     }
 
-    /** Read pins held on durable copies now (restores reading them). */
+    /** Read pins held on durable copies now (restores reading them; a file two restores read counts twice). */
     public int filePins() {
         return filePins.values().stream().mapToInt(Integer::intValue).sum();
+    }
+
+    /** Durable copies at least one restore is reading now, each counted once (a file lost meanwhile not at all). */
+    public int filesPinned() {
+        return (int) filePins.keySet().stream().filter(disk::contains).count();
     }
 
     /** The slots of resident {@code key}, or null. */

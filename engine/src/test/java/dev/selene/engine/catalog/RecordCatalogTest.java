@@ -1073,6 +1073,26 @@ class RecordCatalogTest {
     }
 
     @Test
+    void limitDiskCapacity_afterARestoreAdoptedTheColdestFile_removesTheNextColdestInstead() {
+        withDiskOf(8);
+        RecordSpec a = root(1);
+        RecordSpec b = root(2);
+        RecordSpec c = root(3);
+        durableOnly(a);
+        advance(10);
+        durableOnly(b);
+        advance(10);
+        durableOnly(c);
+        advance(10);
+        assertTrue(catalog.adoptRestored(a, slotsFor(a)), "a read back by a restore whose use is not reported yet");
+
+        Removal r = catalog.limitDiskCapacity(2 * ROW_FILE);
+
+        assertEquals(List.of(b.key()), r.files(), "the file just read is the most recently used");
+        assertEquals(State.CLEAN, catalog.state(a.key()));
+    }
+
+    @Test
     void writeFailed_keepsAPinnedDescendantThatTheNextPlanDropsOnceUnpinned() {
         withDiskOf(8);
         RecordSpec a = root(1);
@@ -1242,9 +1262,16 @@ class RecordCatalogTest {
         spillAll();
         assertTrue(catalog.pinFile(a.key()));
         assertTrue(catalog.pinFile(a.key()), "two restores read it");
+        assertEquals(2, catalog.filePins());
+        assertEquals(1, catalog.filesPinned(), "one file");
         catalog.unpinFile(a.key());
         assertEquals(1, catalog.filePins());
         catalog.unpinFile(a.key());
+        catalog.unpinFile(a.key());
+        assertEquals(0, catalog.filePins());
+        assertTrue(catalog.pinFile(a.key()));
+        catalog.fileLost(a.key());
+        assertEquals(0, catalog.filesPinned(), "a file lost while a restore held it is read by nobody");
         catalog.unpinFile(a.key());
         assertEquals(0, catalog.filePins());
     }
