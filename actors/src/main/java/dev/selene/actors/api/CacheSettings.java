@@ -2,6 +2,7 @@ package dev.selene.actors.api;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigObject;
 import com.typesafe.config.ConfigParseOptions;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
@@ -28,8 +29,10 @@ public final class CacheSettings {
 
     private static final String STANDALONE_RESOURCE = "/selene-standalone.conf";
     private static final List<String> DEVICES = List.of("auto", "simulated", "cuda");
+    private static final List<String> LAYOUT_KEYS = List.of("ranks", "page-bytes", "row-bytes", "pages-per-record",
+            "tokens-per-page");
     private static final String LAYOUTS = String.join(", ", Layout.PRESETS)
-            + ", or an object {ranks, page-bytes, row-bytes, pages-per-record, tokens-per-page}";
+            + ", or an object {" + String.join(", ", LAYOUT_KEYS) + "}";
 
     private CacheSettings() {
     }
@@ -108,6 +111,18 @@ public final class CacheSettings {
         }
         if (v.valueType() != ConfigValueType.OBJECT) {
             throw SettingsException.invalid(p, v.unwrapped(), LAYOUTS);
+        }
+        for (String key : ((ConfigObject) v).keySet()) {
+            if (!LAYOUT_KEYS.contains(key)) {
+                throw new SettingsException(p + "." + key + " is not a setting; allowed: "
+                        + String.join(", ", LAYOUT_KEYS));
+            }
+        }
+        for (String key : LAYOUT_KEYS) {
+            if (!c.hasPath(p + "." + key)) {
+                throw new SettingsException(p + "." + key + " is not set; a layout of its own sets each of "
+                        + String.join(", ", LAYOUT_KEYS));
+            }
         }
         SettingsReader r = new SettingsReader(c, p);
         int ranks = r.integer("ranks", 1, 64);

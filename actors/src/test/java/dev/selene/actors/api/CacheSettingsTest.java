@@ -132,7 +132,11 @@ class CacheSettingsTest {
         assertEquals(512, c.layout().tokensPerRecord());
         assertTrue(error("selene.layout { ranks = 2, page-bytes = 1000, row-bytes = 0, pages-per-record = 8, "
                 + "tokens-per-page = 64 }").startsWith("selene.layout.page-bytes"));
-        assertTrue(error("selene.layout { ranks = 2 }").startsWith("selene.layout.page-bytes = '' is invalid"));
+        assertEquals("selene.layout.page-bytes is not set; a layout of its own sets each of ranks, page-bytes, "
+                + "row-bytes, pages-per-record, tokens-per-page", error("selene.layout { ranks = 2 }"));
+        assertEquals("selene.layout.extra is not a setting; allowed: ranks, page-bytes, row-bytes, pages-per-record, "
+                + "tokens-per-page", error("selene.layout { ranks = 2, page-bytes = 64k, row-bytes = 128k, "
+                + "pages-per-record = 8, tokens-per-page = 64, extra = 1 }"));
     }
 
     @Test

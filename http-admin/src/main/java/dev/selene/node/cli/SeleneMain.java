@@ -9,13 +9,17 @@ import dev.selene.node.serve.ServeCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+
 /** The {@code selene} command line: the node and its workloads. */
 @Command(name = "selene", mixinStandardHelpOptions = true, version = "selene " + BuildInfo.VERSION,
         description = "Host tier under an LLM serving engine's GPU KV cache.",
         subcommands = {BurstCommand.class, SoakCommand.class, ServeCommand.class, ManagerCommand.class,
                 ReplayCommand.class,
                 CommandLine.HelpCommand.class})
-public final class SeleneMain implements Runnable {
+public final class SeleneMain implements Callable<Integer> {
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -31,8 +35,17 @@ public final class SeleneMain implements Runnable {
         System.exit(code);
     }
 
+    /** Log levels {@code SELENE_LOG_LEVEL} may name (the logging library takes any other word as DEBUG). */
+    static final List<String> LOG_LEVELS = List.of("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "OFF");
+
     /** Runs the command line and returns its exit code; bad input gets one clear line, never a stack trace. */
     public static int execute(String... args) {
+        String level = System.getenv("SELENE_LOG_LEVEL");
+        if (level != null && !LOG_LEVELS.contains(level.trim().toUpperCase(Locale.ROOT))) {
+            System.err.println("selene: SELENE_LOG_LEVEL = '" + level + "' is invalid; allowed: "
+                    + String.join(", ", LOG_LEVELS) + " (INFO when it is not set)");
+            return 2;
+        }
         CommandLine cl = new CommandLine(new SeleneMain());
         cl.setParameterExceptionHandler((ex, a) -> {
             ex.getCommandLine().getErr().println("selene: " + ex.getMessage());
@@ -49,8 +62,10 @@ public final class SeleneMain implements Runnable {
         return cl.execute(args);
     }
 
+    /** {@code selene} alone names no command: the usage on standard error, exit code 2. */
     @Override
-    public void run() {
-        spec.commandLine().usage(System.out);
+    public Integer call() {
+        spec.commandLine().usage(spec.commandLine().getErr());
+        return 2;
     }
 }

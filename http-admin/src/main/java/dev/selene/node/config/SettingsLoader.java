@@ -130,7 +130,9 @@ public final class SettingsLoader {
         String bind = address(r, "admin.bind");
         int port = r.integer("admin.port", 0, 65_535);
         String token = r.string("admin.token");
-        if (token.chars().anyMatch(ch -> ch <= ' ' || ch > '~')) {
+        // a token of spaces only would otherwise be trimmed to none: mutating requests refused, with no word why
+        boolean spacesOnly = token.isEmpty() && !r.raw("admin.token").isEmpty();
+        if (spacesOnly || token.chars().anyMatch(ch -> ch <= ' ' || ch > '~')) {
             throw SettingsException.invalid(r.path("admin.token"), "(hidden)",
                     "printable ASCII without spaces, or empty to refuse mutating requests");
         }
@@ -201,8 +203,14 @@ public final class SettingsLoader {
                 throw new SettingsException(key + " is not a setting; allowed: " + keys(known)
                         + " (see docs/settings.md)");
             }
-            if (k.valueType() == ConfigValueType.OBJECT && !key.equals(ROOT + ".manager.access")) {
-                // selene.manager.access is a map of the operator's own keys (certificate identities).
+            if (key.equals(ROOT + ".manager.access")) {
+                // A map of the operator's own keys (certificate identities), checked where it is read.
+                if (e.getValue().valueType() != ConfigValueType.OBJECT) {
+                    throw SettingsException.invalid(key, oneLine(String.valueOf(e.getValue().unwrapped())),
+                            "an object of certificate identities to lists of namespaces, e.g. "
+                                    + "{ \"CN=host-a\" = [\"tenant-a\"] }");
+                }
+            } else if (k.valueType() == ConfigValueType.OBJECT) {
                 checkObject(key, e.getValue(), (ConfigObject) k);
             }
         }

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -27,14 +28,20 @@ class ExitCodesProcessTest {
     }
 
     static Exit selene(Path dir, String... args) throws Exception {
+        return selene(dir, Map.of(), args);
+    }
+
+    static Exit selene(Path dir, Map<String, String> env, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-Xmx256m",
                 "-Dlogback.configurationFile=logback.xml", "-cp", classpath(), "dev.selene.node.cli.SeleneMain"));
         cmd.addAll(List.of(args));
         Path err = dir.resolve("err.txt");
         Path out = dir.resolve("out.txt");
-        Process p = new ProcessBuilder(cmd).directory(new File(".")).redirectError(err.toFile())
-                .redirectOutput(out.toFile()).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).directory(new File(".")).redirectError(err.toFile())
+                .redirectOutput(out.toFile());
+        pb.environment().putAll(env);
+        Process p = pb.start();
         try {
             assertTrue(p.waitFor(90, TimeUnit.SECONDS), "still running after 90 s: " + String.join(" ", args));
         } finally {
@@ -56,6 +63,24 @@ class ExitCodesProcessTest {
         assertTrue(e.err().getFirst().startsWith(start), e.err().getFirst());
         assertEquals("", e.out());
         return e.err().getFirst();
+    }
+
+    @Test
+    void aLogLevelTheLoggingLibraryDoesNotKnow_isRefusedWithOneLine_exit2(@TempDir Path tmp) throws Exception {
+        // Taken as DEBUG by the logging library otherwise: a terminal full of the libraries' debug lines.
+        assertEquals("selene: SELENE_LOG_LEVEL = 'BOGUS' is invalid; allowed: TRACE, DEBUG, INFO, WARN, ERROR, OFF "
+                        + "(INFO when it is not set)",
+                refusedWithOneLine(selene(tmp, Map.of("SELENE_LOG_LEVEL", "BOGUS"), "serve", "--admin-port", "0",
+                        "--log-file", tmp.resolve("a.log").toString()), "selene: SELENE_LOG_LEVEL"));
+    }
+
+    @Test
+    void seleneAlone_printsTheUsageOnStandardError_exit2(@TempDir Path tmp) throws Exception {
+        Exit e = selene(tmp);
+        assertEquals(2, e.code());
+        assertEquals("", e.out());
+        assertTrue(e.err().getFirst().startsWith("Usage: selene"), String.join("\n", e.err()));
+        assertTrue(e.err().stream().anyMatch(l -> l.trim().startsWith("burst")), "the commands are listed");
     }
 
     @Test

@@ -188,6 +188,18 @@ class SettingsLoaderTest {
                 error(disk, Map.of("selene.disk.dir", "/tmp/x")));
         assertTrue(error(null, Map.of("selene.disk.typo", "1")).startsWith("selene.disk.typo is not a setting; "
                 + "allowed: create, dir, size"));
+        Path access = Files.writeString(dir.resolve("access.conf"), "selene.manager.access = 5");
+        assertEquals("selene.manager.access = '5' is invalid; allowed: an object of certificate identities to lists "
+                + "of namespaces, e.g. { \"CN=host-a\" = [\"tenant-a\"] }", error(access, Map.of()));
+    }
+
+    @Test
+    void anAdminTokenWithSpaces_orOfSpacesOnly_isRefused_neverTakenAsNone() {
+        String expected = "selene.admin.token = '(hidden)' is invalid; allowed: printable ASCII without spaces, or "
+                + "empty to refuse mutating requests";
+        assertEquals(expected, error(null, Map.of("selene.admin.token", "a b")));
+        assertEquals(expected, error(null, Map.of("selene.admin.token", " ")));
+        assertFalse(load(Map.of("selene.admin.token", "")).admin().tokenSet(), "empty: no token, as documented");
     }
 
     @Test
