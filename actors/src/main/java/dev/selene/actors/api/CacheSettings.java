@@ -71,8 +71,21 @@ public final class CacheSettings {
         Duration maxAge = r.durationOrOff("prefix-cache.max-age");
         boolean drain = r.bool("prefix-cache.drain-on-shutdown");
         String policy = r.oneOf("policy", Policies.NAMES);
-        String unfit = IntakeSizing.budgetProblem(layout, window > 0 ? window : layout.slotsPerRecord(true), warm,
-                budget, r.path("host-budget"));
+        int windowSlots = window > 0 ? window : layout.slotsPerRecord(true);
+        long smallestIntake = 2L * windowSlots * layout.slotBytes();
+        if (smallestIntake > budget) {
+            // Not the warm tier's fault: the budget holds not even the smallest intake (two transfer windows).
+            String why = "' is invalid: two transfer windows of " + windowSlots + " slots ("
+                    + ByteSize.format(smallestIntake) + ") do not fit the host budget of " + ByteSize.format(budget)
+                    + "; allowed: ";
+            if (window > 0) {
+                throw new SettingsException(r.path("transfer-window-slots") + " = '" + window + why + "at most "
+                        + budget / layout.slotBytes() / 2 + " slots, or 0 for one record's slots");
+            }
+            throw new SettingsException(r.path("host-budget") + " = '" + r.raw("host-budget") + why + "at least "
+                    + ByteSize.format(smallestIntake) + " (the warm tier comes on top), e.g. 16g");
+        }
+        String unfit = IntakeSizing.budgetProblem(layout, windowSlots, warm, budget, r.path("host-budget"));
         if (unfit != null) {
             throw new SettingsException(r.path("warm") + " = '" + r.raw("warm") + "' is invalid: " + unfit);
         }

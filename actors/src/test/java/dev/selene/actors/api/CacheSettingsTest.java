@@ -107,6 +107,16 @@ class CacheSettingsTest {
     }
 
     @Test
+    void aBudgetOrATransferWindowTooSmallOrLargeForTheSmallestIntake_isBlamedItself_notTheWarmTier() {
+        assertEquals("selene.host-budget = '1e3' is invalid: two transfer windows of 31 slots (15.5 MiB) do not fit "
+                + "the host budget of 1000 B; allowed: at least 15.5 MiB (the warm tier comes on top), e.g. 16g",
+                error(Map.of("selene.host-budget", "1e3", "selene.warm", "0")));
+        assertEquals("selene.transfer-window-slots = '1048576' is invalid: two transfer windows of 1048576 slots "
+                + "(512.0 GiB) do not fit the host budget of 16.0 GiB; allowed: at most 32768 slots, or 0 for one "
+                + "record's slots", error(Map.of("selene.transfer-window-slots", "1048576")));
+    }
+
+    @Test
     void thePolicy_isWorthByDefault_andLruOrReuseWhenSet_andAnythingElseIsOneLine() {
         assertEquals("worth", CacheSettings.load().policy());
         assertEquals("lru", read(Map.of("selene.policy", "lru")).policy());

@@ -140,12 +140,7 @@ final class BurstCommand implements Callable<Integer> {
         }
         try (var lock = dev.selene.transport.disk.DirectoryLock.acquire(dir); var list = Files.list(dir)) {
             List<Path> entries = list.toList();
-            for (Path q : entries) {
-                if (!isSelenes(q)) {
-                    throw new IllegalArgumentException("--disk-dir '" + dir + "' holds files that are not Selene's ("
-                            + q.getFileName() + "); use an empty directory, or --keep-disk to reuse its records");
-                }
-            }
+            refuseForeign(dir, entries);
             for (Path q : entries) {
                 if (q.getFileName().toString().equals(dev.selene.transport.disk.DirectoryLock.LOCK_FILE_NAME)) {
                     continue;
@@ -158,6 +153,15 @@ final class BurstCommand implements Callable<Integer> {
             }
         } catch (dev.selene.transport.disk.DirectoryInUseException e) {
             throw new IllegalArgumentException(e.getMessage());
+        }
+    }
+
+    private static void refuseForeign(Path dir, List<Path> entries) {
+        for (Path q : entries) {
+            if (!isSelenes(q)) {
+                throw new IllegalArgumentException("--disk-dir '" + dir + "' holds files that are not Selene's ("
+                        + q.getFileName() + "); use an empty directory, or --keep-disk to reuse its records");
+            }
         }
     }
 
@@ -240,6 +244,11 @@ final class BurstCommand implements Callable<Integer> {
             diskBytes = ByteSize.parse("--disk-size", diskSize);
             // As serve does: a --disk-dir given is used as it is, never created (a typo would fill a new directory);
             // the preset's own directory is created. Either must take a file and not be held by a running node.
+            if (!keepDisk && Files.isDirectory(dir)) {
+                try (var list = Files.list(dir)) {
+                    refuseForeign(dir, list.toList()); // before the checks, whose lock file a refused one must not keep
+                }
+            }
             EnvironmentCheck.diskDirectory("--disk-dir", dir.toString(), diskDir == null, "an existing writable "
                     + "directory, or no --disk-dir for the preset's own (.selene-data/burst-" + p + ")");
             if (!keepDisk) {

@@ -51,7 +51,9 @@ final class WorkloadOptions {
         }
         if (unfit != null) {
             throw new IllegalArgumentException("--warm = '" + warm + "'" + (autoWarm() ? " ("
-                    + ByteSize.format(config.warmBytes()) + ")" : "") + " is invalid: " + unfit);
+                    + ByteSize.format(config.warmBytes()) + ")" : "") + " is invalid: " + unfit + (autoWarm()
+                    ? " (the automatic size holds the whole burst: fewer or shorter conversations, --conversations, "
+                    + "--tokens, --turns, or a --warm of its own)" : ""));
         }
     }
 

@@ -121,12 +121,15 @@ public final class ConsoleLogging implements AutoCloseable {
     }
 
     /**
-     * Why {@code file} cannot be a log file, or null when it can: it is a directory, its directory cannot be
-     * created, or it cannot be opened for appending. Tried, not predicted from permissions (which a superuser
-     * passes even where the file system refuses, as under /proc): the missing directories are created and the file
-     * is opened for appending and closed, as the log is about to be.
+     * Why {@code file} cannot be a log file, or null when it can: no file is named, it is a directory, its directory
+     * cannot be created, or it cannot be opened for appending. Tried, not predicted from permissions (which a
+     * superuser passes even where the file system refuses, as under /proc): the missing directories are created and
+     * the file is opened for appending and closed, as the log is about to be.
      */
     public static String unusable(Path file) {
+        if (file.toString().isBlank()) {
+            return "no file is named";
+        }
         Path abs = file.toAbsolutePath().normalize();
         if (Files.isDirectory(abs)) {
             return "it is a directory";

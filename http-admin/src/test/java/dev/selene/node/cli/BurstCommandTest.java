@@ -249,6 +249,15 @@ class BurstCommandTest {
     }
 
     @Test
+    void anAutomaticWarmTierTooLargeForTheBudget_isRefusedNamingTheWorkloadOptionsThatSizeIt() {
+        Run r = run("burst", "--tokens", "2000000000", "--device", "simulated", "--no-progress");
+        assertEquals(2, r.exit());
+        assertTrue(r.err().startsWith("selene: --warm = 'auto' ("), r.err());
+        assertTrue(r.err().contains("(the automatic size holds the whole burst: fewer or shorter conversations, "
+                + "--conversations, --tokens, --turns, or a --warm of its own)"), r.err());
+    }
+
+    @Test
     void restartWithoutADisk_isRefusedWithOneLine() {
         Run r = run("burst", "--restart");
         assertEquals(2, r.exit());
@@ -265,6 +274,8 @@ class BurstCommandTest {
         assertEquals(2, r.exit());
         assertTrue(r.err().contains("holds files that are not Selene's"), r.err());
         assertTrue(java.nio.file.Files.exists(precious), "nothing deleted");
+        assertFalse(java.nio.file.Files.exists(dir.resolve(dev.selene.transport.disk.DirectoryLock.LOCK_FILE_NAME)),
+                "nothing added: a refused directory is left as it was");
     }
 
     @Test

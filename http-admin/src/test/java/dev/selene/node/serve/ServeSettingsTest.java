@@ -76,6 +76,12 @@ class ServeSettingsTest {
     }
 
     @Test
+    void anEmptyLogFileName_isRefusedAsNamingNoFile_notAsTheWorkingDirectory() {
+        assertEquals("no file is named", ConsoleLogging.unusable(Path.of("")));
+        assertEquals("no file is named", ConsoleLogging.unusable(Path.of(" ")));
+    }
+
+    @Test
     void aLogFileThatIsAPipe_isRefused_ratherThanBlockingTheNodeUntilSomethingReadsIt(@TempDir Path tmp)
             throws Exception {
         Path fifo = tmp.resolve("log.fifo");
