@@ -15,7 +15,9 @@ import dev.selene.node.config.EnvironmentCheck;
 import dev.selene.node.logging.ConsoleLogging;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -53,6 +55,9 @@ final class BurstCommand implements Callable<Integer> {
                     + "tier + disk), disk-only (intake only + disk), pool (a small warm tier retiring to two pool "
                     + "manager JVMs started for the run).")
     String preset;
+
+    @Spec
+    CommandSpec spec;
 
     @Option(names = "--disk-dir", description = "Disk tier directory for the disk presets (default: "
             + ".selene-data/burst-<preset> under the current directory, created when missing; one given must exist; "
@@ -182,6 +187,11 @@ final class BurstCommand implements Callable<Integer> {
         }
     }
 
+    /** Whether {@code option} was given on the command line (not left at its default). */
+    private boolean given(String option) {
+        return spec.commandLine().getParseResult().hasMatchedOption(option);
+    }
+
     @Override
     public Integer call() throws Exception {
         // The terminal shows the progress and the report; the nodes' start-up lines (twice, with the warm-up) and
@@ -213,6 +223,21 @@ final class BurstCommand implements Callable<Integer> {
         if ((restart || drain) && !withDisk) {
             throw new IllegalArgumentException("--restart and --drain need a disk tier; use --preset 8g or disk-only");
         }
+        // An option the preset has no use for is refused rather than ignored: the run would not be the one asked for.
+        for (String o : List.of("--disk-size", "--keep-disk")) {
+            if (!withDisk && given(o)) {
+                throw new IllegalArgumentException(o + " needs a disk tier; use --preset 8g or disk-only");
+            }
+        }
+        if (!withDisk && !withPool && given("--disk-dir")) {
+            throw new IllegalArgumentException("--disk-dir needs a disk tier (--preset 8g or disk-only) or --preset "
+                    + "pool (its managers' logs)");
+        }
+        for (String o : List.of("--pool-tls", "--managers", "--replicas")) {
+            if (!withPool && given(o)) {
+                throw new IllegalArgumentException(o + " needs --preset pool");
+            }
+        }
         String device = workload.device();
         if (managers < 1 || managers > 3) {
             throw new IllegalArgumentException("--managers " + managers + " is invalid; allowed: 1..3");
@@ -242,6 +267,11 @@ final class BurstCommand implements Callable<Integer> {
         if (withDisk) {
             dir = Path.of(diskDir != null ? diskDir : ".selene-data/burst-" + p).toAbsolutePath();
             diskBytes = ByteSize.parse("--disk-size", diskSize);
+            long record = (long) l.slotsPerRecord(true) * l.slotBytes();
+            if (diskBytes < record) {
+                throw new IllegalArgumentException("--disk-size '" + diskSize + "' is invalid; allowed: at least one "
+                        + "record (" + ByteSize.format(record) + "), e.g. 16g");
+            }
             // As serve does: a --disk-dir given is used as it is, never created (a typo would fill a new directory);
             // the preset's own directory is created. Either must take a file and not be held by a running node.
             if (!keepDisk && Files.isDirectory(dir)) {

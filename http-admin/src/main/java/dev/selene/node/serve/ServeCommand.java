@@ -14,10 +14,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 import sun.misc.Signal;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -47,6 +50,13 @@ public final class ServeCommand implements Callable<Integer> {
 
     /** Where the log goes unless {@code --log-file} says otherwise, under the working directory. */
     static final String DEFAULT_LOG_FILE = "logs/selene.log";
+
+    /** Options that only shape {@code --workload}'s burst. */
+    private static final List<String> WORKLOAD_ONLY = List.of("--conversations", "--seed", "--tokens", "--turns",
+            "--snapshot-ms");
+
+    @Spec
+    CommandSpec spec;
 
     @Mixin
     NodeOptions options;
@@ -86,6 +96,17 @@ public final class ServeCommand implements Callable<Integer> {
         CacheConfig c = settings.cache();
         if (workload != null) { // its options are refused, with one line, before anything starts
             ServedWorkload.burst(c, conversations(c), shape.tokens(), shape.turns(), shape.snapshotMillis(), seed, 0);
+        } else {
+            for (String o : WORKLOAD_ONLY) {
+                if (spec.commandLine().getParseResult().hasMatchedOption(o)) {
+                    throw new IllegalArgumentException(o + " shapes the workload a node drives into itself: it "
+                            + "needs --workload");
+                }
+            }
+        }
+        if (spec.commandLine().getParseResult().hasMatchedOption("--disk-size") && c.diskDir() == null) {
+            throw new IllegalArgumentException("--disk-size needs a disk tier: --disk-dir, or selene.disk.dir in "
+                    + "--config");
         }
         // What the settings name is checked before the log file is created: a node refused at start leaves nothing.
         EnvironmentCheck.check(settings);

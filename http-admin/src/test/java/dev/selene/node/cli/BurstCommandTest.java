@@ -258,6 +258,29 @@ class BurstCommandTest {
     }
 
     @Test
+    void optionsThePresetHasNoUseFor_areRefusedWithOneLine_notIgnored() {
+        Object[][] cases = {
+                {new String[]{"--disk-dir", "/nonexistent"}, "--disk-dir needs a disk tier (--preset 8g or disk-only) "
+                        + "or --preset pool (its managers' logs)"},
+                {new String[]{"--disk-size", "8g"}, "--disk-size needs a disk tier; use --preset 8g or disk-only"},
+                {new String[]{"--keep-disk"}, "--keep-disk needs a disk tier; use --preset 8g or disk-only"},
+                {new String[]{"--pool-tls"}, "--pool-tls needs --preset pool"},
+                {new String[]{"--managers", "3"}, "--managers needs --preset pool"},
+                {new String[]{"--preset", "disk-only", "--replicas", "1"}, "--replicas needs --preset pool"},
+                {new String[]{"--preset", "disk-only", "--disk-size", "0"}, "--disk-size '0' is invalid; allowed: at "
+                        + "least one record ("},
+        };
+        for (Object[] c : cases) {
+            java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("burst", "--layout", "small",
+                    "--no-progress"));
+            args.addAll(java.util.List.of((String[]) c[0]));
+            Run r = run(args.toArray(String[]::new));
+            assertEquals(2, r.exit(), r.err());
+            assertTrue(r.err().startsWith("selene: " + c[1]), r.err());
+        }
+    }
+
+    @Test
     void restartWithoutADisk_isRefusedWithOneLine() {
         Run r = run("burst", "--restart");
         assertEquals(2, r.exit());

@@ -45,6 +45,42 @@ class ServeSettingsTest {
         assertEquals(64L << 20, settings("--warm", "64m").cache().warmBytes());
     }
 
+    /** Runs {@code selene serve args}, which must be refused with exit code 2; what it printed on standard error. */
+    private static String refused(String... args) {
+        PrintStream before = System.err;
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit;
+        try {
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            String[] all = new String[args.length + 1];
+            all[0] = "serve";
+            System.arraycopy(args, 0, all, 1, args.length);
+            exit = SeleneMain.execute(all);
+        } finally {
+            System.setErr(before);
+        }
+        assertEquals(2, exit, err.toString(StandardCharsets.UTF_8));
+        return err.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void workloadOptionsWithoutAWorkload_orADiskSizeWithoutADisk_areRefused_notIgnored(@TempDir Path tmp) {
+        String[] node = {"--layout", "small", "--warm", "1m", "--device", "simulated", "--admin-port", "0",
+                "--log-file", tmp.resolve("s.log").toString()};
+        for (String[] o : new String[][]{{"--conversations", "-3"}, {"--tokens", "-1"}, {"--snapshot-ms", "-1"},
+                {"--turns", "3"}, {"--seed", "7"}}) {
+            String[] args = java.util.stream.Stream.concat(java.util.Arrays.stream(node), java.util.Arrays.stream(o))
+                    .toArray(String[]::new);
+            assertEquals("selene: " + o[0] + " shapes the workload a node drives into itself: it needs --workload"
+                    + System.lineSeparator(), refused(args));
+        }
+        String[] disk = java.util.stream.Stream.concat(java.util.Arrays.stream(node),
+                java.util.stream.Stream.of("--disk-size", "5g")).toArray(String[]::new);
+        assertEquals("selene: --disk-size needs a disk tier: --disk-dir, or selene.disk.dir in --config"
+                + System.lineSeparator(), refused(disk));
+        assertFalse(Files.exists(tmp.resolve("s.log")), "refused before the log file is made");
+    }
+
     @Test
     void aLogFileThatCannotBeWritten_isOneLineAndExitCode2_beforeTheNodeStarts(@TempDir Path tmp) throws Exception {
         Path file = Files.writeString(tmp.resolve("afile"), "x");
