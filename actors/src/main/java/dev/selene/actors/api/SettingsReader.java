@@ -19,6 +19,8 @@ public final class SettingsReader {
     private static final String SIZE = "a size such as 0, 4096, 512m, 8g or 1.5GiB";
     private static final String DURATION = "a duration such as 500ms, 2s or 10m";
     private static final String DURATION_OR_OFF = "a duration such as 30m, 2h or 7d, or off";
+    private static final Duration SHORTEST = Duration.ofMillis(1);
+    private static final Duration LONGEST = Duration.ofDays(3650);
     private static final List<String> OFF = List.of("off", "false", "none", "");
 
     private final Config root;
@@ -128,6 +130,10 @@ public final class SettingsReader {
         }
         if (d.isNegative() || d.isZero()) {
             throw SettingsException.invalid(path(setting), raw(setting), DURATION_OR_OFF);
+        }
+        if (d.compareTo(SHORTEST) < 0 || d.compareTo(LONGEST) > 0) {
+            // below a millisecond it would show as 0 ms; far beyond years it is clamped: neither is what was meant
+            throw SettingsException.invalid(path(setting), raw(setting), "a duration from 1ms to 3650d, or off");
         }
         return d;
     }

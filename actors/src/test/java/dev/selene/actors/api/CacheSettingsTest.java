@@ -107,6 +107,20 @@ class CacheSettingsTest {
     }
 
     @Test
+    void valuesThatWouldBeRoundedOrClampedToSomethingElse_areRefused_notQuietlyChanged() {
+        assertEquals("selene.warm = '0.0001k' is invalid; allowed: a size such as 0, 4096, 512m, 8g or 1.5GiB",
+                error(Map.of("selene.warm", "0.0001k")), "under one byte: it would be 0");
+        assertEquals("selene.warm = '100' is invalid; allowed: 0 (no warm tier) or at least one slot of "
+                + "selene.layout (256.0 KiB)", error(Map.of("selene.warm", "100")), "no slot at all: no warm tier");
+        for (String age : new String[]{"1ns", "999us", "99999999999999d", "3651d"}) {
+            assertEquals("selene.prefix-cache.max-age = '" + age + "' is invalid; allowed: a duration from 1ms to "
+                    + "3650d, or off", error(Map.of("selene.prefix-cache.max-age", age)));
+        }
+        assertEquals(java.time.Duration.ofMillis(1), read(Map.of("selene.prefix-cache.max-age", "1ms")).maxAge());
+        assertEquals(0, read(Map.of("selene.warm", "0")).warmBytes());
+    }
+
+    @Test
     void aBudgetOrATransferWindowTooSmallOrLargeForTheSmallestIntake_isBlamedItself_notTheWarmTier() {
         assertEquals("selene.host-budget = '1e3' is invalid: two transfer windows of 31 slots (15.5 MiB) do not fit "
                 + "the host budget of 1000 B; allowed: at least 15.5 MiB (the warm tier comes on top), e.g. 16g",

@@ -36,8 +36,8 @@ public final class ByteSize {
         }
         try {
             double v = Double.parseDouble(s);
-            if (v < 0 || Double.isNaN(v) || v * unit > Long.MAX_VALUE / 2) {
-                throw new NumberFormatException();
+            if (v < 0 || Double.isNaN(v) || v * unit > Long.MAX_VALUE / 2 || v > 0 && v * unit < 1) {
+                throw new NumberFormatException(); // a size above 0 but under one byte would be 0: not what was meant
             }
             return (long) (v * unit);
         } catch (NumberFormatException e) {
