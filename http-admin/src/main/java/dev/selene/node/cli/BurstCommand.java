@@ -134,9 +134,10 @@ final class BurstCommand implements Callable<Integer> {
     /**
      * Deletes what an earlier burst left in {@code dir}: record files, temporaries, the quarantine, the raw-disk
      * baseline. It holds the directory lock while it does (a live node's directory is refused) and refuses a
-     * directory holding anything that is not Selene's, so it can never empty a directory it did not fill.
+     * directory holding anything that is not Selene's, so it can never empty a directory it did not fill; refused,
+     * it removes the lock file again unless {@code keepLockFile} (the file was there before this run checked it).
      */
-    private static void emptyDirectory(Path dir) throws java.io.IOException {
+    private static void emptyDirectory(Path dir, boolean keepLockFile) throws java.io.IOException {
         if (!Files.exists(dir)) {
             return;
         }
@@ -145,7 +146,14 @@ final class BurstCommand implements Callable<Integer> {
         }
         try (var lock = dev.selene.transport.disk.DirectoryLock.acquire(dir); var list = Files.list(dir)) {
             List<Path> entries = list.toList();
-            refuseForeign(dir, entries);
+            try {
+                refuseForeign(dir, entries);
+            } catch (IllegalArgumentException e) {
+                if (!keepLockFile) { // the checks made it: a refused directory is left as it was
+                    Files.deleteIfExists(dir.resolve(dev.selene.transport.disk.DirectoryLock.LOCK_FILE_NAME));
+                }
+                throw e;
+            }
             for (Path q : entries) {
                 if (q.getFileName().toString().equals(dev.selene.transport.disk.DirectoryLock.LOCK_FILE_NAME)) {
                     continue;
@@ -274,15 +282,12 @@ final class BurstCommand implements Callable<Integer> {
             }
             // As serve does: a --disk-dir given is used as it is, never created (a typo would fill a new directory);
             // the preset's own directory is created. Either must take a file and not be held by a running node.
-            if (!keepDisk && Files.isDirectory(dir)) {
-                try (var list = Files.list(dir)) {
-                    refuseForeign(dir, list.toList()); // before the checks, whose lock file a refused one must not keep
-                }
-            }
+            boolean lockFileWasThere = Files.exists(dir.resolve(
+                    dev.selene.transport.disk.DirectoryLock.LOCK_FILE_NAME));
             EnvironmentCheck.diskDirectory("--disk-dir", dir.toString(), diskDir == null, "an existing writable "
                     + "directory, or no --disk-dir for the preset's own (.selene-data/burst-" + p + ")");
             if (!keepDisk) {
-                emptyDirectory(dir);
+                emptyDirectory(dir, lockFileWasThere);
             }
             RawDisk.removeLeftover(dir);
             WarmUp.deleteDirectory(WarmUp.directory(dir));
@@ -305,7 +310,7 @@ final class BurstCommand implements Callable<Integer> {
         try {
             for (int i = 0; i < runs; i++) {
                 if (i > 0 && dir != null && !keepDisk) {
-                    emptyDirectory(dir);
+                    emptyDirectory(dir, true);
                 }
                 BurstReport r = run(settings, config, probe, l, withPool, i == 0 && !noWarmup);
                 reports.add(r);
