@@ -244,6 +244,34 @@ class AdminServerTest {
     }
 
     @Test
+    void everyRoute_rejectsAQueryParameterItDoesNotDefine_with400NamingIt() {
+        List<String> gets = List.of("/", "/health", "/ready", "/metrics", "/status", "/status/history", "/actors",
+                "/assets/app.js", "/assets/uplot/uPlot.min.css", "/records", "/records/params/00000000000000aa",
+                "/trace/params/00000000000000aa", "/traces");
+        for (String p : gets) {
+            HttpResponse<String> r = node.get(p + "?colour=red");
+            assertEquals("bad_request", json(r).get("error").asText(), p);
+            assertTrue(error(r, 400).startsWith("query parameter 'colour' is unknown; allowed: "), p);
+        }
+        for (String[] m : List.of(new String[] {"POST", "/drain"}, new String[] {"POST", "/expire"},
+                new String[] {"DELETE", "/records/params/00000000000000aa"})) {
+            HttpResponse<String> r = node.send(m[0], m[1] + "?x=1", TestNode.TOKEN, null);
+            assertEquals("query parameter 'x' is unknown; allowed: none", error(r, 400), m[0] + " " + m[1]);
+        }
+        assertEquals(200, node.get("/?ns=params&key=aa&tier=disk&namespace=params&offset=0&limit=20").statusCode(),
+                "the status page's own parameters");
+    }
+
+    @Test
+    void aRepeatedQueryParameter_is400NamingIt() {
+        Map<String, String> repeated = Map.of("/records?limit=1&limit=2", "limit",
+                "/records?tier=memory&offset=0&tier=memory", "tier", "/traces?prefix=a&prefix=b", "prefix",
+                "/?ns=a&ns=b", "ns");
+        repeated.forEach((p, name) -> assertEquals("query parameter '" + name + "' is repeated; allowed: once",
+                error(node.get(p), 400), p));
+    }
+
+    @Test
     void history_keepsSamplesForTheStatusPage() {
         await().atMost(Duration.ofSeconds(5)).until(() -> json(node.get("/status/history")).get("samples").size() >= 3);
         JsonNode h = json(node.get("/status/history"));
