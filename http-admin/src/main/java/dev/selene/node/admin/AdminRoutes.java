@@ -394,6 +394,10 @@ final class AdminRoutes extends AdminDirectives {
                     + " characters of [A-Za-z0-9._-]");
         }
         String prefix = params.get("prefix");
+        if (prefix != null && prefix.isEmpty()) {
+            // The trace book reads an empty prefix as none; given, it must have a digit.
+            return badRequest("key prefix '' is invalid; allowed: 1..16 hex digits");
+        }
         List<TraceBook.RecordTrace> found;
         try {
             found = cache.traces().search(ns, prefix, limit);
