@@ -271,6 +271,40 @@ class AdminServerTest {
                 error(node.get(p), 400), p));
     }
 
+    /** Sends {@code bytes} on a fresh connection and returns what the server answers before it closes. */
+    private String raw(String bytes) throws IOException {
+        try (Socket s = new Socket("127.0.0.1", node.node.adminPort())) {
+            s.setSoTimeout(5000);
+            OutputStream out = s.getOutputStream();
+            out.write(bytes.getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    @Test
+    void aRequestLineWithoutSpaces_getsA400JsonAtOnce_notTheHeaderDeadline() throws IOException {
+        for (String line : List.of("GARBAGE\r\n\r\n", "GET\r\n\r\n", "\r\n\r\n", "G\r\n\r\n")) {
+            long start = System.nanoTime();
+            String response = raw(line);
+            long millis = (System.nanoTime() - start) / 1_000_000;
+            String shown = line.replace("\r", "\\r").replace("\n", "\\n");
+            assertTrue(response.startsWith("HTTP/1.1 400"), shown + ": " + response);
+            assertTrue(response.contains("application/json") && response.contains("\"unknown_method\""),
+                    shown + ": " + response);
+            assertTrue(millis < 3000, shown + " answered after " + millis + " ms");
+        }
+        assertTrue(raw("FOO /health HTTP/1.1\r\nHost: x\r\n\r\n").contains("\"unknown_method\""));
+        assertTrue(raw("PROPFIND /health HTTP/1.1\r\nHost: x\r\n\r\n").contains("\"unknown_method\""));
+    }
+
+    @Test
+    void aDoubleSpaceInTheRequestLine_is400SayingTheRequestLineIsMalformed() throws IOException {
+        String response = raw("GET  /health HTTP/1.1\r\nHost: x\r\n\r\n");
+        assertTrue(response.startsWith("HTTP/1.1 400"), response);
+        assertTrue(response.contains("malformed"), response);
+    }
+
     @Test
     void history_keepsSamplesForTheStatusPage() {
         await().atMost(Duration.ofSeconds(5)).until(() -> json(node.get("/status/history")).get("samples").size() >= 3);
