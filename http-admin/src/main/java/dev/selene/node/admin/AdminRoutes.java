@@ -109,8 +109,8 @@ final class AdminRoutes extends AdminDirectives {
                 pathSingleSlash(() -> get(() -> query(PAGE_PARAMS, p -> getFromResource("selene-admin/index.html",
                         ContentTypes.TEXT_HTML_UTF8)))),
                 pathPrefix("assets", () -> get(() -> noQuery(() -> concat(
-                        pathPrefix("uplot", () -> getFromResourceDirectory(UPLOT_DIR)),
-                        getFromResourceDirectory("selene-admin"))))),
+                        pathPrefix("uplot", () -> resourceDirectory(UPLOT_DIR)),
+                        resourceDirectory("selene-admin"))))),
                 path("health", () -> get(() -> noQuery(() -> complete(Json.ok(Map.of("status", "ok")))))),
                 path("ready", () -> get(() -> noQuery(this::ready))),
                 path("metrics", () -> get(() -> noQuery(() -> complete(HttpResponse.create().withEntity(

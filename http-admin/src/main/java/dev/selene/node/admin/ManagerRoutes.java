@@ -51,7 +51,7 @@ final class ManagerRoutes extends AdminDirectives {
                 () -> handleRejections(AdminRoutes.rejections(), () -> concat(
                 pathSingleSlash(() -> get(() -> noQuery(() -> getFromResource("selene-admin/manager.html",
                         ContentTypes.TEXT_HTML_UTF8)))),
-                pathPrefix("assets", () -> get(() -> noQuery(() -> getFromResourceDirectory("selene-admin")))),
+                pathPrefix("assets", () -> get(() -> noQuery(() -> resourceDirectory("selene-admin")))),
                 path("health", () -> get(() -> noQuery(() -> complete(Json.ok(Map.of("status", "ok")))))),
                 path("ready", () -> get(() -> noQuery(this::ready))),
                 path("metrics", () -> get(() -> noQuery(() -> complete(HttpResponse.create().withEntity(

@@ -1,5 +1,8 @@
 package dev.selene.node.admin;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.selene.engine.key.RecordKey;
@@ -7,6 +10,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.slf4j.LoggerFactory;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -303,6 +307,29 @@ class AdminServerTest {
         String response = raw("GET  /health HTTP/1.1\r\nHost: x\r\n\r\n");
         assertTrue(response.startsWith("HTTP/1.1 400"), response);
         assertTrue(response.contains("malformed"), response);
+    }
+
+    @Test
+    void aTraversalSegmentUnderAssets_is404_withoutAWarningInTheLog() {
+        Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ListAppender<ILoggingEvent> warnings = new ListAppender<>();
+        warnings.start();
+        root.addAppender(warnings);
+        try {
+            for (String p : List.of("/assets/uplot/%2e%2e%2f%2e%2e%2fselene-admin%2fapp.js", "/assets/%2e%2e/x",
+                    "/assets/uplot/..%2FuPlot.min.css")) {
+                assertEquals("not_found", json(node.get(p)).get("error").asText(), p);
+                error(node.get(p), 404);
+            }
+            assertEquals(200, node.get("/assets/uplot/uPlot.min.css").statusCode());
+            await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).until(() -> {
+                synchronized (warnings.list) {
+                    return warnings.list.stream().noneMatch(e -> e.getFormattedMessage().contains("suspicious"));
+                }
+            });
+        } finally {
+            root.detachAppender(warnings);
+        }
     }
 
     @Test
