@@ -26,7 +26,6 @@ import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.StatusCode;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
-import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.ExceptionHandler;
 import org.apache.pekko.http.javadsl.server.PathMatchers;
 import org.apache.pekko.http.javadsl.server.RejectionHandler;
@@ -69,7 +68,7 @@ import java.util.function.Supplier;
  * <p>Every error is a JSON body {@code {"status", "error", "detail"}}: bad input gets a 4xx, never a 500 or a
  * stack trace (the rejection and exception handlers below turn everything into that shape).
  */
-final class AdminRoutes extends AllDirectives {
+final class AdminRoutes extends AdminDirectives {
 
     /** Default and largest page of {@code GET /records}. */
     static final int DEFAULT_LIMIT = 100;
@@ -77,6 +76,11 @@ final class AdminRoutes extends AllDirectives {
     /** Default and largest number of traces of {@code GET /traces}. */
     static final int DEFAULT_TRACE_LIMIT = 20;
     static final int MAX_TRACE_LIMIT = 200;
+    /** The query parameters of {@code GET /records} and {@code GET /traces}. */
+    private static final List<String> RECORDS_PARAMS = List.of("offset", "limit", "tier", "namespace");
+    private static final List<String> TRACES_PARAMS = List.of("namespace", "prefix", "limit");
+    /** Those of the status page ({@code GET /}): its script reads them to open a record and a page of the list. */
+    private static final List<String> PAGE_PARAMS = List.of("ns", "key", "tier", "namespace", "offset", "limit");
 
     /** An event's time: ISO 8601 in UTC with microseconds. */
     private static final DateTimeFormatter MICROS = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSS'Z'")
@@ -102,28 +106,29 @@ final class AdminRoutes extends AllDirectives {
     Route routes() {
         return withRequestTimeoutResponse(r -> timedOut("node"), () -> handleExceptions(exceptions(),
                 () -> handleRejections(rejections(), () -> bodyLimit(() -> concat(
-                pathSingleSlash(() -> get(() -> getFromResource("selene-admin/index.html",
-                        ContentTypes.TEXT_HTML_UTF8))),
-                pathPrefix("assets", () -> get(() -> concat(
-                        pathPrefix("uplot", () -> getFromResourceDirectory(UPLOT_DIR)),
-                        getFromResourceDirectory("selene-admin")))),
-                path("health", () -> get(() -> complete(Json.ok(Map.of("status", "ok"))))),
-                path("ready", () -> get(this::ready)),
-                path("metrics", () -> get(() -> complete(HttpResponse.create().withEntity(
-                        HttpEntities.create(ContentTypes.TEXT_PLAIN_UTF8, PrometheusMetrics.scrape()))))),
-                path("status", () -> get(this::status)),
-                path(PathMatchers.segment("status").slash("history"), () -> get(() -> complete(Json.ok(history())))),
-                path("records", () -> get(() -> parameterMap(this::records))),
+                pathSingleSlash(() -> get(() -> query(PAGE_PARAMS, p -> getFromResource("selene-admin/index.html",
+                        ContentTypes.TEXT_HTML_UTF8)))),
+                pathPrefix("assets", () -> get(() -> noQuery(() -> concat(
+                        pathPrefix("uplot", () -> resourceDirectory(UPLOT_DIR)),
+                        resourceDirectory("selene-admin"))))),
+                path("health", () -> get(() -> noQuery(() -> complete(Json.ok(Map.of("status", "ok")))))),
+                path("ready", () -> get(() -> noQuery(this::ready))),
+                path("metrics", () -> get(() -> noQuery(() -> complete(HttpResponse.create().withEntity(
+                        HttpEntities.create(ContentTypes.TEXT_PLAIN_UTF8, PrometheusMetrics.scrape())))))),
+                path("status", () -> get(() -> noQuery(this::status))),
+                path(PathMatchers.segment("status").slash("history"),
+                        () -> get(() -> noQuery(() -> complete(Json.ok(history()))))),
+                path("records", () -> get(() -> query(RECORDS_PARAMS, this::records))),
                 path(PathMatchers.segment("records").slash(PathMatchers.segment()).slash(PathMatchers.segment()),
                         (ns, key) -> concat(
-                                get(() -> withKey(ns, key, this::describe)),
-                                delete(() -> authorized(() -> withKey(ns, key, this::evict))))),
+                                get(() -> noQuery(() -> withKey(ns, key, this::describe))),
+                                delete(() -> authorized(() -> noQuery(() -> withKey(ns, key, this::evict)))))),
                 path(PathMatchers.segment("trace").slash(PathMatchers.segment()).slash(PathMatchers.segment()),
-                        (ns, key) -> get(() -> withKey(ns, key, this::trace))),
-                path("traces", () -> get(() -> parameterMap(this::traces))),
-                path("actors", () -> get(() -> complete(Json.ok(ActorTree.of(cache.system()))))),
-                path("drain", () -> post(() -> authorized(this::drain))),
-                path("expire", () -> post(() -> authorized(this::expire))))))));
+                        (ns, key) -> get(() -> noQuery(() -> withKey(ns, key, this::trace)))),
+                path("traces", () -> get(() -> query(TRACES_PARAMS, this::traces))),
+                path("actors", () -> get(() -> noQuery(() -> complete(Json.ok(ActorTree.of(cache.system())))))),
+                path("drain", () -> post(() -> authorized(() -> noQuery(this::drain)))),
+                path("expire", () -> post(() -> authorized(() -> noQuery(this::expire)))))))));
     }
 
     // --- read-only ----------------------------------------------------------------------------------------------
@@ -289,11 +294,6 @@ final class AdminRoutes extends AllDirectives {
     }
 
     private Route records(Map<String, String> params) {
-        for (String p : params.keySet()) {
-            if (!List.of("offset", "limit", "tier", "namespace").contains(p)) {
-                return badRequest("query parameter '" + p + "' is unknown; allowed: offset, limit, tier, namespace");
-            }
-        }
         int offset;
         int limit;
         try {
@@ -382,11 +382,6 @@ final class AdminRoutes extends AllDirectives {
     }
 
     private Route traces(Map<String, String> params) {
-        for (String p : params.keySet()) {
-            if (!List.of("namespace", "prefix", "limit").contains(p)) {
-                return badRequest("query parameter '" + p + "' is unknown; allowed: namespace, prefix, limit");
-            }
-        }
         int limit;
         try {
             limit = intParam(params, "limit", DEFAULT_TRACE_LIMIT, 1, MAX_TRACE_LIMIT);
@@ -399,6 +394,10 @@ final class AdminRoutes extends AllDirectives {
                     + " characters of [A-Za-z0-9._-]");
         }
         String prefix = params.get("prefix");
+        if (prefix != null && prefix.isEmpty()) {
+            // The trace book reads an empty prefix as none; given, it must have a digit.
+            return badRequest("key prefix '' is invalid; allowed: 1..16 hex digits");
+        }
         List<TraceBook.RecordTrace> found;
         try {
             found = cache.traces().search(ns, prefix, limit);
@@ -502,10 +501,6 @@ final class AdminRoutes extends AllDirectives {
     private HttpResponse tooLarge(String size) {
         return Json.error(StatusCodes.PAYLOAD_TOO_LARGE, "payload_too_large", "request body of " + size
                 + " is over the limit of " + admin.maxBodyBytes() + " bytes (selene.admin.max-body)");
-    }
-
-    private Route badRequest(String detail) {
-        return complete(Json.error(StatusCodes.BAD_REQUEST, "bad_request", detail));
     }
 
     private ExceptionHandler exceptions() {

@@ -72,6 +72,10 @@ public final class AdminServer implements AutoCloseable {
             server = ServerSettings.create(limits.getConfig("pekko-http-server").atPath("pekko.http.server")
                             .withFallback(systemConfig))
                     .withParsingErrorHandler(JsonParsingErrorHandler.class.getName());
+            // Pekko's parser reads the methods HTTP defines as such, and any other up to a space or this many
+            // bytes. The admin routes take no other, so at 1 a request line that does not start with one (a bare
+            // line break, "GARBAGE") is a 400 at its first bytes, not a wait for a space that may never come.
+            server = server.withParserSettings(server.getParserSettings().withMaxMethodLength(1));
             handler = BidiFlow.fromGraph(new HeaderReadDeadline(limits.getDuration("header-read-timeout")))
                     .join(route.flow(system));
         } catch (ConfigException | IllegalArgumentException e) {

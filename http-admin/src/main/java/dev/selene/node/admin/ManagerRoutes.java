@@ -13,7 +13,6 @@ import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
-import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.ExceptionHandler;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.slf4j.Logger;
@@ -34,7 +33,7 @@ import java.util.concurrent.TimeoutException;
  * {@code /status} (the store's figures and the cluster's members) and the status page at {@code /}. Errors are
  * the same JSON shape as a cache node's.
  */
-final class ManagerRoutes extends AllDirectives {
+final class ManagerRoutes extends AdminDirectives {
 
     private static final Logger LOG = LoggerFactory.getLogger(ManagerRoutes.class);
     private static final String DATA_CENTER_ROLE_PREFIX = "dc-";
@@ -50,16 +49,16 @@ final class ManagerRoutes extends AllDirectives {
     Route routes() {
         return withRequestTimeoutResponse(r -> AdminRoutes.timedOut("manager"), () -> handleExceptions(exceptions(),
                 () -> handleRejections(AdminRoutes.rejections(), () -> concat(
-                pathSingleSlash(() -> get(() -> getFromResource("selene-admin/manager.html",
-                        ContentTypes.TEXT_HTML_UTF8))),
-                pathPrefix("assets", () -> get(() -> getFromResourceDirectory("selene-admin"))),
-                path("health", () -> get(() -> complete(Json.ok(Map.of("status", "ok"))))),
-                path("ready", () -> get(this::ready)),
-                path("metrics", () -> get(() -> complete(HttpResponse.create().withEntity(
-                        HttpEntities.create(ContentTypes.TEXT_PLAIN_UTF8, PrometheusMetrics.scrape()))))),
-                path("status", () -> get(() -> completeWithFuture(
+                pathSingleSlash(() -> get(() -> noQuery(() -> getFromResource("selene-admin/manager.html",
+                        ContentTypes.TEXT_HTML_UTF8)))),
+                pathPrefix("assets", () -> get(() -> noQuery(() -> resourceDirectory("selene-admin")))),
+                path("health", () -> get(() -> noQuery(() -> complete(Json.ok(Map.of("status", "ok")))))),
+                path("ready", () -> get(() -> noQuery(this::ready))),
+                path("metrics", () -> get(() -> noQuery(() -> complete(HttpResponse.create().withEntity(
+                        HttpEntities.create(ContentTypes.TEXT_PLAIN_UTF8, PrometheusMetrics.scrape())))))),
+                path("status", () -> get(() -> noQuery(() -> completeWithFuture(
                         node.status().thenCombine(node.directoryEntities(),
-                                (s, entities) -> Json.ok(status(s, entities))))))))));
+                                (s, entities) -> Json.ok(status(s, entities)))))))))));
     }
 
     /** Why the manager does not take traffic, or null: starting or stopping, or not (yet) an Up member. */

@@ -1,5 +1,8 @@
 package dev.selene.node.admin;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.selene.engine.key.RecordKey;
@@ -7,6 +10,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.slf4j.LoggerFactory;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -240,6 +244,91 @@ class AdminServerTest {
             assertTrue(response.startsWith("HTTP/1.1 400"), response);
             assertTrue(response.contains("application/json"), response);
             assertTrue(response.contains("\"error\""), response);
+        }
+    }
+
+    @Test
+    void everyRoute_rejectsAQueryParameterItDoesNotDefine_with400NamingIt() {
+        List<String> gets = List.of("/", "/health", "/ready", "/metrics", "/status", "/status/history", "/actors",
+                "/assets/app.js", "/assets/uplot/uPlot.min.css", "/records", "/records/params/00000000000000aa",
+                "/trace/params/00000000000000aa", "/traces");
+        for (String p : gets) {
+            HttpResponse<String> r = node.get(p + "?colour=red");
+            assertEquals("bad_request", json(r).get("error").asText(), p);
+            assertTrue(error(r, 400).startsWith("query parameter 'colour' is unknown; allowed: "), p);
+        }
+        for (String[] m : List.of(new String[] {"POST", "/drain"}, new String[] {"POST", "/expire"},
+                new String[] {"DELETE", "/records/params/00000000000000aa"})) {
+            HttpResponse<String> r = node.send(m[0], m[1] + "?x=1", TestNode.TOKEN, null);
+            assertEquals("query parameter 'x' is unknown; allowed: none", error(r, 400), m[0] + " " + m[1]);
+        }
+        assertEquals(200, node.get("/?ns=params&key=aa&tier=disk&namespace=params&offset=0&limit=20").statusCode(),
+                "the status page's own parameters");
+    }
+
+    @Test
+    void aRepeatedQueryParameter_is400NamingIt() {
+        Map<String, String> repeated = Map.of("/records?limit=1&limit=2", "limit",
+                "/records?tier=memory&offset=0&tier=memory", "tier", "/traces?prefix=a&prefix=b", "prefix",
+                "/?ns=a&ns=b", "ns");
+        repeated.forEach((p, name) -> assertEquals("query parameter '" + name + "' is repeated; allowed: once",
+                error(node.get(p), 400), p));
+    }
+
+    /** Sends {@code bytes} on a fresh connection and returns what the server answers before it closes. */
+    private String raw(String bytes) throws IOException {
+        try (Socket s = new Socket("127.0.0.1", node.node.adminPort())) {
+            s.setSoTimeout(5000);
+            OutputStream out = s.getOutputStream();
+            out.write(bytes.getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    @Test
+    void aRequestLineWithoutSpaces_getsA400JsonAtOnce_notTheHeaderDeadline() throws IOException {
+        for (String line : List.of("GARBAGE\r\n\r\n", "GET\r\n\r\n", "\r\n\r\n", "G\r\n\r\n")) {
+            long start = System.nanoTime();
+            String response = raw(line);
+            long millis = (System.nanoTime() - start) / 1_000_000;
+            String shown = line.replace("\r", "\\r").replace("\n", "\\n");
+            assertTrue(response.startsWith("HTTP/1.1 400"), shown + ": " + response);
+            assertTrue(response.contains("application/json") && response.contains("\"unknown_method\""),
+                    shown + ": " + response);
+            assertTrue(millis < 3000, shown + " answered after " + millis + " ms");
+        }
+        assertTrue(raw("FOO /health HTTP/1.1\r\nHost: x\r\n\r\n").contains("\"unknown_method\""));
+        assertTrue(raw("PROPFIND /health HTTP/1.1\r\nHost: x\r\n\r\n").contains("\"unknown_method\""));
+    }
+
+    @Test
+    void aDoubleSpaceInTheRequestLine_is400SayingTheRequestLineIsMalformed() throws IOException {
+        String response = raw("GET  /health HTTP/1.1\r\nHost: x\r\n\r\n");
+        assertTrue(response.startsWith("HTTP/1.1 400"), response);
+        assertTrue(response.contains("malformed"), response);
+    }
+
+    @Test
+    void aTraversalSegmentUnderAssets_is404_withoutAWarningInTheLog() {
+        Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ListAppender<ILoggingEvent> warnings = new ListAppender<>();
+        warnings.start();
+        root.addAppender(warnings);
+        try {
+            for (String p : List.of("/assets/uplot/%2e%2e%2f%2e%2e%2fselene-admin%2fapp.js", "/assets/%2e%2e/x",
+                    "/assets/uplot/..%2FuPlot.min.css")) {
+                assertEquals("not_found", json(node.get(p)).get("error").asText(), p);
+                error(node.get(p), 404);
+            }
+            assertEquals(200, node.get("/assets/uplot/uPlot.min.css").statusCode());
+            await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).until(() -> {
+                synchronized (warnings.list) {
+                    return warnings.list.stream().noneMatch(e -> e.getFormattedMessage().contains("suspicious"));
+                }
+            });
+        } finally {
+            root.detachAppender(warnings);
         }
     }
 

@@ -153,6 +153,16 @@ class AdminTraceTest {
     }
 
     @Test
+    void traces_anEmptyPrefix_is400_asAnEmptyNamespaceIs() {
+        for (String q : List.of("prefix=", "prefix", "namespace=")) {
+            JsonNode e = TestNode.json(node.get("/traces?" + q), 400);
+            assertEquals("bad_request", e.get("error").asText(), q);
+        }
+        assertEquals("key prefix '' is invalid; allowed: 1..16 hex digits",
+                TestNode.json(node.get("/traces?prefix="), 400).get("detail").asText());
+    }
+
+    @Test
     void actors_listsEveryKindWithMailboxAndHandledCounts() {
         node.publishChain("census", 71);
         JsonNode a = TestNode.json(node.get("/actors"), 200);

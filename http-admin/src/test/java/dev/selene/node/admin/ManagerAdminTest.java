@@ -186,6 +186,15 @@ class ManagerAdminTest {
     }
 
     @Test
+    void everyRoute_rejectsAQueryParameterItDoesNotDefine_with400NamingIt() {
+        for (String p : List.of("/", "/health", "/ready", "/metrics", "/status", "/assets/manager.js")) {
+            JsonNode e = TestNode.json(get(first, p + "?colour=red"), 400);
+            assertEquals("bad_request", e.get("error").asText(), p);
+            assertEquals("query parameter 'colour' is unknown; allowed: none", e.get("detail").asText(), p);
+        }
+    }
+
+    @Test
     void anUnknownPath_isAJson404() {
         HttpResponse<String> r = get(first, "/records");
         assertEquals(404, r.statusCode());

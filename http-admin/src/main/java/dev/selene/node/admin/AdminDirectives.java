@@ -1,0 +1,81 @@
+package dev.selene.node.admin;
+
+import org.apache.pekko.http.javadsl.model.Query;
+import org.apache.pekko.http.javadsl.model.StatusCodes;
+import org.apache.pekko.http.javadsl.server.AllDirectives;
+import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.http.scaladsl.model.IllegalUriException;
+import org.apache.pekko.japi.Pair;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * Directives the routes of both admin servers (a cache node's and a pool manager's) share: each route names the
+ * query parameters it takes, and any other, or one given twice, is a 400; the status page's files are served
+ * without letting a client's {@code ..} reach Pekko's file directive, which would log a warning for it.
+ */
+abstract class AdminDirectives extends AllDirectives {
+
+    private static final Logger LOG = LoggerFactory.getLogger(AdminDirectives.class);
+
+    /**
+     * Runs {@code inner} with the request's query parameters, by name, when each is one of {@code defined} and
+     * given once; otherwise answers 400 naming the first that is not.
+     */
+    Route query(List<String> defined, Function<Map<String, String>, Route> inner) {
+        return extractUri(uri -> {
+            Query query;
+            try {
+                query = uri.query();
+            } catch (IllegalUriException e) {
+                return badRequest("the query is malformed: " + e.info().summary());
+            }
+            Map<String, String> params = new LinkedHashMap<>();
+            for (Pair<String, String> p : query.toList()) {
+                String name = p.first();
+                if (!defined.contains(name)) {
+                    return badRequest("query parameter '" + name + "' is unknown; allowed: "
+                            + (defined.isEmpty() ? "none" : String.join(", ", defined)));
+                }
+                if (params.putIfAbsent(name, p.second()) != null) {
+                    return badRequest("query parameter '" + name + "' is repeated; allowed: once");
+                }
+            }
+            return inner.apply(params);
+        });
+    }
+
+    /** Runs {@code inner} when the request has no query parameters; otherwise answers 400 naming the first. */
+    Route noQuery(Supplier<Route> inner) {
+        return query(List.of(), params -> inner.get());
+    }
+
+    /**
+     * The files of the class-path directory {@code dir} under the path matched so far. A path with a segment
+     * {@code ..} or one holding an encoded slash ({@code %2e%2e}, {@code %2f}) is rejected here, as Pekko's
+     * directive would reject it (404), but logged at DEBUG: Pekko logs a warning for each, which any client could
+     * use to fill the operator's terminal.
+     */
+    Route resourceDirectory(String dir) {
+        return extractUri(uri -> {
+            for (String segment : uri.pathSegments()) {
+                if (segment.equals("..") || segment.indexOf('/') >= 0) {
+                    LOG.debug("not serving {}: a path segment is '..' or holds a '/'", uri.path());
+                    return reject();
+                }
+            }
+            return getFromResourceDirectory(dir);
+        });
+    }
+
+    /** A 400 JSON error with {@code detail}. */
+    Route badRequest(String detail) {
+        return complete(Json.error(StatusCodes.BAD_REQUEST, "bad_request", detail));
+    }
+}
