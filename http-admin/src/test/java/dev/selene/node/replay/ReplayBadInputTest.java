@@ -4,6 +4,8 @@ import dev.selene.engine.trace.TraceRequest;
 import dev.selene.node.cli.SeleneMain;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -13,11 +15,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * {@code selene replay} on bad input: each is refused with one line on standard error and exit code 2, before
@@ -66,6 +70,48 @@ class ReplayBadInputTest {
 
     private static Path trace(Path dir) throws IOException {
         return Files.writeString(dir.resolve("t.jsonl"), GOOD + GOOD);
+    }
+
+    private static List<Path> entries(Path dir) throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.toList();
+        }
+    }
+
+    @Test
+    void aDiskDirThatIsAFile_isRefusedAsNotADirectory(@TempDir Path dir) throws IOException {
+        Path file = Files.writeString(dir.resolve("afile"), "x");
+        assertOneLineError(run(trace(dir).toString(), "--disk-dir", file.toString()),
+                "--disk-dir = '" + file + "' is invalid: not a directory; allowed: a writable directory");
+        assertEquals("x", Files.readString(file));
+    }
+
+    @Test
+    void aMissingDiskDir_isRefused_andNotCreated(@TempDir Path dir) throws IOException {
+        Path missing = dir.resolve("no").resolve("such");
+        assertOneLineError(run(trace(dir).toString(), "--disk-dir", missing.toString()), "--disk-dir = '" + missing
+                + "' is invalid: no such directory; allowed: an existing writable directory");
+        assertFalse(Files.exists(dir.resolve("no")), "nothing was created");
+    }
+
+    /** Directories no process may make a directory in, even a superuser's: /proc and /sys (Linux). */
+    @Test
+    void aDiskDirThatTakesNoNewDirectory_isRefusedWithTheReason(@TempDir Path dir) throws IOException {
+        for (String system : List.of("/proc/1", "/sys/kernel")) {
+            assumeTrue(Files.isDirectory(Path.of(system)), system + " exists on Linux only");
+            String line = assertOneLineError(run(trace(dir).toString(), "--disk-dir", system),
+                    "--disk-dir = '" + system + "' is invalid: ");
+            assertTrue(line.matches(".*is invalid: (not writable|cannot write a file in it \\(.+\\)); allowed: a "
+                    + "writable directory"), line);
+        }
+    }
+
+    @Test
+    void aReplayRefusedAfterItsDiskDirIsChecked_leavesNothingInIt(@TempDir Path dir) throws IOException {
+        Path disk = Files.createDirectory(dir.resolve("disk"));
+        Run r = run(trace(dir).toString(), "--disk-dir", disk.toString(), "--prefill-tokens-per-s", "0");
+        assertEquals(2, r.exit(), r.err());
+        assertEquals(List.of(), entries(disk));
     }
 
     @Test
@@ -128,5 +174,48 @@ class ReplayBadInputTest {
         Path save = dir.resolve("missing").resolve("x.jsonl");
         assertOneLineError(run("--generate", "short-chats", "--requests", "5", "--simulate", "--save", save.toString()),
                 "trace '" + save + "' cannot be written: no such file or directory");
+    }
+
+    @Test
+    void aSaveWithoutAGeneratedTrace_isRefused_notIgnored(@TempDir Path dir) throws IOException {
+        Path save = dir.resolve("x.jsonl");
+        assertOneLineError(run(trace(dir).toString(), "--simulate", "--save", save.toString()),
+                "--save writes a generated trace; give --generate SHAPE with it");
+        assertFalse(Files.exists(save));
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "--limit|-1|--limit -1 is invalid; allowed: 0 (all requests) or a positive number of requests",
+            "--prefill-tokens-per-s|0|--prefill-tokens-per-s 0 is invalid; allowed: a positive, finite number",
+            "--prefill-tokens-per-s|-5.5|--prefill-tokens-per-s -5.5 is invalid; allowed: a positive, finite number",
+            "--concurrency|0|--concurrency 0 is invalid; allowed: 1..65536",
+            "--requests|0|--requests 0 is invalid; allowed: a positive number of requests"})
+    void aNumberOutOfRange_isOneLineNamingItsFlagAndWhatIsAllowed(String flag, String value, String expected,
+                                                                   @TempDir Path dir) throws IOException {
+        assertOneLineError(run(trace(dir).toString(), "--simulate", flag, value), expected);
+        if (!flag.equals("--prefill-tokens-per-s")) {
+            assertOneLineError(run("--compare", flag, value), expected);
+        }
+    }
+
+    @Test
+    void aLayoutWhoseRecordsAreNotABlock_isTheOnlyOutput_namingTheLayoutsAllowed(@TempDir Path dir)
+            throws IOException {
+        for (String engine : List.of("--simulate", "--settle-writes")) {
+            Path disk = Files.createDirectories(dir.resolve("disk"));
+            assertOneLineError(run(trace(dir).toString(), "--layout", "small", engine, "--disk-dir", disk.toString()),
+                    "--layout 'small' is invalid: its records cover 32 tokens, a trace's blocks 512; allowed: "
+                            + "deepseek-tp4, qwen-tp1");
+            assertEquals(List.of(), entries(disk));
+        }
+        assertOneLineError(run(trace(dir).toString(), "--layout", "nope"),
+                "--layout 'nope' is unknown; allowed: deepseek-tp4, qwen-tp1");
+    }
+
+    @Test
+    void aWarmTierThisMachineCannotMap_isTheOnlyOutput(@TempDir Path dir) throws IOException {
+        assertOneLineError(run(trace(dir).toString(), "--warm", "10t"), "--warm = '10t' is invalid: the node maps ");
+        assertOneLineError(run(trace(dir).toString(), "--warm", "1000t"), "--warm = '1000t' is invalid: ");
     }
 }
