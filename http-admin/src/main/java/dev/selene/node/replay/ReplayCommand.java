@@ -1,5 +1,7 @@
 package dev.selene.node.replay;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.LoggerContext;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.selene.actors.api.CacheSettings;
 import dev.selene.actors.api.SeleneCache;
@@ -20,6 +22,7 @@ import dev.selene.node.config.MachineMemory;
 import dev.selene.node.logging.ConsoleLogging;
 import dev.selene.transport.gpu.DeviceCopier;
 import dev.selene.transport.gpu.DeviceCopiers;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -111,7 +114,7 @@ public final class ReplayCommand implements Callable<Integer> {
 
     @Option(names = "--disk-dir", paramLabel = "DIR",
             description = "Add a disk tier: a fresh directory in DIR (an existing writable directory), deleted after "
-                    + "the replay.")
+                    + "the replay, also when it is interrupted.")
     Path diskDir;
 
     @Option(names = "--disk-size",
@@ -225,14 +228,22 @@ public final class ReplayCommand implements Callable<Integer> {
         } else {
             report.engine = ReplayReport.Engine.NODE;
             Path diskRun = diskDir == null ? null : runDirectory();
+            // Ended from outside (Ctrl-C), the process skips the finally below: the hook deletes the directory then.
+            Thread cleanup = diskRun == null ? null : new Thread(() -> deleteQuietly(diskRun), "replay-disk-cleanup");
             try {
                 if (diskRun != null) {
+                    Runtime.getRuntime().addShutdownHook(cleanup);
                     config = config.withDisk(diskRun.toString(), diskBytes);
                 }
                 runNode(config, requests, rule, cost, heading, report);
             } finally {
                 if (diskRun != null) {
                     deleteTree(diskRun);
+                    try {
+                        Runtime.getRuntime().removeShutdownHook(cleanup);
+                    } catch (IllegalStateException e) {
+                        // the process is ending: the hook runs and finds nothing left
+                    }
                 }
             }
             report.simulated = simulator.run(requests, policy);
@@ -458,6 +469,29 @@ public final class ReplayCommand implements Callable<Integer> {
 
     private String source() {
         return generate == null ? trace.toString() : generate + " (seed " + seed + ")";
+    }
+
+    /**
+     * Deletes the replay's own disk directory while the process ends from outside, as far as it can: the node may
+     * still be writing, so it tries again while files appear; the node's complaints about files gone under it are not
+     * shown.
+     */
+    private static void deleteQuietly(Path dir) {
+        if (LoggerFactory.getILoggerFactory() instanceof LoggerContext logging) {
+            logging.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).setLevel(Level.OFF);
+            logging.getLogger("org.apache.pekko").setLevel(Level.OFF);
+        }
+        for (int attempt = 0; attempt < 50 && Files.exists(dir); attempt++) {
+            try {
+                deleteTree(dir);
+            } catch (IOException | RuntimeException e) {
+                try {
+                    Thread.sleep(20);
+                } catch (InterruptedException stop) {
+                    return;
+                }
+            }
+        }
     }
 
     /** Deletes the replay's own disk directory and everything in it. */
