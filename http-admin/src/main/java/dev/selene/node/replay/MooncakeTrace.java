@@ -1,13 +1,26 @@
 package dev.selene.node.replay;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
+import com.fasterxml.jackson.core.io.JsonEOFException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import dev.selene.engine.trace.TraceRequest;
+import dev.selene.node.Failures;
 
 import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -18,7 +31,8 @@ import java.util.List;
 /**
  * Reads Mooncake-format traces (the FAST'25 trace release): one JSON object per line with {@code timestamp}
  * (ms), {@code input_length}, {@code output_length} and {@code hash_ids}, the request's 512-token prefix blocks.
- * A malformed line is an {@link IllegalArgumentException} naming the file and line.
+ * A malformed line (not UTF-8 text, not one JSON object, or a field missing or out of range) is an
+ * {@link IllegalArgumentException} naming the file and line, in plain words.
  */
 public final class MooncakeTrace {
 
@@ -35,7 +49,7 @@ public final class MooncakeTrace {
                 out.write('\n');
             }
         } catch (IOException e) {
-            throw new IllegalArgumentException("trace '" + file + "' cannot be written: " + e.getMessage());
+            throw new IllegalArgumentException("trace '" + file + "' cannot be written: " + Failures.io(e));
         }
     }
 
@@ -48,13 +62,17 @@ public final class MooncakeTrace {
 
     /** The first {@code limit} requests of {@code file} (all when {@code limit <= 0}), in file order. */
     public static List<TraceRequest> read(Path file, int limit) {
-        ObjectMapper mapper = new ObjectMapper();
+        ObjectMapper mapper = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+        CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder();
         List<TraceRequest> out = new ArrayList<>();
-        try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-            String line;
+        // Lines are split on their bytes (ISO-8859-1 maps each byte to one char) and decoded one by one, so a byte
+        // that is not UTF-8 is reported with its line; UTF-8 never has a line break's byte inside a character.
+        try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.ISO_8859_1)) {
+            String bytes;
             int n = 0;
-            while ((line = in.readLine()) != null && (limit <= 0 || out.size() < limit)) {
+            while ((bytes = in.readLine()) != null && (limit <= 0 || out.size() < limit)) {
                 n++;
+                String line = utf8(utf8, file, n, bytes);
                 if (line.isBlank()) {
                     continue;
                 }
@@ -63,12 +81,61 @@ public final class MooncakeTrace {
         } catch (NoSuchFileException e) {
             throw new IllegalArgumentException("trace '" + file + "' does not exist");
         } catch (IOException e) {
-            throw new IllegalArgumentException("trace '" + file + "' cannot be read: " + e.getMessage());
+            throw new IllegalArgumentException("trace '" + file + "' cannot be read: " + Failures.io(e));
         }
         if (out.isEmpty()) {
             throw new IllegalArgumentException("trace '" + file + "' has no requests");
         }
         return out;
+    }
+
+    /** Line {@code lineNo}'s bytes (one char each) as UTF-8 text, or one line saying where they are not. */
+    private static String utf8(CharsetDecoder decoder, Path file, int lineNo, String bytes) {
+        boolean ascii = true;
+        for (int i = 0; i < bytes.length() && ascii; i++) {
+            ascii = bytes.charAt(i) < 0x80;
+        }
+        if (ascii) {
+            return bytes;
+        }
+        ByteBuffer in = ByteBuffer.wrap(bytes.getBytes(StandardCharsets.ISO_8859_1));
+        CharBuffer text = CharBuffer.allocate(bytes.length()); // UTF-8 never decodes to more chars than bytes
+        decoder.reset();
+        CoderResult result = decoder.decode(in, text, true);
+        if (!result.isError()) {
+            result = decoder.flush(text);
+        }
+        if (result.isError()) {
+            throw new IllegalArgumentException("trace '" + file + "' line " + lineNo + " is malformed: not UTF-8 "
+                    + "text (byte " + (in.position() + 1) + " of the line)");
+        }
+        return text.flip().toString();
+    }
+
+    /** Why {@code line} is not one JSON value, in plain words: where it goes wrong, never the parser's message. */
+    private static String notJson(JsonProcessingException e, String line) {
+        JsonLocation at = e.getLocation();
+        int column = at == null ? -1 : at.getColumnNr();
+        if (e instanceof StreamConstraintsException) {
+            return "a number or string too long to read" + (column > 0 ? " (column " + column + ")" : "");
+        }
+        if (e instanceof JsonEOFException eof) {
+            JsonParser p = e.getProcessor() instanceof JsonParser parser ? parser : null;
+            String inside = eof.getTokenBeingDecoded() == JsonToken.VALUE_STRING ? "a string"
+                    : p != null && p.getParsingContext() != null && p.getParsingContext().inArray() ? "an array"
+                    : p != null && p.getParsingContext() != null && p.getParsingContext().inObject() ? "an object"
+                    : "a value";
+            return "not valid JSON: the line ends inside " + inside;
+        }
+        if (e instanceof MismatchedInputException) {
+            return "not valid JSON: more than one value on the line" + (column > 0 ? " (the second at column "
+                    + column + ")" : "");
+        }
+        if (column <= 0) {
+            return "not valid JSON";
+        }
+        char c = column <= line.length() ? line.charAt(column - 1) : ' ';
+        return "not valid JSON at column " + column + (c > ' ' && c < 0x7f ? " ('" + c + "')" : "");
     }
 
     /**
@@ -82,6 +149,9 @@ public final class MooncakeTrace {
         if (v.isIntegralNumber()) {
             return v.canConvertToLong() ? v.asLong() : null;
         }
+        if (!Double.isFinite(v.doubleValue())) {
+            return null; // beyond a double's range: 1e400 reads as infinity
+        }
         try {
             return v.decimalValue().stripTrailingZeros().longValueExact();
         } catch (ArithmeticException e) {
@@ -91,7 +161,12 @@ public final class MooncakeTrace {
 
     private static TraceRequest parse(ObjectMapper mapper, Path file, int lineNo, String line) {
         try {
-            JsonNode n = mapper.readTree(line);
+            JsonNode n;
+            try {
+                n = mapper.readTree(line);
+            } catch (JsonProcessingException e) {
+                throw new IllegalArgumentException(notJson(e, line));
+            }
             JsonNode ids = n.get("hash_ids");
             if (ids == null || !ids.isArray() || !n.hasNonNull("timestamp") || !n.hasNonNull("input_length")) {
                 throw new IllegalArgumentException("expected timestamp, input_length and hash_ids");
@@ -116,7 +191,7 @@ public final class MooncakeTrace {
                 throw new IllegalArgumentException("output_length must be a non-negative whole number");
             }
             return new TraceRequest(timestamp, input.intValue(), output.intValue(), hashIds);
-        } catch (IOException | IllegalArgumentException e) {
+        } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("trace '" + file + "' line " + lineNo + " is malformed: "
                     + e.getMessage().lines().findFirst().orElse(""));
         }

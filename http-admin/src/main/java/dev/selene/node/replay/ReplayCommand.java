@@ -1,5 +1,7 @@
 package dev.selene.node.replay;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.LoggerContext;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.selene.actors.api.CacheSettings;
 import dev.selene.actors.api.SeleneCache;
@@ -15,9 +17,12 @@ import dev.selene.engine.trace.RowRule;
 import dev.selene.engine.trace.TraceCeiling;
 import dev.selene.engine.trace.TraceRequest;
 import dev.selene.engine.trace.TraceShapes;
+import dev.selene.node.Failures;
+import dev.selene.node.config.MachineMemory;
 import dev.selene.node.logging.ConsoleLogging;
 import dev.selene.transport.gpu.DeviceCopier;
 import dev.selene.transport.gpu.DeviceCopiers;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -73,7 +78,8 @@ public final class ReplayCommand implements Callable<Integer> {
             description = "Requests of --generate (default: ${DEFAULT-VALUE}).")
     int generatedRequests;
 
-    @Option(names = "--save", paramLabel = "FILE", description = "Also write the generated trace to FILE.")
+    @Option(names = "--save", paramLabel = "FILE", description = "With --generate: also write the generated trace "
+            + "to FILE.")
     Path save;
 
     @Option(names = "--policy", defaultValue = Policies.DEFAULT,
@@ -107,7 +113,8 @@ public final class ReplayCommand implements Callable<Integer> {
     String warm;
 
     @Option(names = "--disk-dir", paramLabel = "DIR",
-            description = "Add a disk tier: a fresh directory under DIR, deleted after the replay.")
+            description = "Add a disk tier: a fresh directory in DIR (an existing writable directory), deleted after "
+                    + "the replay, also when it is interrupted.")
     Path diskDir;
 
     @Option(names = "--disk-size",
@@ -121,8 +128,8 @@ public final class ReplayCommand implements Callable<Integer> {
     boolean settleWrites;
 
     @Option(names = "--prefill-tokens-per-s", paramLabel = "N", defaultValue = "10000",
-            description = "The engine's prefill rate, for the time saved and the node's restore decisions "
-                    + "(default: ${DEFAULT-VALUE}).")
+            description = "The engine's prefill rate in tokens per second (above 0), for the time saved and the "
+                    + "node's restore decisions (default: ${DEFAULT-VALUE}).")
     double prefillTokensPerSecond;
 
     @Option(names = "--concurrency", defaultValue = "8",
@@ -133,7 +140,8 @@ public final class ReplayCommand implements Callable<Integer> {
             description = "auto, simulated or cuda (default: ${DEFAULT-VALUE}).")
     String device;
 
-    @Option(names = "--limit", defaultValue = "0", description = "Replay only the first N requests; 0 = all.")
+    @Option(names = "--limit", paramLabel = "N", defaultValue = "0",
+            description = "Replay only the first N requests; 0 = all (default: ${DEFAULT-VALUE}).")
     int limit;
 
     @Option(names = "--compare",
@@ -161,6 +169,7 @@ public final class ReplayCommand implements Callable<Integer> {
         if (seeds != null && !compare) {
             throw new IllegalArgumentException("--seeds runs --compare over many seeds; give --compare with it");
         }
+        validateCommon();
         if (compare) {
             return compare();
         }
@@ -171,28 +180,31 @@ public final class ReplayCommand implements Callable<Integer> {
     }
 
     private int replay() throws Exception {
+        // Everything the command line names is checked before the first line is printed: an error is all it prints.
         validate();
         Layout l = Layout.preset(layout);
         long warmBytes = ByteSize.parse("--warm", warm);
         RowRule rule = RowRule.parse(rows, rowInterval);
         boolean oracle = ReplaySimulator.ORACLE.equals(policy);
         boolean simulated = simulate || oracle;
-        List<TraceRequest> requests = requests();
         CacheConfig memory = CacheConfig.memoryOnly(l, warmBytes).withConcurrency(concurrency).withDevice(device);
         CacheConfig config = memory.withPolicy(oracle ? Policies.DEFAULT : policy);
+        if (!simulated) {
+            String unfit;
+            try {
+                unfit = MachineMemory.problem(config);
+            } catch (IllegalArgumentException e) {
+                unfit = e.getMessage(); // more slots than a node counts
+            }
+            if (unfit != null) {
+                throw new IllegalArgumentException("--warm = '" + warm + "' is invalid: " + unfit);
+            }
+        }
         long diskBytes = diskDir != null || diskSize != null
                 ? ByteSize.parse("--disk-size", diskSize == null ? DEFAULT_DISK_SIZE : diskSize) : 0;
         CacheConfig modelled = diskBytes > 0 ? memory.withDisk("simulated", diskBytes) : memory;
-        Path diskRun = null;
-        if (diskDir != null && !simulated) {
-            diskRun = Files.createTempDirectory(Files.createDirectories(diskDir), "replay-");
-            config = config.withDisk(diskRun.toString(), diskBytes);
-        }
         PrefillCost cost = PrefillCost.withPrefill(prefillTokensPerSecond);
-        System.err.printf(Locale.ROOT, "selene replay: %d requests from %s, %s, warm %s%s, policy %s, rows %s, %s%n",
-                requests.size(), source(), l.name(), ByteSize.format(warmBytes),
-                diskBytes == 0 ? "" : ", disk " + ByteSize.format(diskBytes), policy, rule.label(),
-                simulated ? "simulator" : "node");
+        List<TraceRequest> requests = requests();
         ReplayReport report = new ReplayReport();
         report.policy = policy;
         report.rows = rule;
@@ -200,9 +212,14 @@ public final class ReplayCommand implements Callable<Integer> {
         report.warmBytes = warmBytes;
         report.diskBytes = diskBytes;
         report.speedup = speedup;
-        report.ceiling = TraceCeiling.of(requests, rule);
         ReplaySimulator simulator = new ReplaySimulator(modelled, rule, cost);
+        String heading = String.format(Locale.ROOT, "selene replay: %d requests from %s, %s, warm %s%s, policy %s, "
+                        + "rows %s, %s%n", requests.size(), source(), l.name(), ByteSize.format(warmBytes),
+                diskBytes == 0 ? "" : ", disk " + ByteSize.format(diskBytes), policy, rule.label(),
+                simulated ? "simulator" : "node");
         if (simulated) {
+            System.err.print(heading);
+            report.ceiling = TraceCeiling.of(requests, rule);
             report.engine = ReplayReport.Engine.SIMULATOR;
             report.cost = cost;
             long start = System.nanoTime();
@@ -210,26 +227,23 @@ public final class ReplayCommand implements Callable<Integer> {
             report.seconds = (System.nanoTime() - start) / 1e9;
         } else {
             report.engine = ReplayReport.Engine.NODE;
-            PrintStream progress = noProgress ? null : System.err;
-            try (DeviceCopier copier = DeviceCopiers.select(device); SeleneCache cache = SeleneCache.start(config,
-                    copier, CacheSettings.standaloneSystemConfig(), "selene")) {
-                report.cost = cost;
-                new TraceReplay(cache, copier, speedup, rule, cost, progress).settleWrites(settleWrites)
-                        .run(requests, report);
-                CacheStatus status = cache.status().toCompletableFuture().join();
-                report.rowsAdded = status.counters().getOrDefault("rows.added", 0L);
-                report.rowsDropped = status.counters().getOrDefault("rows.dropped", 0L);
-                report.rowsHeldBack = status.counters().getOrDefault("rows.held-back", 0L);
-                if (status.disk() != null && status.disk().readSamples() > 0) {
-                    report.cost = cost.withDisk(status.disk().readBytesPerSecond());
+            Path diskRun = diskDir == null ? null : runDirectory();
+            // Ended from outside (Ctrl-C), the process skips the finally below: the hook deletes the directory then.
+            Thread cleanup = diskRun == null ? null : new Thread(() -> deleteQuietly(diskRun), "replay-disk-cleanup");
+            try {
+                if (diskRun != null) {
+                    Runtime.getRuntime().addShutdownHook(cleanup);
+                    config = config.withDisk(diskRun.toString(), diskBytes);
                 }
-                if (status.disk() != null) {
-                    report.spilled = status.counters().getOrDefault("spill.written", 0L);
-                    report.evictedFromDisk = status.counters().getOrDefault("evicted.disk", 0L);
-                }
+                runNode(config, requests, rule, cost, heading, report);
             } finally {
                 if (diskRun != null) {
                     deleteTree(diskRun);
+                    try {
+                        Runtime.getRuntime().removeShutdownHook(cleanup);
+                    } catch (IllegalStateException e) {
+                        // the process is ending: the hook runs and finds nothing left
+                    }
                 }
             }
             report.simulated = simulator.run(requests, policy);
@@ -249,6 +263,31 @@ public final class ReplayCommand implements Callable<Integer> {
             System.out.println(new ObjectMapper().writeValueAsString(report.toMap()));
         }
         return 0;
+    }
+
+    /** Replays {@code requests} through a node of {@code config}; prints {@code heading} once the node runs. */
+    private void runNode(CacheConfig config, List<TraceRequest> requests, RowRule rule, PrefillCost cost,
+                         String heading, ReplayReport report) throws Exception {
+        PrintStream progress = noProgress ? null : System.err;
+        try (DeviceCopier copier = DeviceCopiers.select(device); SeleneCache cache = SeleneCache.start(config,
+                copier, CacheSettings.standaloneSystemConfig(), "selene")) {
+            System.err.print(heading);
+            report.ceiling = TraceCeiling.of(requests, rule);
+            report.cost = cost;
+            new TraceReplay(cache, copier, speedup, rule, cost, progress).settleWrites(settleWrites)
+                    .run(requests, report);
+            CacheStatus status = cache.status().toCompletableFuture().join();
+            report.rowsAdded = status.counters().getOrDefault("rows.added", 0L);
+            report.rowsDropped = status.counters().getOrDefault("rows.dropped", 0L);
+            report.rowsHeldBack = status.counters().getOrDefault("rows.held-back", 0L);
+            if (status.disk() != null && status.disk().readSamples() > 0) {
+                report.cost = cost.withDisk(status.disk().readBytesPerSecond());
+            }
+            if (status.disk() != null) {
+                report.spilled = status.counters().getOrDefault("spill.written", 0L);
+                report.evictedFromDisk = status.counters().getOrDefault("evicted.disk", 0L);
+            }
+        }
     }
 
     private int compare() throws IOException {
@@ -318,10 +357,36 @@ public final class ReplayCommand implements Callable<Integer> {
     /** The most seeds one {@code --seeds} runs (each takes seconds). */
     static final int MAX_SEEDS = 1000;
 
+    /** The most requests a node sizes its intake for. */
+    static final int MAX_CONCURRENCY = 65536;
+
+    /** Checks the options a replay and a comparison share, each refused with one line naming it. */
+    private void validateCommon() {
+        if (limit < 0) {
+            throw new IllegalArgumentException("--limit " + limit + " is invalid; allowed: 0 (all requests) or a "
+                    + "positive number of requests");
+        }
+        if (generatedRequests < 1) {
+            throw new IllegalArgumentException("--requests " + generatedRequests + " is invalid; allowed: a positive "
+                    + "number of requests");
+        }
+        if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+            throw new IllegalArgumentException("--concurrency " + concurrency + " is invalid; allowed: 1.."
+                    + MAX_CONCURRENCY);
+        }
+        if (save != null && generate == null) {
+            throw new IllegalArgumentException("--save writes a generated trace; give --generate SHAPE with it");
+        }
+    }
+
     private void validate() {
         if (speedup < 0 || Double.isNaN(speedup)) {
-            throw new IllegalArgumentException("--speedup " + speedup + " is invalid; allowed: 0 (as fast as possible) "
-                    + "or a positive factor");
+            throw new IllegalArgumentException("--speedup " + number(speedup) + " is invalid; allowed: 0 (as fast as "
+                    + "possible) or a positive factor");
+        }
+        if (!(prefillTokensPerSecond > 0) || Double.isInfinite(prefillTokensPerSecond)) {
+            throw new IllegalArgumentException("--prefill-tokens-per-s " + number(prefillTokensPerSecond)
+                    + " is invalid; allowed: a positive, finite number of tokens per second");
         }
         if (!DeviceCopiers.KINDS.contains(device)) {
             throw new IllegalArgumentException("--device '" + device + "' is unknown; allowed: auto, simulated, cuda");
@@ -329,6 +394,15 @@ public final class ReplayCommand implements Callable<Integer> {
         if (!Policies.NAMES.contains(policy) && !ReplaySimulator.ORACLE.equals(policy)) {
             throw new IllegalArgumentException("--policy '" + policy + "' is unknown; allowed: "
                     + String.join(", ", Policies.NAMES) + ", " + ReplaySimulator.ORACLE);
+        }
+        List<String> layouts = Layout.PRESETS.stream()
+                .filter(name -> Layout.preset(name).tokensPerRecord() == TraceRequest.BLOCK_TOKENS).toList();
+        if (!layouts.contains(layout)) {
+            String why = Layout.PRESETS.contains(layout) ? " is invalid: its records cover "
+                    + Layout.preset(layout).tokensPerRecord() + " tokens, a trace's blocks " + TraceRequest.BLOCK_TOKENS
+                    : " is unknown";
+            throw new IllegalArgumentException("--layout '" + layout + "'" + why + "; allowed: "
+                    + String.join(", ", layouts));
         }
         if ((trace == null) == (generate == null)) {
             throw new IllegalArgumentException("give a TRACE file or --generate SHAPE (one of them)");
@@ -346,6 +420,40 @@ public final class ReplayCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--row-interval " + rowInterval + " is invalid; allowed: 0 (none) or a "
                     + "positive number of blocks");
         }
+        if (diskDir != null && !simulated) {
+            // As serve and burst do: a --disk-dir given must exist (a mistyped path would leave a new directory).
+            if (!Files.exists(diskDir)) {
+                throw invalidDiskDir("no such directory", "an existing writable directory");
+            }
+            if (!Files.isDirectory(diskDir)) {
+                throw invalidDiskDir("not a directory", WRITABLE_DIRECTORY);
+            }
+            if (!Files.isWritable(diskDir)) {
+                throw invalidDiskDir("not writable", WRITABLE_DIRECTORY);
+            }
+        }
+    }
+
+    private static final String WRITABLE_DIRECTORY = "a writable directory";
+
+    /** The replay's own directory, new, in {@code --disk-dir}; one line saying why when it cannot be made. */
+    private Path runDirectory() {
+        try {
+            return Files.createTempDirectory(diskDir, "replay-");
+        } catch (IOException e) {
+            throw invalidDiskDir("cannot write a file in it (" + Failures.io(e) + ")", WRITABLE_DIRECTORY);
+        }
+    }
+
+    /** {@code --disk-dir}'s problem in the words serve and burst use for theirs. */
+    private IllegalArgumentException invalidDiskDir(String problem, String allowed) {
+        return new IllegalArgumentException("--disk-dir = '" + diskDir + "' is invalid: " + problem + "; allowed: "
+                + allowed);
+    }
+
+    /** {@code x} as a user would write it: 0 rather than 0.0, 1.5 as it is. */
+    private static String number(double x) {
+        return x == Math.rint(x) && Math.abs(x) < 1e15 ? Long.toString((long) x) : Double.toString(x);
     }
 
     private List<TraceRequest> requests() {
@@ -361,6 +469,29 @@ public final class ReplayCommand implements Callable<Integer> {
 
     private String source() {
         return generate == null ? trace.toString() : generate + " (seed " + seed + ")";
+    }
+
+    /**
+     * Deletes the replay's own disk directory while the process ends from outside, as far as it can: the node may
+     * still be writing, so it tries again while files appear; the node's complaints about files gone under it are not
+     * shown.
+     */
+    private static void deleteQuietly(Path dir) {
+        if (LoggerFactory.getILoggerFactory() instanceof LoggerContext logging) {
+            logging.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).setLevel(Level.OFF);
+            logging.getLogger("org.apache.pekko").setLevel(Level.OFF);
+        }
+        for (int attempt = 0; attempt < 50 && Files.exists(dir); attempt++) {
+            try {
+                deleteTree(dir);
+            } catch (IOException | RuntimeException e) {
+                try {
+                    Thread.sleep(20);
+                } catch (InterruptedException stop) {
+                    return;
+                }
+            }
+        }
     }
 
     /** Deletes the replay's own disk directory and everything in it. */
