@@ -1,16 +1,22 @@
 package dev.selene.node.manager;
 
+import com.typesafe.config.Config;
+import dev.selene.actors.value.Durations;
 import dev.selene.engine.config.ByteSize;
 import dev.selene.node.cli.ClusterRemoval;
 import dev.selene.node.config.ManagerOptions;
 import dev.selene.node.config.ManagerSettings;
 import dev.selene.node.config.NodeSettings;
+import org.apache.pekko.cluster.MemberStatus;
+import org.apache.pekko.cluster.typed.Cluster;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import sun.misc.Signal;
 
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * {@code selene manager}: a pool manager with its admin HTTP server; SIGTERM or SIGINT leaves the cluster and exits
@@ -21,6 +27,9 @@ import java.util.concurrent.CompletableFuture;
                 + "SIGTERM (or Ctrl-C), which leaves the cluster and exits 0. Exit code 4: the other members of the "
                 + "cluster downed it (restart it to rejoin); 2: a setting is invalid; 1: the manager failed.")
 public final class ManagerCommand implements Callable<Integer> {
+
+    /** How long a starting manager may stay outside the cluster before it says so (a host's join timeout). */
+    private static final String JOIN_TIMEOUT = "selene.pool.join-timeout";
 
     @Mixin
     ManagerOptions options;
@@ -45,6 +54,9 @@ public final class ManagerCommand implements Callable<Integer> {
                 settings.admin().bind(), node.adminPort());
         System.err.flush();
         started.complete(node);
+        if (!m.seeds().isEmpty()) {
+            sayIfNotJoined(node, m);
+        }
         node.whenStopped().toCompletableFuture().join();
         if (ClusterRemoval.downed(node.node().system())) {
             System.err.println(ClusterRemoval.line("selene manager"));
@@ -56,5 +68,27 @@ public final class ManagerCommand implements Callable<Integer> {
         }
         System.err.println("selene manager: stopped");
         return 0;
+    }
+
+    /**
+     * Says once, on standard error, when the manager is still outside the pool's cluster after the join timeout
+     * ({@code selene.pool.join-timeout}, as for a host): the cluster library's own warnings about the seeds repeat
+     * every few seconds and never say what it means. The manager keeps trying; {@code /ready} answers 503 meanwhile.
+     */
+    private static void sayIfNotJoined(ManagerNode node, ManagerSettings m) {
+        Config config = node.node().system().settings().config();
+        Duration wait = config.hasPath(JOIN_TIMEOUT) ? config.getDuration(JOIN_TIMEOUT) : Duration.ofSeconds(20);
+        CompletableFuture.delayedExecutor(wait.toMillis(), TimeUnit.MILLISECONDS).execute(() -> {
+            // Removed is also what a node that has not joined any cluster yet reports about itself.
+            MemberStatus self = Cluster.get(node.node().system()).selfMember().status();
+            boolean outside = self == MemberStatus.removed() || self == MemberStatus.joining()
+                    || self == MemberStatus.weaklyUp();
+            if (outside && !node.whenStopped().toCompletableFuture().isDone()) {
+                System.err.println("selene manager: not a member of the pool's cluster after "
+                        + Durations.human(wait) + ": none of the seeds (" + String.join(",", m.seeds())
+                        + ") let it join; it keeps trying, and /ready answers 503 until it joins (is the first seed "
+                        + "running, and are the seeds right?)");
+            }
+        });
     }
 }

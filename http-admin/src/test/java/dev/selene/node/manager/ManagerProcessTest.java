@@ -126,6 +126,38 @@ class ManagerProcessTest {
     }
 
     @Test
+    void aManagerWhoseSeedsDoNotAnswer_saysSoOnceAfterTheJoinTimeout_staysNotReady_andStillStopsOnSigterm()
+            throws Exception {
+        int nobody;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            nobody = s.getLocalPort(); // free again once closed: no cluster answers there
+        }
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-Xmx512m",
+                "-Dselene.pool.join-timeout=2s", "-Dlogback.configurationFile=logback.xml", "-cp", classpath(),
+                "dev.selene.node.cli.SeleneMain", "manager", "--layout", "small", "--store-size", "16m", "--port", "0",
+                "--admin-port", "0", "--seeds", "127.0.0.1:" + nobody));
+        ProcessBuilder pb = new ProcessBuilder(cmd).directory(new File("."));
+        pb.environment().put("SELENE_LOG_LEVEL", "INFO");
+        Process p = pb.start();
+        processes.add(p);
+        List<String> err = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> errDone = collect(p.getErrorStream(), err);
+        collect(p.getInputStream(), new CopyOnWriteArrayList<>());
+        String said = "selene manager: not a member of the pool's cluster after 2 s: none of the seeds (127.0.0.1:"
+                + nobody + ") let it join; it keeps trying, and /ready answers 503 until it joins";
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
+                .until(() -> !p.isAlive() || err.stream().anyMatch(l -> l.startsWith(said)));
+        assertTrue(p.isAlive(), "it keeps trying rather than exiting: " + err);
+        Matcher m = err.stream().map(ADMIN::matcher).filter(Matcher::find).findFirst().orElseThrow();
+        assertEquals(503, get("http://127.0.0.1:" + m.group(1) + "/ready").statusCode());
+        assertTrue(p.toHandle().destroy()); // SIGTERM
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), "manager did not stop within 30 s of SIGTERM: " + err);
+        errDone.get(5, TimeUnit.SECONDS);
+        assertEquals(1, err.stream().filter(l -> l.startsWith(said)).count(), "said once: " + err);
+    }
+
+    @Test
     void aBadFlag_orAStoreOrPortThisMachineCannotGive_stopsTheManagerAtStart_withOneLineAndExitCode2()
             throws Exception {
         long memory = MachineMemory.totalBytes();
