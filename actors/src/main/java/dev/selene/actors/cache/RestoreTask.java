@@ -15,14 +15,17 @@ import dev.selene.transport.gpu.DevicePlacement;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.Scheduler;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -122,6 +125,10 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     private final long correlation;
     private final SlotList[] staging;
     private final boolean[] readOk;
+    /** Whether a read into the staging slots at each position was asked for and has not been answered yet. */
+    private final boolean[] reading;
+    /** The device copy out of the staging slots at each position, once started. */
+    private final List<CompletableFuture<Void>> stagingCopies;
     /** Whether the file pin of the part at each position (one of the node's own files) was released. */
     private final boolean[] fileUnpinned;
     private final long[] requests;
@@ -195,6 +202,8 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         this.depth = parts.size();
         this.staging = new SlotList[parts.size()];
         this.readOk = new boolean[parts.size()];
+        this.reading = new boolean[parts.size()];
+        this.stagingCopies = new ArrayList<>(Collections.nCopies(parts.size(), null));
         this.fileUnpinned = new boolean[parts.size()];
         this.requests = new long[parts.size()];
         this.startNanos = records.clock().getAsLong();
@@ -324,6 +333,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         for (int i : wave) {
             // An ask per read: when no answer comes in time (the store failed and lost the request, or the disk
             // stalls) the store is asked how that read ended, so its staging slots are never freed under a read.
+            reading[i] = true;
             getContext().ask(Store.ReadReply.class, parts.get(i).store(), records.writeCheck(),
                     r -> new Store.Read(spec(i).key(), staging[i], r), (reply, failure) -> new ReadAnswered(i,
                             reply));
@@ -344,10 +354,12 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
                 int i = indexOf(d.key());
                 waveBytes.merge(parts.get(i).tier(), d.bytes(), Long::sum);
                 readOk[i] = true;
+                reading[i] = false;
             }
             case Store.ReadFailed f -> {
                 int failedAt = indexOf(f.key());
                 if (failedAt >= 0) {
+                    reading[failedAt] = false;
                     truncate(failedAt);
                 }
                 if (f.fileLost() && failedAt >= 0 && parts.get(failedAt).adopt()) {
@@ -364,7 +376,9 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         try {
             for (int i : wave) {
                 if (i < depth && readOk[i]) {
-                    waveCopies.add(copy(i, staging[i]));
+                    CompletableFuture<Void> c = copy(i, staging[i]);
+                    stagingCopies.set(i, c);
+                    waveCopies.add(c);
                 }
             }
         } catch (RuntimeException e) {
@@ -543,9 +557,43 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         unpinFiles(IntStream.range(0, parts.size()).boxed().toList());
         for (int i = 0; i < staging.length; i++) {
             if (staging[i] != null) {
-                catalog.tell(new Catalog.ReleaseStaging(staging[i]));
+                releaseStagingWhenIdle(i, staging[i]);
                 staging[i] = null;
             }
         }
+    }
+
+    /**
+     * Releases the staging slots {@code slots} of position {@code i} once nothing uses them: at once on the paths
+     * that end a restore (every read answered, every copy done), but a task that failed in the middle (a bug) may
+     * leave a read writing into them or a copy reading them; those slots go back only when the store says how the
+     * read ended and the copy is done, so that they are never handed to another record while still in use.
+     */
+    private void releaseStagingWhenIdle(int i, SlotList slots) {
+        CompletableFuture<Void> copy = stagingCopies.get(i) == null ? CompletableFuture.completedFuture(null)
+                : stagingCopies.get(i).exceptionally(e -> null);
+        CompletableFuture<Void> read = CompletableFuture.completedFuture(null);
+        if (reading[i]) {
+            read = new CompletableFuture<>();
+            askUntilSettled(parts.get(i).store(), spec(i).key(), slots, getContext().getSystem().scheduler(), read);
+        }
+        if (copy.isDone() && read.isDone()) {
+            catalog.tell(new Catalog.ReleaseStaging(slots));
+        } else {
+            CompletableFuture.allOf(copy, read).whenComplete((v, e) -> catalog.tell(new Catalog.ReleaseStaging(slots)));
+        }
+    }
+
+    /** Completes {@code settled} once {@code store} says how the read of {@code key} ended; asks until it does. */
+    private void askUntilSettled(ActorRef<Store.Command> store, RecordKey key, SlotList slots, Scheduler scheduler,
+                            CompletableFuture<Void> settled) {
+        AskPattern.<Store.Command, Store.ReadReply>ask(store, r -> new Store.SettleRead(key, slots, r),
+                records.writeCheck(), scheduler).whenComplete((reply, failure) -> {
+                    if (reply != null) {
+                        settled.complete(null);
+                    } else {
+                        askUntilSettled(store, key, slots, scheduler, settled);
+                    }
+                });
     }
 }

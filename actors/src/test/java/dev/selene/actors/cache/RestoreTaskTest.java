@@ -235,6 +235,35 @@ class RestoreTaskTest {
     }
 
     @Test
+    void aTaskThatFailsWhileAReadIsRunning_keepsThatReadsStagingUntilTheStoreSaysTheReadEnded_faultInjected() {
+        start();
+        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean(true);
+        RecordContext failing = new RecordContext(LAYOUT, host, device, metrics, traces, (actor, message) -> {
+            if (actor.equals("RestoreTask") && message.getClass().getSimpleName().equals("ReadAnswered")
+                    && armed.getAndSet(false)) {
+                throw new IllegalStateException("fault injected: the task fails as its first read is answered");
+            }
+        }, RecordContext.DEFAULT_WRITE_CHECK, clock::get, new DeviceTransfers());
+        List<RestoreTask.Part> parts = List.of(RestoreTask.Part.ownFile(spec(1, null), disk.ref(), Tier.DISK),
+                RestoreTask.Part.ownFile(spec(2, 1L), disk.ref(), Tier.DISK));
+        kit.spawn(RestoreTask.create(failing, catalogRef, parts, targets(2), caller.ref(), 1));
+        Store.Read first = (Store.Read) disk.receiveMessage();
+        Store.Read second = (Store.Read) disk.receiveMessage();
+        int staged = 2 * spec(1, null).slots(LAYOUT);
+        first.replyTo().tell(new Store.ReadDone(first.key(), 8192)); // the task fails on this answer
+        assertEquals(RestoreResult.Outcome.FAILED, caller.receiveMessage().outcome());
+        // The store is asked how each read it had not answered (for the task) ended, before the slots go back.
+        List<Store.SettleRead> asked = List.of((Store.SettleRead) disk.receiveMessage(),
+                (Store.SettleRead) disk.receiveMessage());
+        assertEquals(TOTAL_SLOTS - staged, freeSlots(), "no staging released while the second read may write");
+        for (Store.SettleRead a : asked) {
+            a.replyTo().tell(new Store.ReadDone(a.key(), 8192));
+        }
+        second.replyTo().tell(new Store.ReadDone(second.key(), 8192)); // to a stopped task: nothing
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> freeSlots() == TOTAL_SLOTS);
+    }
+
+    @Test
     void theReadsOfOneWave_areTimedAsOneTransfer_theBytesOfAllReadsOverFirstStartToLastCompletion() {
         start();
         List<RestoreTask.Part> parts = List.of(RestoreTask.Part.stored(spec(1, null), disk.ref(), Tier.DISK, true),
