@@ -202,6 +202,12 @@ public final class ReplayCommand implements Callable<Integer> {
         }
         long diskBytes = diskDir != null || diskSize != null
                 ? ByteSize.parse("--disk-size", diskSize == null ? DEFAULT_DISK_SIZE : diskSize) : 0;
+        long record = (long) l.slotsPerRecord(true) * l.slotBytes();
+        if (diskSize != null && diskBytes < record) {
+            // 0 would quietly replay without the disk tier asked for
+            throw new IllegalArgumentException("--disk-size '" + diskSize + "' is invalid; allowed: at least one "
+                    + "record of the layout (" + ByteSize.format(record) + "), e.g. 16g");
+        }
         CacheConfig modelled = diskBytes > 0 ? memory.withDisk("simulated", diskBytes) : memory;
         PrefillCost cost = PrefillCost.withPrefill(prefillTokensPerSecond);
         List<TraceRequest> requests = requests();

@@ -107,6 +107,14 @@ class ReplayBadInputTest {
     }
 
     @Test
+    void aDiskSmallerThanOneRecord_isRefused_notReplayedWithoutTheDiskAskedFor(@TempDir Path dir) throws IOException {
+        Path disk = Files.createDirectory(dir.resolve("disk"));
+        assertOneLineError(run(trace(dir).toString(), "--disk-dir", disk.toString(), "--disk-size", "0"),
+                "--disk-size '0' is invalid; allowed: at least one record of the layout (");
+        assertEquals(List.of(), entries(disk));
+    }
+
+    @Test
     void aReplayRefusedAfterItsDiskDirIsChecked_leavesNothingInIt(@TempDir Path dir) throws IOException {
         Path disk = Files.createDirectory(dir.resolve("disk"));
         Run r = run(trace(dir).toString(), "--disk-dir", disk.toString(), "--prefill-tokens-per-s", "0");
