@@ -73,6 +73,9 @@ public final class MooncakeTrace {
             while ((bytes = in.readLine()) != null && (limit <= 0 || out.size() < limit)) {
                 n++;
                 String line = utf8(utf8, file, n, bytes);
+                if (n == 1 && line.startsWith("\uFEFF")) {
+                    line = line.substring(1); // a byte-order mark some editors write first: not part of the JSON
+                }
                 if (line.isBlank()) {
                     continue;
                 }

@@ -107,6 +107,15 @@ class ReplayBadInputTest {
     }
 
     @Test
+    void aByteOrderMarkBeforeTheFirstLine_isRead_asEditorsWriteIt(@TempDir Path dir) throws IOException {
+        Path bom = dir.resolve("bom.jsonl");
+        Files.write(bom, ("\uFEFF" + GOOD + GOOD).getBytes(StandardCharsets.UTF_8));
+        assertEquals(2, dev.selene.node.replay.MooncakeTrace.read(bom, 0).size());
+        Path inside = Files.writeString(dir.resolve("inside.jsonl"), GOOD + "\uFEFF" + GOOD);
+        assertOneLineError(run(inside.toString()), "line 2 is malformed");
+    }
+
+    @Test
     void aDiskSmallerThanOneRecord_isRefused_notReplayedWithoutTheDiskAskedFor(@TempDir Path dir) throws IOException {
         Path disk = Files.createDirectory(dir.resolve("disk"));
         assertOneLineError(run(trace(dir).toString(), "--disk-dir", disk.toString(), "--disk-size", "0"),
