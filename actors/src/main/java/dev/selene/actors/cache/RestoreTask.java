@@ -15,13 +15,15 @@ import dev.selene.transport.gpu.DevicePlacement;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
-import org.apache.pekko.actor.typed.Scheduler;
+import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -111,6 +113,11 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     /** Numbers staging requests, so that a task cancels only its own. */
     private static final AtomicLong STAGING_REQUESTS =
             new AtomicLong();
+
+    /** Times a failed task asks a store how a read it left running ended, each after the write check's wait. */
+    static final int SETTLE_ASKS = 30;
+
+    private static final Logger LOG = LoggerFactory.getLogger(RestoreTask.class);
 
     /** Disk reads in flight at once in one wave. */
     static final int READS_PER_WAVE = 4;
@@ -575,7 +582,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         CompletableFuture<Void> read = CompletableFuture.completedFuture(null);
         if (reading[i]) {
             read = new CompletableFuture<>();
-            askUntilSettled(parts.get(i).store(), spec(i).key(), slots, getContext().getSystem().scheduler(), read);
+            askUntilSettled(parts.get(i).store(), spec(i).key(), slots, getContext().getSystem(), read, 1);
         }
         if (copy.isDone() && read.isDone()) {
             catalog.tell(new Catalog.ReleaseStaging(slots));
@@ -584,15 +591,22 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         }
     }
 
-    /** Completes {@code settled} once {@code store} says how the read of {@code key} ended; asks until it does. */
-    private void askUntilSettled(ActorRef<Store.Command> store, RecordKey key, SlotList slots, Scheduler scheduler,
-                            CompletableFuture<Void> settled) {
+    /**
+     * Completes {@code settled} once {@code store} says how the read of {@code key} ended, asking again while it does
+     * not answer, at most {@link #SETTLE_ASKS} times and not once the actor system is stopping: a store that never
+     * answers (stopped with the node) leaves the slots taken, never handed out under a read that may still run.
+     */
+    private void askUntilSettled(ActorRef<Store.Command> store, RecordKey key, SlotList slots,
+                                 ActorSystem<?> system, CompletableFuture<Void> settled, int ask) {
         AskPattern.<Store.Command, Store.ReadReply>ask(store, r -> new Store.SettleRead(key, slots, r),
-                records.writeCheck(), scheduler).whenComplete((reply, failure) -> {
+                records.writeCheck(), system.scheduler()).whenComplete((reply, failure) -> {
                     if (reply != null) {
                         settled.complete(null);
+                    } else if (ask < SETTLE_ASKS && !system.whenTerminated().isCompleted()) {
+                        askUntilSettled(store, key, slots, system, settled, ask + 1);
                     } else {
-                        askUntilSettled(store, key, slots, scheduler, settled);
+                        LOG.warn("{}: no answer from its store on how a read ended after {} asks; its {} staging "
+                                + "slots stay taken", key, ask, slots.count());
                     }
                 });
     }

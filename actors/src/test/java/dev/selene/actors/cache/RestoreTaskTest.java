@@ -255,7 +255,8 @@ class RestoreTaskTest {
         // The store is asked how each read it had not answered (for the task) ended, before the slots go back.
         List<Store.SettleRead> asked = List.of((Store.SettleRead) disk.receiveMessage(),
                 (Store.SettleRead) disk.receiveMessage());
-        assertEquals(TOTAL_SLOTS - staged, freeSlots(), "no staging released while the second read may write");
+        org.awaitility.Awaitility.await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2))
+                .until(() -> freeSlots() == TOTAL_SLOTS - staged); // no staging released while the reads may write
         for (Store.SettleRead a : asked) {
             a.replyTo().tell(new Store.ReadDone(a.key(), 8192));
         }

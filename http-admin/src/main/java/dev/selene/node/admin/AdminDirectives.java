@@ -39,6 +39,9 @@ abstract class AdminDirectives extends AllDirectives {
             Map<String, String> params = new LinkedHashMap<>();
             for (Pair<String, String> p : query.toList()) {
                 String name = p.first();
+                if (name.isEmpty() && p.second().isEmpty()) {
+                    continue; // a stray '&' ("?&", "?a=1&") names nothing
+                }
                 if (!defined.contains(name)) {
                     return badRequest("query parameter '" + name + "' is unknown; allowed: "
                             + (defined.isEmpty() ? "none" : String.join(", ", defined)));

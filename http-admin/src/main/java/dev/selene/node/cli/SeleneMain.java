@@ -36,7 +36,7 @@ public final class SeleneMain implements Callable<Integer> {
     }
 
     /** Log levels {@code SELENE_LOG_LEVEL} may name (the logging library takes any other word as DEBUG). */
-    static final List<String> LOG_LEVELS = List.of("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "OFF");
+    static final List<String> LOG_LEVELS = List.of("ALL", "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "OFF");
 
     /** Runs the command line and returns its exit code; bad input gets one clear line, never a stack trace. */
     public static int execute(String... args) {

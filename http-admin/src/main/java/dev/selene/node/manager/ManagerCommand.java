@@ -1,6 +1,5 @@
 package dev.selene.node.manager;
 
-import com.typesafe.config.Config;
 import dev.selene.actors.value.Durations;
 import dev.selene.engine.config.ByteSize;
 import dev.selene.node.cli.ClusterRemoval;
@@ -28,9 +27,6 @@ import java.util.concurrent.TimeUnit;
                 + "cluster downed it (restart it to rejoin); 2: a setting is invalid; 1: the manager failed.")
 public final class ManagerCommand implements Callable<Integer> {
 
-    /** How long a starting manager may stay outside the cluster before it says so (a host's join timeout). */
-    private static final String JOIN_TIMEOUT = "selene.pool.join-timeout";
-
     @Mixin
     ManagerOptions options;
 
@@ -55,7 +51,7 @@ public final class ManagerCommand implements Callable<Integer> {
         System.err.flush();
         started.complete(node);
         if (!m.seeds().isEmpty()) {
-            sayIfNotJoined(node, m);
+            sayIfNotJoined(node, m, settings.poolHost().joinTimeout());
         }
         node.whenStopped().toCompletableFuture().join();
         if (ClusterRemoval.downed(node.node().system())) {
@@ -75,9 +71,7 @@ public final class ManagerCommand implements Callable<Integer> {
      * ({@code selene.pool.join-timeout}, as for a host): the cluster library's own warnings about the seeds repeat
      * every few seconds and never say what it means. The manager keeps trying; {@code /ready} answers 503 meanwhile.
      */
-    private static void sayIfNotJoined(ManagerNode node, ManagerSettings m) {
-        Config config = node.node().system().settings().config();
-        Duration wait = config.hasPath(JOIN_TIMEOUT) ? config.getDuration(JOIN_TIMEOUT) : Duration.ofSeconds(20);
+    private static void sayIfNotJoined(ManagerNode node, ManagerSettings m, Duration wait) {
         CompletableFuture.delayedExecutor(wait.toMillis(), TimeUnit.MILLISECONDS).execute(() -> {
             // Removed is also what a node that has not joined any cluster yet reports about itself.
             MemberStatus self = Cluster.get(node.node().system()).selfMember().status();

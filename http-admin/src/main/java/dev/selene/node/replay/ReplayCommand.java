@@ -403,9 +403,10 @@ public final class ReplayCommand implements Callable<Integer> {
         }
         List<String> layouts = Layout.PRESETS.stream()
                 .filter(name -> Layout.preset(name).tokensPerRecord() == TraceRequest.BLOCK_TOKENS).toList();
-        if (!layouts.contains(layout)) {
-            String why = Layout.PRESETS.contains(layout) ? " is invalid: its records cover "
-                    + Layout.preset(layout).tokensPerRecord() + " tokens, a trace's blocks " + TraceRequest.BLOCK_TOKENS
+        String named = layout.toLowerCase(java.util.Locale.ROOT); // as serve and burst take it, in any case
+        if (!layouts.contains(named)) {
+            String why = Layout.PRESETS.contains(named) ? " is invalid: its records cover "
+                    + Layout.preset(named).tokensPerRecord() + " tokens, a trace's blocks " + TraceRequest.BLOCK_TOKENS
                     : " is unknown";
             throw new IllegalArgumentException("--layout '" + layout + "'" + why + "; allowed: "
                     + String.join(", ", layouts));
@@ -500,11 +501,18 @@ public final class ReplayCommand implements Callable<Integer> {
         }
     }
 
-    /** Deletes the replay's own disk directory and everything in it. */
+    /**
+     * Deletes the replay's own disk directory and everything in it; one deleted meanwhile (by the hook of a replay
+     * being stopped, racing this) is no failure.
+     */
     private static void deleteTree(Path dir) throws IOException {
         try (Stream<Path> all = Files.walk(dir)) {
             for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(p);
+            }
+        } catch (java.nio.file.NoSuchFileException | java.io.UncheckedIOException e) {
+            if (Files.exists(dir)) {
+                throw e instanceof java.io.UncheckedIOException u ? u.getCause() : (IOException) e;
             }
         }
     }

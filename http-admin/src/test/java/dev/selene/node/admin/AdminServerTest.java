@@ -264,6 +264,9 @@ class AdminServerTest {
         }
         assertEquals(200, node.get("/?ns=params&key=aa&tier=disk&namespace=params&offset=0&limit=20").statusCode(),
                 "the status page's own parameters");
+        for (String stray : List.of("/status?&", "/metrics?", "/records?limit=5&", "/health?&&")) {
+            assertEquals(200, node.get(stray).statusCode(), stray + ": a stray '&' names no parameter");
+        }
     }
 
     @Test

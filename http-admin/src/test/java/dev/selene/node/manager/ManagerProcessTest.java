@@ -132,10 +132,13 @@ class ManagerProcessTest {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
             nobody = s.getLocalPort(); // free again once closed: no cluster answers there
         }
+        Path conf = java.nio.file.Files.createTempFile("manager-join", ".conf");
+        java.nio.file.Files.writeString(conf, "selene.pool.join-timeout = 2s\n"); // the manager's own settings file
+        conf.toFile().deleteOnExit();
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-Xmx512m",
-                "-Dselene.pool.join-timeout=2s", "-Dlogback.configurationFile=logback.xml", "-cp", classpath(),
-                "dev.selene.node.cli.SeleneMain", "manager", "--layout", "small", "--store-size", "16m", "--port", "0",
+                "-Dlogback.configurationFile=logback.xml", "-cp", classpath(), "dev.selene.node.cli.SeleneMain",
+                "manager", "--config", conf.toString(), "--layout", "small", "--store-size", "16m", "--port", "0",
                 "--admin-port", "0", "--seeds", "127.0.0.1:" + nobody));
         ProcessBuilder pb = new ProcessBuilder(cmd).directory(new File("."));
         pb.environment().put("SELENE_LOG_LEVEL", "INFO");

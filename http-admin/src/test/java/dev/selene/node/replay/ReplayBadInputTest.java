@@ -107,6 +107,12 @@ class ReplayBadInputTest {
     }
 
     @Test
+    void aLayoutNamedInCapitals_isTaken_asServeAndBurstTakeIt(@TempDir Path dir) throws IOException {
+        Run r = run(trace(dir).toString(), "--layout", "QWEN-TP1", "--simulate");
+        assertEquals(0, r.exit(), r.err());
+    }
+
+    @Test
     void aByteOrderMarkBeforeTheFirstLine_isRead_asEditorsWriteIt(@TempDir Path dir) throws IOException {
         Path bom = dir.resolve("bom.jsonl");
         Files.write(bom, ("\uFEFF" + GOOD + GOOD).getBytes(StandardCharsets.UTF_8));
