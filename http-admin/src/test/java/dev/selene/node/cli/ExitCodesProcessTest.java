@@ -68,8 +68,8 @@ class ExitCodesProcessTest {
     @Test
     void aLogLevelTheLoggingLibraryDoesNotKnow_isRefusedWithOneLine_exit2(@TempDir Path tmp) throws Exception {
         // Taken as DEBUG by the logging library otherwise: a terminal full of the libraries' debug lines.
-        assertEquals("selene: SELENE_LOG_LEVEL = 'BOGUS' is invalid; allowed: ALL, TRACE, DEBUG, INFO, WARN, ERROR, OFF "
-                        + "(INFO when it is not set)",
+        assertEquals("selene: SELENE_LOG_LEVEL = 'BOGUS' is invalid; allowed: ALL, TRACE, DEBUG, INFO, WARN, ERROR, "
+                        + "OFF (INFO when it is not set)",
                 refusedWithOneLine(selene(tmp, Map.of("SELENE_LOG_LEVEL", "BOGUS"), "serve", "--admin-port", "0",
                         "--log-file", tmp.resolve("a.log").toString()), "selene: SELENE_LOG_LEVEL"));
     }
