@@ -11,6 +11,7 @@ import dev.selene.engine.key.RecordKey;
 import dev.selene.engine.slots.SlotList;
 import org.apache.pekko.actor.typed.ActorRef;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -31,6 +32,8 @@ final class Spills {
     /** The slots' last pressure: why spills are planned (named in each record's trace). */
     private SlotLedger.Pressure pressure;
     private ActorRef<DrainReport> drainReplyTo;
+    /** Callers that asked for a drain while one ran: they get its report when it ends. */
+    private final List<ActorRef<DrainReport>> drainJoined = new ArrayList<>();
     private int drainWritten;
     private int drainSkipped;
     /** When a full disk was last said at ERROR (0: never). */
@@ -222,7 +225,9 @@ final class Spills {
             return;
         }
         if (drainReplyTo != null) {
-            d.replyTo().tell(new DrainReport(0, 0, false));
+            // One drain at a time: a second caller waits for the running one and gets its report (answering at once
+            // would tell it "drained" while records are still being written).
+            drainJoined.add(d.replyTo());
             return;
         }
         drainReplyTo = d.replyTo();
@@ -242,7 +247,10 @@ final class Spills {
         int skipped = drainSkipped + core.catalog.dirtyRecords();
         core.ctx.getLog().info("drain {}: {} records written, {} skipped", timedOut ? "timed out" : "done",
                 drainWritten, skipped);
-        drainReplyTo.tell(new DrainReport(drainWritten, skipped, timedOut));
+        DrainReport report = new DrainReport(drainWritten, skipped, timedOut);
+        drainReplyTo.tell(report);
+        drainJoined.forEach(r -> r.tell(report));
+        drainJoined.clear();
         drainReplyTo = null;
     }
 

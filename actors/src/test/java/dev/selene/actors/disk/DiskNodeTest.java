@@ -204,6 +204,20 @@ class DiskNodeTest {
     }
 
     @Test
+    void aDrainAskedWhileOneRuns_waitsForIt_andGetsItsReport_neverAnEarlyDrained() throws Exception {
+        SeleneCache cache = node(40, false);
+        List<RecordSpec> specs = publishChain(cache, 410, 5);
+        var first = cache.drain(Duration.ofSeconds(20)).toCompletableFuture();
+        var second = cache.drain(Duration.ofSeconds(20)).toCompletableFuture(); // while the chain is being written
+        DrainReport joined = await(second);
+        for (RecordSpec s : specs) {
+            assertTrue(Files.exists(RecordFileNames.recordFile(dir, s.key())), s.key() + " written when it answers");
+        }
+        assertEquals(await(first), joined, "the running drain's report");
+        assertEquals(5, joined.written());
+    }
+
+    @Test
     void aDiskDirectoryThatIsAFile_isASettingError_namingTheSetting() throws Exception {
         Path file = Files.createFile(dir.resolve("not-a-directory"));
         CacheConfig config = CacheConfig.memoryOnly(LAYOUT, 0).withConcurrency(1)
