@@ -104,6 +104,7 @@ public final class SettingsReader {
     /** A positive duration. */
     public Duration duration(String setting) {
         require(setting, DURATION);
+        refuseBareNumber(setting, DURATION);
         Duration d;
         try {
             d = root.getDuration(path(setting));
@@ -122,6 +123,7 @@ public final class SettingsReader {
         if (OFF.contains(raw(setting).trim().toLowerCase(Locale.ROOT))) {
             return null;
         }
+        refuseBareNumber(setting, DURATION_OR_OFF);
         Duration d;
         try {
             d = root.getDuration(path(setting));
@@ -136,6 +138,17 @@ public final class SettingsReader {
             throw SettingsException.invalid(path(setting), raw(setting), "a duration from 1ms to 3650d, or off");
         }
         return d;
+    }
+
+    /**
+     * Refuses a number without a unit: the configuration library would read it as milliseconds, so a max age of
+     * {@code 24} meant as hours would drop every record a few milliseconds after its last use.
+     */
+    private void refuseBareNumber(String setting, String allowed) {
+        if (raw(setting).trim().matches("[-+]?[0-9.]+([eE][-+]?[0-9]+)?")) {
+            throw SettingsException.invalid(path(setting), raw(setting), allowed + " (with its unit: a number alone "
+                    + "would be milliseconds)");
+        }
     }
 
     /** A list of strings. */

@@ -117,6 +117,9 @@ class CacheSettingsTest {
                     + "3650d, or off", error(Map.of("selene.prefix-cache.max-age", age)));
         }
         assertEquals(java.time.Duration.ofMillis(1), read(Map.of("selene.prefix-cache.max-age", "1ms")).maxAge());
+        assertEquals("selene.prefix-cache.max-age = '24' is invalid; allowed: a duration such as 30m, 2h or 7d, or off "
+                + "(with its unit: a number alone would be milliseconds)", error("selene.prefix-cache.max-age = 24"));
+        assertTrue(error(Map.of("selene.prefix-cache.max-age", "5")).contains("a number alone would be milliseconds"));
         assertEquals(0, read(Map.of("selene.warm", "0")).warmBytes());
     }
 
