@@ -6,6 +6,7 @@ import dev.selene.engine.config.CacheConfig;
 import dev.selene.engine.layout.Layout;
 import dev.selene.node.burst.BurstReport;
 import dev.selene.node.burst.BurstRun;
+import dev.selene.node.Failures;
 import dev.selene.node.burst.BurstSettings;
 import dev.selene.node.config.NodeSettings;
 import dev.selene.node.config.SettingsLoader;
@@ -16,7 +17,9 @@ import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -52,6 +55,9 @@ final class SoakCommand implements Callable<Integer> {
 
     /** The longest soak: a week. */
     static final int MAX_MINUTES = 7 * 24 * 60;
+
+    @Spec
+    CommandSpec spec;
 
     @Option(names = "--minutes", defaultValue = "20",
             description = "How long to keep starting bursts; fractions allowed, e.g. 0.1 (default: ${DEFAULT-VALUE}).")
@@ -146,22 +152,79 @@ final class SoakCommand implements Callable<Integer> {
         workload.checkFits(config);
         Path dir = null;
         boolean ownDir = false;
-        if (!p.equals("memory-only")) {
+        if (p.equals("memory-only")) {
+            for (String o : List.of("--disk-dir", "--disk-size")) {
+                if (spec.commandLine().getParseResult().hasMatchedOption(o)) {
+                    throw new IllegalArgumentException(o + " needs a disk tier; use --preset 8g or disk-only");
+                }
+            }
+        } else {
             long diskBytes = ByteSize.parse("--disk-size", diskSize);
+            long record = (long) l.slotsPerRecord(true) * l.slotBytes();
+            if (diskBytes < record) {
+                throw new IllegalArgumentException("--disk-size '" + diskSize + "' is invalid; allowed: at least one "
+                        + "record (" + ByteSize.format(record) + "), e.g. 16g");
+            }
             if (diskDir == null) {
-                dir = Files.createTempDirectory(Files.createDirectories(Path.of(".selene-data")), "soak-")
-                        .toAbsolutePath();
+                try {
+                    dir = Files.createTempDirectory(Files.createDirectories(Path.of(".selene-data")), "soak-")
+                            .toAbsolutePath();
+                } catch (IOException e) {
+                    throw new IllegalArgumentException("the soak's disk directory cannot be created under "
+                            + Path.of(".selene-data").toAbsolutePath() + " (" + Failures.io(e) + "); give --disk-dir");
+                }
                 ownDir = true;
             } else {
                 dir = requireEmpty(Path.of(diskDir).toAbsolutePath());
             }
             config = config.withDisk(dir.toString(), diskBytes);
         }
+        // Stopped from outside (Ctrl-C, SIGTERM), the process skips the finally below: the hook says what the soak
+        // measured until then and deletes the directory it made.
+        Path made = ownDir ? dir : null;
+        Thread interrupted = new Thread(() -> interrupted(made), "soak-interrupted");
+        Runtime.getRuntime().addShutdownHook(interrupted);
         try {
             return soak(node.withCache(config), l, warmBytes, dir, minutes);
         } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(interrupted);
+            } catch (IllegalStateException e) {
+                // the process is ending: the hook runs
+            }
             if (ownDir) {
                 deleteTree(dir);
+            }
+        }
+    }
+
+    /** The soak's figures so far, for a soak stopped from outside; null before the first line. */
+    private volatile String soFar;
+
+    /**
+     * A soak stopped from outside: one line saying so, the summary of the bursts that finished, and the directory it
+     * made deleted (the node may still be writing into it: tried again while files appear; its complaints about
+     * files gone under it are not shown).
+     */
+    private void interrupted(Path made) {
+        String summary = soFar;
+        System.out.print(summary == null ? "" : summary);
+        System.err.println("selene soak: stopped before its time was up; the summary covers the bursts that finished");
+        if (made == null) {
+            return;
+        }
+        if (org.slf4j.LoggerFactory.getILoggerFactory() instanceof ch.qos.logback.classic.LoggerContext logging) {
+            logging.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).setLevel(ch.qos.logback.classic.Level.OFF);
+        }
+        for (int attempt = 0; attempt < 100 && Files.exists(made); attempt++) {
+            try {
+                deleteTree(made);
+            } catch (IOException | RuntimeException e) {
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException stop) {
+                    return;
+                }
             }
         }
     }
@@ -200,7 +263,9 @@ final class SoakCommand implements Callable<Integer> {
             if (warmedUp == null) {
                 warmedUp = last;
             }
+            soFar = summary(startSample, warmedUp, last, published, lost, unverified);
         }
+        soFar = null; // printed here: the hook, should it still run, prints nothing twice
         out.print(summary(startSample, warmedUp, last, published, lost, unverified));
         return lost == 0 && unverified == 0 ? 0 : 1;
     }
@@ -322,7 +387,11 @@ final class SoakCommand implements Callable<Integer> {
                 }
             }
         }
-        return Files.createDirectories(dir);
+        try {
+            return Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("--disk-dir '" + dir + "' cannot be created (" + Failures.io(e) + ")");
+        }
     }
 
     /** Deletes the disk directory this soak created, with everything its nodes left in it. */
@@ -331,6 +400,10 @@ final class SoakCommand implements Callable<Integer> {
             List<Path> all = walk.sorted(Comparator.reverseOrder()).toList();
             for (Path f : all) {
                 Files.deleteIfExists(f);
+            }
+        } catch (java.nio.file.NoSuchFileException | java.io.UncheckedIOException e) {
+            if (Files.exists(dir)) { // deleted meanwhile (by the hook of a soak being stopped) is no failure
+                throw e instanceof java.io.UncheckedIOException u ? u.getCause() : (IOException) e;
             }
         }
     }

@@ -119,6 +119,29 @@ class SoakCommandTest {
     }
 
     @Test
+    void soak_diskOptionsItsPresetHasNoUseFor_aDiskUnderOneRecord_andADirectoryThatCannotBeMade_areOneLineEach()
+            throws Exception {
+        String[][] cases = {
+                {"--disk-dir", "/tmp/soak-x", "selene: --disk-dir needs a disk tier; use --preset 8g or disk-only"},
+                {"--disk-size", "banana", "selene: --disk-size needs a disk tier; use --preset 8g or disk-only"},
+        };
+        for (String[] c : cases) {
+            Run r = run(err -> { }, "soak", "--minutes", "1", c[0], c[1]);
+            assertEquals(2, r.exit(), r.err());
+            assertEquals(c[2], r.err().strip());
+        }
+        Run small = run(err -> { }, "soak", "--minutes", "1", "--preset", "disk-only", "--disk-size", "0");
+        assertEquals(2, small.exit(), small.err());
+        assertTrue(small.err().strip().startsWith("selene: --disk-size '0' is invalid; allowed: at least one record"),
+                small.err());
+        Run proc = run(err -> { }, "soak", "--minutes", "1", "--preset", "disk-only", "--disk-dir", "/proc/nope/x");
+        assertEquals(2, proc.exit(), proc.err());
+        assertTrue(proc.err().strip().startsWith("selene: --disk-dir '/proc/nope/x' cannot be created ("),
+                proc.err());
+        assertFalse(proc.err().strip().contains("\n"), "one line: " + proc.err());
+    }
+
+    @Test
     void soak_onADiskDirectoryHoldingFiles_isRefusedWithOneLine() throws Exception {
         Path dir = Files.createTempDirectory(
                 Files.createDirectories(Path.of("target", "soak-tests")), "full");
