@@ -439,7 +439,7 @@ final class AdminRoutes extends AdminDirectives {
         CompletionStage<EvictOutcome> o = cache.evict(key);
         return completeWithFuture(o.thenApply(outcome -> switch (outcome.result()) {
             case EVICTED -> Json.ok(Map.of("evicted", key.toString(), "records", outcome.records()));
-            case NOT_FOUND -> Json.error(StatusCodes.NOT_FOUND, "not_found", "no record " + key + " in memory");
+            case NOT_FOUND -> Json.error(StatusCodes.NOT_FOUND, "not_found", "no record " + key + " in any tier");
             case BUSY -> Json.error(StatusCodes.CONFLICT, "busy", key
                     + " or a descendant is being restored or published; try again");
         }));

@@ -68,7 +68,13 @@ final class ManagerRoutes extends AdminDirectives {
             return reason;
         }
         MemberStatus self = Cluster.get(node.system()).selfMember().status();
-        return self == MemberStatus.up() ? null : "not an Up member of the pool's cluster (" + self + ")";
+        if (self == MemberStatus.up()) {
+            return null;
+        }
+        // The cluster library calls a node that has joined no cluster yet Removed, as one that has left.
+        return self == MemberStatus.removed() && ctx.readiness().reason() == null
+                ? "not an Up member of the pool's cluster (not joined yet: none of its seeds has let it in)"
+                : "not an Up member of the pool's cluster (" + self + ")";
     }
 
     private Route ready() {

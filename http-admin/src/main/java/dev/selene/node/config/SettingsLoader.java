@@ -207,8 +207,8 @@ public final class SettingsLoader {
                 // A map of the operator's own keys (certificate identities), checked where it is read.
                 if (e.getValue().valueType() != ConfigValueType.OBJECT) {
                     throw SettingsException.invalid(key, oneLine(String.valueOf(e.getValue().unwrapped())),
-                            "an object of certificate identities to lists of namespaces, e.g. "
-                                    + "{ \"CN=host-a\" = [\"tenant-a\"] }");
+                            "an object of certificate identities to lists of namespaces, e.g. { \"host-a\" = "
+                                    + "[\"tenant-a\"] } (a certificate's common name, or a prefix ending in *)");
                 }
             } else if (k.valueType() == ConfigValueType.OBJECT) {
                 checkObject(key, e.getValue(), (ConfigObject) k);

@@ -60,7 +60,8 @@ public final class ManagerNode implements AutoCloseable {
             cluster.manager().tell(Join.create(cluster.selfMember().address()));
         }
         readiness.ready();
-        LOG.info("selene manager up: {} ({}), admin http://{}", node.address(), settings.source(), admin.address());
+        LOG.info("selene manager started: {} ({}), admin http://{}; it takes traffic once it is an Up member of the "
+                + "pool's cluster", node.address(), settings.source(), admin.address());
     }
 
     /**

@@ -153,7 +153,9 @@ class ManagerProcessTest {
                 .until(() -> !p.isAlive() || err.stream().anyMatch(l -> l.startsWith(said)));
         assertTrue(p.isAlive(), "it keeps trying rather than exiting: " + err);
         Matcher m = err.stream().map(ADMIN::matcher).filter(Matcher::find).findFirst().orElseThrow();
-        assertEquals(503, get("http://127.0.0.1:" + m.group(1) + "/ready").statusCode());
+        HttpResponse<String> ready = get("http://127.0.0.1:" + m.group(1) + "/ready");
+        assertEquals(503, ready.statusCode());
+        assertTrue(ready.body().contains("not joined yet: none of its seeds has let it in"), ready.body());
         assertTrue(p.toHandle().destroy()); // SIGTERM
         assertTrue(p.waitFor(30, TimeUnit.SECONDS), "manager did not stop within 30 s of SIGTERM: " + err);
         errDone.get(5, TimeUnit.SECONDS);
