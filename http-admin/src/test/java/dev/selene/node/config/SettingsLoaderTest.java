@@ -190,8 +190,8 @@ class SettingsLoaderTest {
                 + "allowed: create, dir, size"));
         Path access = Files.writeString(dir.resolve("access.conf"), "selene.manager.access = 5");
         assertEquals("selene.manager.access = '5' is invalid; allowed: an object of certificate identities to lists "
-                + "of namespaces, e.g. { \"host-a\" = [\"tenant-a\"] } (a certificate's common name, or a prefix ending in "
-                + "*)", error(access, Map.of()));
+                + "of namespaces, e.g. { \"host-a\" = [\"tenant-a\"] } (a certificate's common name, or a prefix "
+                + "ending in *)", error(access, Map.of()));
     }
 
     @Test
