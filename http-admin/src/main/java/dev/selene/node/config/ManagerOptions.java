@@ -47,7 +47,9 @@ public final class ManagerOptions {
 
     /** The settings these options select. */
     public NodeSettings load() {
-        return SettingsLoader.load(config, overrides());
+        NodeSettings s = SettingsLoader.load(config, overrides());
+        SettingsLoader.checkFileIsFor(config, true);
+        return s;
     }
 
     /** Setting path → value for every flag given ({@code --seeds} as a list). */

@@ -68,12 +68,16 @@ public final class NodeOptions {
 
     /** The settings these options select. */
     public NodeSettings load() {
-        return withFlag(() -> SettingsLoader.load(config, overrides()));
+        NodeSettings s = withFlag(() -> SettingsLoader.load(config, overrides()));
+        SettingsLoader.checkFileIsFor(config, false);
+        return s;
     }
 
     /** The settings these options select, with {@code commandDefaults} in place of the library's defaults. */
     public NodeSettings load(Map<String, ?> commandDefaults) {
-        return withFlag(() -> SettingsLoader.load(config, overrides(), commandDefaults));
+        NodeSettings s = withFlag(() -> SettingsLoader.load(config, overrides(), commandDefaults));
+        SettingsLoader.checkFileIsFor(config, false);
+        return s;
     }
 
     /** The flag of each setting that has one, for the settings' error lines. */

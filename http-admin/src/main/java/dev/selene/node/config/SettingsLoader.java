@@ -89,6 +89,34 @@ public final class SettingsLoader {
         return fromConfig(all, source);
     }
 
+    /** Settings only a cache node reads: a pool manager's settings file that sets one was written for a node. */
+    private static final List<String> NODE_ONLY = List.of("warm", "concurrency", "host-budget",
+            "transfer-window-slots", "device", "disk", "pool.managers", "prefix-cache", "policy");
+
+    /**
+     * Refuses, in one line, a settings file written for the other command: {@code selene.manager.*} in a cache node's
+     * ({@code forManager} false), or a cache node's own settings (the warm tier, the disk, the pool's managers, ...)
+     * in a pool manager's. Either would start, ignoring most of what the file says.
+     */
+    public static void checkFileIsFor(Path file, boolean forManager) {
+        if (file == null) {
+            return;
+        }
+        Config c = ConfigFactory.parseFile(file.toFile()); // parsed and checked by load already
+        if (!forManager && c.hasPath(ROOT + ".manager")) {
+            throw new SettingsException("--config '" + file + "' sets selene.manager.*, a pool manager's settings: "
+                    + "start a manager with selene manager; a cache node's file leaves them out");
+        }
+        if (forManager) {
+            for (String key : NODE_ONLY) {
+                if (c.hasPath(ROOT + "." + key)) {
+                    throw new SettingsException("--config '" + file + "' sets selene." + key + ", a cache node's "
+                            + "setting: start a node with selene serve; a pool manager's file leaves it out");
+                }
+            }
+        }
+    }
+
     /** Validates the {@code selene} section of a resolved configuration. */
     public static NodeSettings fromConfig(Config c, String source) {
         CacheConfig cache = CacheSettings.fromConfig(c);

@@ -195,6 +195,25 @@ class SettingsLoaderTest {
     }
 
     @Test
+    void aSettingsFileWrittenForTheOtherCommand_isRefusedNamingWhatGivesItAway() throws IOException {
+        Path manager = Path.of("../config/manager.conf");
+        SettingsException node = assertThrows(SettingsException.class,
+                () -> SettingsLoader.checkFileIsFor(manager, false));
+        assertEquals("--config '../config/manager.conf' sets selene.manager.*, a pool manager's settings: start a "
+                + "manager with selene manager; a cache node's file leaves them out", node.getMessage());
+        SettingsException forManager = assertThrows(SettingsException.class,
+                () -> SettingsLoader.checkFileIsFor(Path.of("../config/warm-pool.conf"), true));
+        assertEquals("--config '../config/warm-pool.conf' sets selene.warm, a cache node's setting: start a node with "
+                + "selene serve; a pool manager's file leaves it out", forManager.getMessage());
+        SettingsLoader.checkFileIsFor(manager, true);
+        try (var files = Files.list(Path.of("../config"))) {
+            for (Path f : files.filter(f -> f.toString().endsWith(".conf") && !f.equals(manager)).toList()) {
+                SettingsLoader.checkFileIsFor(f, false); // every shipped node file is taken by a node
+            }
+        }
+    }
+
+    @Test
     void anAdminTokenWithSpaces_orOfSpacesOnly_isRefused_neverTakenAsNone() {
         String expected = "selene.admin.token = '(hidden)' is invalid; allowed: printable ASCII without spaces, or "
                 + "empty to refuse mutating requests";
