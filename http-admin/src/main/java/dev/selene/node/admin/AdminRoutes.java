@@ -466,7 +466,14 @@ final class AdminRoutes extends AdminDirectives {
 
     /** Runs {@code inner} only with the right bearer token: missing → 401, wrong → 403, none configured → 403. */
     private Route authorized(Supplier<Route> inner) {
-        return optionalHeaderValueByName("Authorization", header -> {
+        return extractRequest(request -> optionalHeaderValueByName("Authorization", header -> {
+            long given = java.util.stream.StreamSupport.stream(request.getHeaders().spliterator(), false)
+                    .filter(h -> h.is("authorization")).count();
+            if (given > 1) {
+                // which one would count is not the client's to guess: the first, or the last a proxy added
+                return complete(Json.error(StatusCodes.BAD_REQUEST, "bad_request",
+                        "the Authorization header is repeated; allowed: once"));
+            }
             if (!admin.tokenSet()) {
                 return complete(Json.error(StatusCodes.FORBIDDEN, "forbidden",
                         "mutating endpoints are disabled: no admin token is configured (selene.admin.token)"));
@@ -476,12 +483,12 @@ final class AdminRoutes extends AdminDirectives {
                         "this endpoint needs 'Authorization: Bearer TOKEN'");
                 return complete(r.addHeader(RawHeader.create("WWW-Authenticate", "Bearer realm=\"selene\"")));
             }
-            byte[] given = header.get().substring(7).trim().getBytes(StandardCharsets.UTF_8);
-            if (!MessageDigest.isEqual(given, token)) {
+            byte[] presented = header.get().substring(7).trim().getBytes(StandardCharsets.UTF_8);
+            if (!MessageDigest.isEqual(presented, token)) {
                 return complete(Json.error(StatusCodes.FORBIDDEN, "forbidden", "the bearer token is wrong"));
             }
             return inner.get();
-        });
+        }));
     }
 
     // --- errors -------------------------------------------------------------------------------------------------

@@ -270,6 +270,19 @@ class AdminServerTest {
     }
 
     @Test
+    void aRepeatedAuthorizationHeader_is400_whicheverComesFirst() throws Exception {
+        for (String[] order : List.of(new String[] {TestNode.TOKEN, "wrong"}, new String[] {"wrong", TestNode.TOKEN})) {
+            java.net.http.HttpRequest twice = java.net.http.HttpRequest.newBuilder(
+                            java.net.URI.create(node.base + "/expire"))
+                    .POST(java.net.http.HttpRequest.BodyPublishers.noBody())
+                    .header("Authorization", "Bearer " + order[0]).header("Authorization", "Bearer " + order[1])
+                    .build();
+            HttpResponse<String> r = node.http.send(twice, HttpResponse.BodyHandlers.ofString());
+            assertEquals("the Authorization header is repeated; allowed: once", error(r, 400), order[0]);
+        }
+    }
+
+    @Test
     void aRepeatedQueryParameter_is400NamingIt() {
         Map<String, String> repeated = Map.of("/records?limit=1&limit=2", "limit",
                 "/records?tier=memory&offset=0&tier=memory", "tier", "/traces?prefix=a&prefix=b", "prefix",
