@@ -178,6 +178,17 @@ final class BurstCommand implements Callable<Integer> {
         }
     }
 
+    /** {@code --disk-size} of a disk preset ({@code soak}'s too): at least one record of {@code layout}. */
+    static long diskSize(String text, Layout layout) {
+        long bytes = ByteSize.parse("--disk-size", text);
+        long record = (long) layout.slotsPerRecord(true) * layout.slotBytes();
+        if (bytes < record) {
+            throw new IllegalArgumentException("--disk-size '" + text + "' is invalid; allowed: at least one record ("
+                    + ByteSize.format(record) + "), e.g. 16g");
+        }
+        return bytes;
+    }
+
     private static boolean isSelenes(Path p) {
         String n = p.getFileName().toString();
         return n.endsWith(dev.selene.transport.disk.RecordFileNames.RECORD_SUFFIX)
@@ -274,12 +285,7 @@ final class BurstCommand implements Callable<Integer> {
         long diskBytes = 0;
         if (withDisk) {
             dir = Path.of(diskDir != null ? diskDir : ".selene-data/burst-" + p).toAbsolutePath();
-            diskBytes = ByteSize.parse("--disk-size", diskSize);
-            long record = (long) l.slotsPerRecord(true) * l.slotBytes();
-            if (diskBytes < record) {
-                throw new IllegalArgumentException("--disk-size '" + diskSize + "' is invalid; allowed: at least one "
-                        + "record (" + ByteSize.format(record) + "), e.g. 16g");
-            }
+            diskBytes = diskSize(diskSize, l);
             // As serve does: a --disk-dir given is used as it is, never created (a typo would fill a new directory);
             // the preset's own directory is created. Either must take a file and not be held by a running node.
             boolean lockFileWasThere = Files.exists(dir.resolve(

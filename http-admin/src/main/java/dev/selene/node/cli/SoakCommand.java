@@ -7,6 +7,7 @@ import dev.selene.engine.layout.Layout;
 import dev.selene.node.burst.BurstReport;
 import dev.selene.node.burst.BurstRun;
 import dev.selene.node.Failures;
+import dev.selene.node.OwnDirectory;
 import dev.selene.node.burst.BurstSettings;
 import dev.selene.node.config.NodeSettings;
 import dev.selene.node.config.SettingsLoader;
@@ -26,7 +27,6 @@ import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -159,12 +159,7 @@ final class SoakCommand implements Callable<Integer> {
                 }
             }
         } else {
-            long diskBytes = ByteSize.parse("--disk-size", diskSize);
-            long record = (long) l.slotsPerRecord(true) * l.slotBytes();
-            if (diskBytes < record) {
-                throw new IllegalArgumentException("--disk-size '" + diskSize + "' is invalid; allowed: at least one "
-                        + "record (" + ByteSize.format(record) + "), e.g. 16g");
-            }
+            long diskBytes = BurstCommand.diskSize(diskSize, l);
             if (diskDir == null) {
                 try {
                     dir = Files.createTempDirectory(Files.createDirectories(Path.of(".selene-data")), "soak-")
@@ -193,7 +188,7 @@ final class SoakCommand implements Callable<Integer> {
                 // the process is ending: the hook runs
             }
             if (ownDir) {
-                deleteTree(dir);
+                OwnDirectory.delete(dir);
             }
         }
     }
@@ -202,30 +197,15 @@ final class SoakCommand implements Callable<Integer> {
     private volatile String soFar;
 
     /**
-     * A soak stopped from outside: one line saying so, the summary of the bursts that finished, and the directory it
-     * made deleted (the node may still be writing into it: tried again while files appear; its complaints about
-     * files gone under it are not shown).
+     * A soak stopped from outside: the summary of the bursts that finished, one line saying so, and the directory it
+     * made deleted.
      */
     private void interrupted(Path made) {
         String summary = soFar;
         System.out.print(summary == null ? "" : summary);
         System.err.println("selene soak: stopped before its time was up; the summary covers the bursts that finished");
-        if (made == null) {
-            return;
-        }
-        if (org.slf4j.LoggerFactory.getILoggerFactory() instanceof ch.qos.logback.classic.LoggerContext logging) {
-            logging.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).setLevel(ch.qos.logback.classic.Level.OFF);
-        }
-        for (int attempt = 0; attempt < 100 && Files.exists(made); attempt++) {
-            try {
-                deleteTree(made);
-            } catch (IOException | RuntimeException e) {
-                try {
-                    Thread.sleep(50);
-                } catch (InterruptedException stop) {
-                    return;
-                }
-            }
+        if (made != null) {
+            OwnDirectory.deleteWhileStopping(made);
         }
     }
 
@@ -391,20 +371,6 @@ final class SoakCommand implements Callable<Integer> {
             return Files.createDirectories(dir);
         } catch (IOException e) {
             throw new IllegalArgumentException("--disk-dir '" + dir + "' cannot be created (" + Failures.io(e) + ")");
-        }
-    }
-
-    /** Deletes the disk directory this soak created, with everything its nodes left in it. */
-    private static void deleteTree(Path dir) throws IOException {
-        try (Stream<Path> walk = Files.walk(dir)) {
-            List<Path> all = walk.sorted(Comparator.reverseOrder()).toList();
-            for (Path f : all) {
-                Files.deleteIfExists(f);
-            }
-        } catch (java.nio.file.NoSuchFileException | java.io.UncheckedIOException e) {
-            if (Files.exists(dir)) { // deleted meanwhile (by the hook of a soak being stopped) is no failure
-                throw e instanceof java.io.UncheckedIOException u ? u.getCause() : (IOException) e;
-            }
         }
     }
 }

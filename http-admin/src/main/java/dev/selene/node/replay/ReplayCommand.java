@@ -1,7 +1,5 @@
 package dev.selene.node.replay;
 
-import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.LoggerContext;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.selene.actors.api.CacheSettings;
 import dev.selene.actors.api.SeleneCache;
@@ -18,11 +16,11 @@ import dev.selene.engine.trace.TraceCeiling;
 import dev.selene.engine.trace.TraceRequest;
 import dev.selene.engine.trace.TraceShapes;
 import dev.selene.node.Failures;
+import dev.selene.node.OwnDirectory;
 import dev.selene.node.config.MachineMemory;
 import dev.selene.node.logging.ConsoleLogging;
 import dev.selene.transport.gpu.DeviceCopier;
 import dev.selene.transport.gpu.DeviceCopiers;
-import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -31,12 +29,10 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.stream.Stream;
 
 /**
  * {@code selene replay TRACE}: a Mooncake-format trace (or a generated one) through an embedded node, memory-only
@@ -235,7 +231,8 @@ public final class ReplayCommand implements Callable<Integer> {
             report.engine = ReplayReport.Engine.NODE;
             Path diskRun = diskDir == null ? null : runDirectory();
             // Ended from outside (Ctrl-C), the process skips the finally below: the hook deletes the directory then.
-            Thread cleanup = diskRun == null ? null : new Thread(() -> deleteQuietly(diskRun), "replay-disk-cleanup");
+            Thread cleanup = diskRun == null ? null : new Thread(() -> OwnDirectory.deleteWhileStopping(diskRun),
+                    "replay-disk-cleanup");
             try {
                 if (diskRun != null) {
                     Runtime.getRuntime().addShutdownHook(cleanup);
@@ -244,7 +241,7 @@ public final class ReplayCommand implements Callable<Integer> {
                 runNode(config, requests, rule, cost, heading, report);
             } finally {
                 if (diskRun != null) {
-                    deleteTree(diskRun);
+                    OwnDirectory.delete(diskRun);
                     try {
                         Runtime.getRuntime().removeShutdownHook(cleanup);
                     } catch (IllegalStateException e) {
@@ -476,44 +473,5 @@ public final class ReplayCommand implements Callable<Integer> {
 
     private String source() {
         return generate == null ? trace.toString() : generate + " (seed " + seed + ")";
-    }
-
-    /**
-     * Deletes the replay's own disk directory while the process ends from outside, as far as it can: the node may
-     * still be writing, so it tries again while files appear; the node's complaints about files gone under it are not
-     * shown.
-     */
-    private static void deleteQuietly(Path dir) {
-        if (LoggerFactory.getILoggerFactory() instanceof LoggerContext logging) {
-            logging.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).setLevel(Level.OFF);
-            logging.getLogger("org.apache.pekko").setLevel(Level.OFF);
-        }
-        for (int attempt = 0; attempt < 50 && Files.exists(dir); attempt++) {
-            try {
-                deleteTree(dir);
-            } catch (IOException | RuntimeException e) {
-                try {
-                    Thread.sleep(20);
-                } catch (InterruptedException stop) {
-                    return;
-                }
-            }
-        }
-    }
-
-    /**
-     * Deletes the replay's own disk directory and everything in it; one deleted meanwhile (by the hook of a replay
-     * being stopped, racing this) is no failure.
-     */
-    private static void deleteTree(Path dir) throws IOException {
-        try (Stream<Path> all = Files.walk(dir)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        } catch (java.nio.file.NoSuchFileException | java.io.UncheckedIOException e) {
-            if (Files.exists(dir)) {
-                throw e instanceof java.io.UncheckedIOException u ? u.getCause() : (IOException) e;
-            }
-        }
     }
 }

@@ -1,15 +1,14 @@
 package dev.selene.node.replay;
 
 import dev.selene.engine.trace.TraceRequest;
-import dev.selene.node.cli.SeleneMain;
+import dev.selene.node.cli.InProcess;
+import dev.selene.node.cli.InProcess.Run;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,26 +30,12 @@ class ReplayBadInputTest {
 
     private static final String GOOD = "{\"timestamp\": 0, \"input_length\": 600, \"hash_ids\": [1, 2]}\n";
 
-    private record Run(int exit, String out, String err) {
-    }
-
+    /** {@code selene replay args... --no-progress} in this JVM. */
     private static Run run(String... args) {
         List<String> all = new ArrayList<>(List.of("replay"));
         all.addAll(List.of(args));
         all.add("--no-progress");
-        PrintStream oldOut = System.out;
-        PrintStream oldErr = System.err;
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            int exit = SeleneMain.execute(all.toArray(String[]::new));
-            return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(oldOut);
-            System.setErr(oldErr);
-        }
+        return InProcess.selene(all.toArray(String[]::new));
     }
 
     /** Refused as a usage error: exit 2 and one line on standard error, its only output, holding {@code text}. */

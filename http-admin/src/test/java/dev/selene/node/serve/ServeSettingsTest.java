@@ -1,5 +1,6 @@
 package dev.selene.node.serve;
 
+import dev.selene.node.cli.InProcess;
 import dev.selene.node.cli.SeleneMain;
 import dev.selene.node.config.NodeSettings;
 import dev.selene.node.logging.ConsoleLogging;
@@ -47,20 +48,12 @@ class ServeSettingsTest {
 
     /** Runs {@code selene serve args}, which must be refused with exit code 2; what it printed on standard error. */
     private static String refused(String... args) {
-        PrintStream before = System.err;
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit;
-        try {
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            String[] all = new String[args.length + 1];
-            all[0] = "serve";
-            System.arraycopy(args, 0, all, 1, args.length);
-            exit = SeleneMain.execute(all);
-        } finally {
-            System.setErr(before);
-        }
-        assertEquals(2, exit, err.toString(StandardCharsets.UTF_8));
-        return err.toString(StandardCharsets.UTF_8);
+        String[] all = new String[args.length + 1];
+        all[0] = "serve";
+        System.arraycopy(args, 0, all, 1, args.length);
+        InProcess.Run r = InProcess.selene(all);
+        assertEquals(2, r.exit(), r.err());
+        return r.err();
     }
 
     @Test
