@@ -11,6 +11,9 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 /**
@@ -23,6 +26,8 @@ public final class OwnDirectory {
     /** Tries of a stopping process to delete the directory while files still appear in it. */
     private static final int STOPPING_TRIES = 100;
     private static final long STOPPING_PAUSE_MILLIS = 50;
+    /** How long a stopping process waits for the node writing into the directory to stop first. */
+    private static final long WRITER_STOP_SECONDS = 30;
 
     private OwnDirectory() {
     }
@@ -41,13 +46,27 @@ public final class OwnDirectory {
     }
 
     /**
-     * Deletes {@code dir} from a shutdown hook, as far as it can: the node may still be writing, so it tries again
-     * while files appear (up to about five seconds); the node's complaints about files gone under it are not shown.
+     * Deletes {@code dir} from a shutdown hook, as far as it can. The node writing into it stops in a hook of its own
+     * (its actor system's), run at the same time: this one first waits for that stop ({@code writerStopped} gives it,
+     * or null when no node runs; up to 30 seconds), since a node still running can make files or directories again
+     * after they are deleted. Then it deletes, trying again while files appear (up to about five seconds); the node's
+     * complaints about files gone under it are not shown.
      */
-    public static void deleteWhileStopping(Path dir) {
+    public static void deleteWhileStopping(Path dir, Supplier<CompletionStage<?>> writerStopped) {
         if (LoggerFactory.getILoggerFactory() instanceof LoggerContext logging) {
             logging.getLogger(Logger.ROOT_LOGGER_NAME).setLevel(Level.OFF);
             logging.getLogger("org.apache.pekko").setLevel(Level.OFF);
+        }
+        CompletionStage<?> stopped = writerStopped.get();
+        if (stopped != null) {
+            try {
+                stopped.toCompletableFuture().get(WRITER_STOP_SECONDS, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (Exception e) {
+                // not stopped in time, or stopped with a failure: delete what can be deleted all the same
+            }
         }
         for (int attempt = 0; attempt < STOPPING_TRIES && Files.exists(dir); attempt++) {
             try {

@@ -26,6 +26,7 @@ import dev.selene.transport.disk.RecordIo;
 import dev.selene.transport.gpu.DeviceCopier;
 import dev.selene.transport.gpu.DeviceCopiers;
 import dev.selene.transport.gpu.DevicePlacement;
+import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
@@ -166,6 +167,9 @@ public final class SeleneCache implements AutoCloseable {
         ActorSystem<HostCache.Command> system = ActorSystem.create(
                 Behaviors.intercept(() -> new StopNotice(stopped), HostCache.create(config, parts)), name, pekko,
                 ActorCensus.MAILBOX);
+        // Loaded now, so that the JVM's shutdown hook it registers (as the configuration asks) stops the node when
+        // the process is ended from outside; Pekko loads it only on first use, and a bare node never uses it.
+        CoordinatedShutdown.get(system);
         return awaitReady(new SeleneCache(system, true, system, config, parts, ownsCopier, stopped));
     }
 

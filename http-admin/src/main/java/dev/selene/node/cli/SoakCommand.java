@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
@@ -193,6 +194,9 @@ final class SoakCommand implements Callable<Integer> {
         }
     }
 
+    /** The soak's nodes, for a soak stopped from outside; null before the first. */
+    private volatile NodeHolder nodes;
+
     /** The soak's figures so far, for a soak stopped from outside; null before the first line. */
     private volatile String soFar;
 
@@ -205,7 +209,10 @@ final class SoakCommand implements Callable<Integer> {
         System.out.print(summary == null ? "" : summary);
         System.err.println("selene soak: stopped before its time was up; the summary covers the bursts that finished");
         if (made != null) {
-            OwnDirectory.deleteWhileStopping(made);
+            OwnDirectory.deleteWhileStopping(made, () -> {
+                NodeHolder h = nodes;
+                return h == null ? null : h.stopped();
+            });
         }
     }
 
@@ -218,6 +225,7 @@ final class SoakCommand implements Callable<Integer> {
         long start = System.nanoTime();
         long deadline = start + (long) (minutes * 60e9);
         NodeHolder holder = new NodeHolder(first);
+        nodes = holder;
         long published = 0;
         long lost = 0;
         int unverified = 0;
@@ -257,6 +265,8 @@ final class SoakCommand implements Callable<Integer> {
     private static final class NodeHolder {
         private NodeSettings settings;
         private boolean announced;
+        /** The burst's node now running (or last run); null before the first. */
+        private volatile SeleneCache current;
         final AtomicLong records = new AtomicLong();
         final AtomicLong diskRecords = new AtomicLong();
 
@@ -275,6 +285,7 @@ final class SoakCommand implements Callable<Integer> {
                 announced = true;
             }
             SeleneCache cache = node.cache();
+            current = cache;
             CoordinatedShutdown.get(cache.system()).addTask(CoordinatedShutdown.PhaseBeforeServiceUnbind(),
                     "soak-records-held", () -> cache.status().handle((s, e) -> {
                         if (s != null) {
@@ -284,6 +295,12 @@ final class SoakCommand implements Callable<Integer> {
                         return Done.getInstance();
                     }));
             return cache;
+        }
+
+        /** When the node now running (or last run) has stopped; null when none was started. */
+        CompletionStage<?> stopped() {
+            SeleneCache node = current;
+            return node == null ? null : node.system().getWhenTerminated();
         }
     }
 

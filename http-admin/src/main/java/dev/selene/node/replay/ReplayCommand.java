@@ -33,6 +33,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionStage;
 
 /**
  * {@code selene replay TRACE}: a Mooncake-format trace (or a generated one) through an embedded node, memory-only
@@ -231,8 +232,8 @@ public final class ReplayCommand implements Callable<Integer> {
             report.engine = ReplayReport.Engine.NODE;
             Path diskRun = diskDir == null ? null : runDirectory();
             // Ended from outside (Ctrl-C), the process skips the finally below: the hook deletes the directory then.
-            Thread cleanup = diskRun == null ? null : new Thread(() -> OwnDirectory.deleteWhileStopping(diskRun),
-                    "replay-disk-cleanup");
+            Thread cleanup = diskRun == null ? null : new Thread(() -> OwnDirectory.deleteWhileStopping(diskRun,
+                    this::nodeStopped), "replay-disk-cleanup");
             try {
                 if (diskRun != null) {
                     Runtime.getRuntime().addShutdownHook(cleanup);
@@ -268,12 +269,22 @@ public final class ReplayCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** The node replaying the trace, once started; null before. */
+    private volatile SeleneCache running;
+
+    /** When the node replaying the trace has stopped; null when none was started. */
+    private CompletionStage<?> nodeStopped() {
+        SeleneCache node = running;
+        return node == null ? null : node.system().getWhenTerminated();
+    }
+
     /** Replays {@code requests} through a node of {@code config}; prints {@code heading} once the node runs. */
     private void runNode(CacheConfig config, List<TraceRequest> requests, RowRule rule, PrefillCost cost,
                          String heading, ReplayReport report) throws Exception {
         PrintStream progress = noProgress ? null : System.err;
         try (DeviceCopier copier = DeviceCopiers.select(device); SeleneCache cache = SeleneCache.start(config,
                 copier, CacheSettings.standaloneSystemConfig(), "selene")) {
+            running = cache;
             System.err.print(heading);
             report.ceiling = TraceCeiling.of(requests, rule);
             report.cost = cost;

@@ -1,0 +1,81 @@
+package dev.selene.actors.api;
+
+import dev.selene.engine.config.CacheConfig;
+import dev.selene.engine.layout.Layout;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A cache started in an actor system of its own, in a child JVM ended from outside (SIGTERM): the node and its system
+ * stop with the process, as Pekko's coordinated shutdown does on the JVM's shutdown hook. Before, nothing loaded the
+ * coordinated shutdown in such a system, so the node went on running (and writing) while the process ended.
+ */
+class OwnSystemStopsWithTheProcessTest {
+
+    /** The child: starts a cache, says so, and from a shutdown hook of its own says whether the node stopped. */
+    public static final class Child {
+        public static void main(String[] args) throws Exception {
+            Layout layout = Layout.small();
+            CacheConfig config = CacheConfig.memoryOnly(layout, 64L * layout.slotBytes()).withConcurrency(1)
+                    .withWindowSlots(layout.slotsPerRecord(true)).withHostBudgetBytes(128L * layout.slotBytes());
+            SeleneCache cache = SeleneCache.start(config);
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                try {
+                    cache.system().getWhenTerminated().toCompletableFuture().get(15, TimeUnit.SECONDS);
+                    System.out.println("node stopped");
+                } catch (Exception e) {
+                    System.out.println("node still running");
+                }
+                System.out.flush();
+            }));
+            System.out.println("started");
+            System.out.flush();
+            Thread.sleep(TimeUnit.MINUTES.toMillis(2)); // ended from outside long before
+        }
+    }
+
+    /** The test JVM's class path, with its module path in front when surefire runs the module's own code as one. */
+    private static String classpath() {
+        String cp = System.getProperty("surefire.test.class.path");
+        cp = cp != null && !cp.isBlank() ? cp : System.getProperty("java.class.path");
+        String modules = System.getProperty("jdk.module.path");
+        return modules == null || modules.isBlank() ? cp : modules + File.pathSeparator + cp;
+    }
+
+    @Test
+    void aCacheInItsOwnSystem_stopsWhenTheProcessIsEndedFromOutside(@TempDir Path dir) throws Exception {
+        List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-Xmx256m",
+                "-cp", classpath(), Child.class.getName());
+        Path err = dir.resolve("child.err");
+        Process child = new ProcessBuilder(cmd).redirectError(err.toFile()).start();
+        List<String> lines = new ArrayList<>();
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(),
+                StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = out.readLine()) != null && !line.equals("started")) {
+                lines.add(line);
+            }
+            assertEquals("started", line, "the child started its cache; it printed " + lines + " and "
+                    + Files.readString(err));
+            child.toHandle().destroy(); // SIGTERM; the process's own destroy() would close its output too
+            assertTrue(child.waitFor(60, TimeUnit.SECONDS), "the child ended");
+            assertEquals("node stopped", out.readLine(), "what the child's own hook saw of the node");
+        } finally {
+            child.destroyForcibly();
+        }
+    }
+}
