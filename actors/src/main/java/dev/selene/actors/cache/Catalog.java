@@ -136,6 +136,13 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
     record UnpinFiles(List<RecordKey> keys) implements Command {
     }
 
+    /**
+     * From a restore that ended: release these memory pins and file pins, then take the match's use, in that order
+     * and in one turn (so that no max-age sweep comes between the pins' release and the use).
+     */
+    record RestoreEnded(List<RecordKey> unpin, List<RecordKey> unpinFiles, Used used) implements Command {
+    }
+
     /** From a restore: the match ending at {@code deepest} was used; {@code fromDisk} were read from disk. */
     record Used(RecordKey deepest, List<RecordKey> fromDisk) implements Command {
     }
@@ -315,6 +322,13 @@ final class Catalog extends AbstractBehavior<Catalog.Command> {
             case Unpin u -> u.keys().forEach(core.catalog::unpin);
             case UnpinFiles u -> restores.unpinFiles(u.keys());
             case Used u -> core.catalog.used(u.deepest(), u.fromDisk());
+            case RestoreEnded r -> {
+                r.unpin().forEach(core.catalog::unpin);
+                if (!r.unpinFiles().isEmpty()) {
+                    restores.unpinFiles(r.unpinFiles());
+                }
+                core.catalog.used(r.used().deepest(), r.used().fromDisk());
+            }
             case Stage s -> restores.stage(s);
             case CancelStaging c -> restores.cancelStaging(c);
             case ReleaseStaging r -> core.slots.release(r.slots());

@@ -421,6 +421,14 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
 
     /** Releases the file pins still held of the parts at {@code positions}, in one message. */
     private void unpinFiles(Iterable<Integer> positions) {
+        List<RecordKey> files = filePinsLeft(positions);
+        if (!files.isEmpty()) {
+            catalog.tell(new Catalog.UnpinFiles(files));
+        }
+    }
+
+    /** The keys of the parts at {@code positions} whose file pins go now. */
+    private List<RecordKey> filePinsLeft(Iterable<Integer> positions) {
         List<RecordKey> files = new ArrayList<>();
         for (int i : positions) {
             if (parts.get(i).filePinned() && !fileUnpinned[i]) {
@@ -428,9 +436,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
                 files.add(spec(i).key());
             }
         }
-        if (!files.isEmpty()) {
-            catalog.tell(new Catalog.UnpinFiles(files));
-        }
+        return files;
     }
 
     private int indexOf(RecordKey key) {
@@ -506,10 +512,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
             }
         }
         long tokens = (long) depth * records.layout().tokensPerRecord();
-        releaseAll();
-        if (deepestOwn >= 0) {
-            catalog.tell(new Catalog.Used(spec(deepestOwn).key(), List.copyOf(readFromDisk)));
-        }
+        releaseAll(deepestOwn < 0 ? null : new Catalog.Used(spec(deepestOwn).key(), List.copyOf(readFromDisk)));
         int memory = byTier.getOrDefault(Tier.MEMORY, 0);
         int disk = byTier.getOrDefault(Tier.DISK, 0);
         int pool = byTier.getOrDefault(Tier.POOL, 0);
@@ -539,8 +542,16 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     }
 
     private void unpinMemory() {
+        List<RecordKey> keys = memoryPinsLeft();
+        if (!keys.isEmpty()) {
+            catalog.tell(new Catalog.Unpin(keys));
+        }
+    }
+
+    /** The memory part's keys, whose pins go now; empty when they went already. */
+    private List<RecordKey> memoryPinsLeft() {
         if (unpinned) {
-            return;
+            return List.of();
         }
         unpinned = true;
         List<RecordKey> keys = new ArrayList<>();
@@ -549,19 +560,31 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
                 keys.add(spec(i).key());
             }
         }
-        if (!keys.isEmpty()) {
-            catalog.tell(new Catalog.Unpin(keys));
-        }
+        return keys;
     }
 
     /** Unpins the memory part and the files read, and releases every staging slot still held; idempotent. */
     private void releaseAll() {
+        releaseAll(null);
+    }
+
+    /**
+     * As {@link #releaseAll()}, and then the match's use when {@code used} is not null: the pins and the use in one
+     * message, which the catalog takes in one turn, so that no max-age sweep comes between them and finds the chain
+     * unpinned and still stale.
+     */
+    private void releaseAll(Catalog.Used used) {
         if (finished) {
             return;
         }
         finished = true;
-        unpinMemory();
-        unpinFiles(IntStream.range(0, parts.size()).boxed().toList());
+        if (used == null) {
+            unpinMemory();
+            unpinFiles(IntStream.range(0, parts.size()).boxed().toList());
+        } else {
+            catalog.tell(new Catalog.RestoreEnded(memoryPinsLeft(),
+                    filePinsLeft(IntStream.range(0, parts.size()).boxed().toList()), used));
+        }
         for (int i = 0; i < staging.length; i++) {
             if (staging[i] != null) {
                 releaseStagingWhenIdle(i, staging[i]);

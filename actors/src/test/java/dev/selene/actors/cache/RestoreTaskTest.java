@@ -29,6 +29,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -147,8 +148,8 @@ class RestoreTaskTest {
         assertInstanceOf(Catalog.ReadSample.class, catalog.receiveMessage());
         assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage());
         assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage());
-        Catalog.Used used = (Catalog.Used) catalog.receiveMessage();
-        assertEquals(spec(2, 1L).key(), used.deepest());
+        Catalog.RestoreEnded released = (Catalog.RestoreEnded) catalog.receiveMessage();
+        assertEquals(spec(2, 1L).key(), released.used().deepest());
         RestoreResult r = caller.receiveMessage();
         assertEquals(RestoreResult.Outcome.RESTORED, r.outcome());
         assertEquals(2, r.fromDisk());
@@ -166,7 +167,7 @@ class RestoreTaskTest {
         assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage());
         assertEquals(new Catalog.UnpinFiles(List.of(spec(1, null).key(), spec(2, 1L).key())),
                 catalog.receiveMessage());
-        assertInstanceOf(Catalog.Used.class, catalog.receiveMessage());
+        assertInstanceOf(Catalog.RestoreEnded.class, catalog.receiveMessage());
         assertEquals(RestoreResult.Outcome.RESTORED, caller.receiveMessage().outcome());
         catalog.expectNoMessage(Duration.ofMillis(50));
     }
@@ -190,7 +191,7 @@ class RestoreTaskTest {
         assertInstanceOf(Catalog.ReadSample.class, catalog.receiveMessage());
         assertInstanceOf(Catalog.AdoptRestored.class, catalog.receiveMessage());
         assertEquals(new Catalog.UnpinFiles(last), catalog.receiveMessage());
-        assertInstanceOf(Catalog.Used.class, catalog.receiveMessage());
+        assertInstanceOf(Catalog.RestoreEnded.class, catalog.receiveMessage());
         assertEquals(RestoreResult.Outcome.RESTORED, caller.receiveMessage().outcome());
         catalog.expectNoMessage(Duration.ofMillis(50));
     }
@@ -212,6 +213,21 @@ class RestoreTaskTest {
         synchronized (slots) {
             slots.release(hog.getFirst());
         }
+    }
+
+    @Test
+    void aRestoreFromMemory_releasesItsPinsAndReportsTheUseInOneMessage_soNoMaxAgeSweepComesBetween() {
+        start();
+        SlotList resident = SlotList.of(IntStream.range(0, LAYOUT.slotsPerRecord(true)).toArray());
+        List<RestoreTask.Part> parts = List.of(RestoreTask.Part.memory(spec(1, null), resident));
+        kit.spawn(RestoreTask.create(records, catalogRef, parts, targets(1), caller.ref(), 1));
+        RestoreResult r = caller.receiveMessage();
+        assertEquals(RestoreResult.Outcome.RESTORED, r.outcome(), r.detail());
+        Catalog.RestoreEnded released = assertInstanceOf(Catalog.RestoreEnded.class, catalog.receiveMessage(),
+                "the pins and the use in one message");
+        assertEquals(List.of(spec(1, null).key()), released.unpin());
+        assertEquals(spec(1, null).key(), released.used().deepest());
+        catalog.expectNoMessage(Duration.ofMillis(50));
     }
 
     @Test

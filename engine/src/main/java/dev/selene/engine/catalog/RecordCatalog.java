@@ -1205,8 +1205,9 @@ public final class RecordCatalog {
     private List<ExpirySweep.Candidate> sweepCandidates() {
         Map<RecordKey, ExpirySweep.Candidate> out = new HashMap<>();
         for (RecordIndex.Entry e : memory.entries()) {
+            // busy: pinned, being written, or held without its row while the row is being published
             out.put(e.key(), new ExpirySweep.Candidate(e.key(), e.spec().parent(), e.lastUseNanos(),
-                    e.pins() > 0 || writing.containsKey(e.key())));
+                    e.pins() > 0 || writing.containsKey(e.key()) || inFlight.containsKey(e.key())));
         }
         for (DiskIndex.Entry d : disk.entries()) {
             ExpirySweep.Candidate m = out.get(d.key());

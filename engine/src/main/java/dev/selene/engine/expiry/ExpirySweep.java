@@ -40,7 +40,7 @@ public final class ExpirySweep {
     /** Most records one sweep removes. */
     public static final int MAX_RECORDS_PER_SWEEP = 64;
 
-    /** Shortest interval between two sweeps. */
+    /** Interval between two timed sweeps; an operator may run one at once besides (the admin API's expire). */
     public static final long SWEEP_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
 
     private ExpirySweep() {

@@ -57,6 +57,8 @@ public final class PoolHoldings<T> {
     private final Map<RecordKey, T> values = new HashMap<>();
     private final Map<RecordKey, Long> imageBytes = new HashMap<>();
     private final Map<RecordKey, SlotList> reserved = new HashMap<>();
+    /** The parents of the uploads in progress that have one. */
+    private final Map<RecordKey, RecordKey> reservedParents = new HashMap<>();
     private final Set<RecordKey> doomed = new HashSet<>();
     private final LongSupplier clock;
     private long bytes;
@@ -70,11 +72,13 @@ public final class PoolHoldings<T> {
     // ---- uploads ----
 
     /**
-     * Reserves {@code need} slots for an upload of {@code key}, dropping the least recently used unpinned records
+     * Reserves {@code need} slots for an upload of {@code spec}, dropping the least recently used unpinned records
      * when the free slots are short; null (and nothing dropped) when even that would not make the room, or an
-     * upload of {@code key} is in progress already.
+     * upload of its key is in progress already. Until the upload lands or fails, its parent is no leaf to the
+     * max-age sweep.
      */
-    public Room reserve(RecordKey key, int need) {
+    public Room reserve(RecordSpec spec, int need) {
+        RecordKey key = spec.key();
         if (reserved.containsKey(key) || need > slots.total()) {
             return null;
         }
@@ -89,6 +93,9 @@ public final class PoolHoldings<T> {
         }
         SlotList s = slots.allocate(need);
         reserved.put(key, s);
+        if (spec.parent() != null) {
+            reservedParents.put(key, spec.parent());
+        }
         return new Room(s, evicted);
     }
 
@@ -99,6 +106,7 @@ public final class PoolHoldings<T> {
 
     /** The upload of {@code key} failed: its reserved slots are free again. */
     public void unreserve(RecordKey key) {
+        reservedParents.remove(key);
         SlotList s = reserved.remove(key);
         if (s != null) {
             slots.release(s);
@@ -114,6 +122,7 @@ public final class PoolHoldings<T> {
         if (s == null) {
             throw new IllegalStateException(spec.key() + " has no slots reserved");
         }
+        reservedParents.remove(spec.key());
         long now = clock.getAsLong();
         index.insert(spec, s, true, now);
         values.put(spec.key(), value);
@@ -198,7 +207,8 @@ public final class PoolHoldings<T> {
 
     /**
      * One max-age sweep, namespace by namespace: stale leaves leave, oldest first, at most
-     * {@link ExpirySweep#MAX_RECORDS_PER_SWEEP} per namespace, up to the first fresh leaf; pinned ones wait.
+     * {@link ExpirySweep#MAX_RECORDS_PER_SWEEP} per namespace, up to the first fresh leaf; pinned ones wait, and a
+     * record whose child is being uploaded here is no leaf.
      * Returns the keys that left, namespace after namespace, each in removal order.
      */
     public List<RecordKey> expire(long maxAgeNanos) {
@@ -210,7 +220,8 @@ public final class PoolHoldings<T> {
         long now = clock.getAsLong();
         List<RecordKey> out = new ArrayList<>();
         for (List<ExpirySweep.Candidate> records : byNamespace.values()) {
-            for (RecordKey k : ExpirySweep.plan(records, now, maxAgeNanos, ExpirySweep.MAX_RECORDS_PER_SWEEP)) {
+            for (RecordKey k : ExpirySweep.plan(records, reservedParents.values(), now, maxAgeNanos,
+                    ExpirySweep.MAX_RECORDS_PER_SWEEP)) {
                 release(index.remove(k));
                 out.add(k);
             }
@@ -284,6 +295,11 @@ public final class PoolHoldings<T> {
             heldCount++;
             if (reserved.containsKey(e.key())) {
                 throw new IllegalStateException(e.key() + " is both held and being uploaded");
+            }
+        }
+        for (RecordKey child : reservedParents.keySet()) {
+            if (!reserved.containsKey(child)) {
+                throw new IllegalStateException(child + " keeps a parent for an upload that is not in progress");
             }
         }
         long reservedSlots = 0;

@@ -1575,6 +1575,21 @@ class RecordCatalogTest {
     }
 
     @Test
+    void expire_skipsARecordHeldWithoutItsRow_whileItsRowIsBeingPublished() {
+        memoryOnly();
+        RecordSpec a = pageOnly(1, null);
+        publish(a);
+        advance(MAX_AGE_NANOS + 1);
+        publish(root(9));
+        assertEquals(Admission.ADMITTED, catalog.admit(root(1)), "the row joins the pages held");
+
+        assertEquals(List.of(), catalog.expire(MAX_AGE_NANOS).removed(), "its row is in flight");
+        catalog.resident(root(1), slotsFor(root(1)));
+        catalog.checkInvariants();
+        assertTrue(catalog.info(a.key()).spec().hasRow());
+    }
+
+    @Test
     void expire_skipsAFileARestoreIsReading_andTakesItOnceTheReadIsOver() {
         withDiskOf(8);
         RecordSpec a = root(1);

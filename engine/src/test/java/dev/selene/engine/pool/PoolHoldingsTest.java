@@ -40,7 +40,7 @@ class PoolHoldingsTest {
 
     /** Uploads {@code spec} whole; the records evicted for its room. */
     private List<RecordKey> upload(RecordSpec spec) {
-        PoolHoldings.Room room = holdings.reserve(spec.key(), SLOTS_PER_RECORD);
+        PoolHoldings.Room room = holdings.reserve(spec, SLOTS_PER_RECORD);
         assertNotNull(room, spec.key() + " found room");
         holdings.hold(spec, 100, "image of " + spec.key().hash());
         return room.evicted();
@@ -78,9 +78,9 @@ class PoolHoldingsTest {
         }
         holdings.unpin(key("a", 4));
 
-        assertNull(holdings.reserve(key("a", 20), 2 * SLOTS_PER_RECORD), "one unpinned record frees 3 of 6 slots");
+        assertNull(holdings.reserve(spec("a", 20, null), 2 * SLOTS_PER_RECORD), "one unpinned record frees 3 of 6 slots");
         assertEquals(10, holdings.size(), "nothing dropped for a room that could not be made");
-        assertNotNull(holdings.reserve(key("a", 21), SLOTS_PER_RECORD));
+        assertNotNull(holdings.reserve(spec("a", 21, null), SLOTS_PER_RECORD));
         assertFalse(holdings.holds(key("a", 4)));
         holdings.unreserve(key("a", 21));
         for (long k = 1; k <= 10; k++) {
@@ -92,8 +92,8 @@ class PoolHoldingsTest {
 
     @Test
     void reserve_aSecondUploadOfTheSameKey_isRefused() {
-        assertNotNull(holdings.reserve(key("a", 1), SLOTS_PER_RECORD));
-        assertNull(holdings.reserve(key("a", 1), SLOTS_PER_RECORD));
+        assertNotNull(holdings.reserve(spec("a", 1, null), SLOTS_PER_RECORD));
+        assertNull(holdings.reserve(spec("a", 1, null), SLOTS_PER_RECORD));
         holdings.unreserve(key("a", 1));
         assertEquals(30, holdings.freeSlots());
     }
@@ -124,6 +124,18 @@ class PoolHoldingsTest {
         assertEquals(List.of(9L), expire());
         assertTrue(holdings.holds(key("a", 1)));
         assertEquals(clock.get() - 40, holdings.lastUseNanos(key("a", 1)));
+    }
+
+    @Test
+    void expire_aStaleParentWhoseChildIsBeingUploaded_stays_andGoesOnceTheUploadFails() {
+        upload(spec("a", 1, null));
+        upload(spec("a", 9, null));
+        clock.addAndGet(MAX_AGE + 1);
+        assertNotNull(holdings.reserve(spec("a", 2, 1L), SLOTS_PER_RECORD), "the child's upload starts");
+
+        assertEquals(List.of(9L), expire(), "1's child is landing");
+        holdings.unreserve(key("a", 2));
+        assertEquals(List.of(1L), expire(), "the upload failed: 1 is a stale leaf again");
     }
 
     @Test

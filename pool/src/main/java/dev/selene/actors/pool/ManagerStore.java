@@ -364,7 +364,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             return;
         }
         int need = RecordFileFormat.pieceCount(layout, e.hasRow());
-        PoolHoldings.Room room = holdings.reserve(key, need);
+        PoolHoldings.Room room = holdings.reserve(spec, need);
         if (room == null) {
             refuse(o, "no room: " + need + " slots needed, " + holdings.freeSlots() + " free and every other record "
                     + "is being served");
