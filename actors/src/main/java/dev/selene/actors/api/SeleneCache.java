@@ -26,6 +26,7 @@ import dev.selene.transport.disk.RecordIo;
 import dev.selene.transport.gpu.DeviceCopier;
 import dev.selene.transport.gpu.DeviceCopiers;
 import dev.selene.transport.gpu.DevicePlacement;
+import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -42,12 +43,16 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
 /**
@@ -72,6 +77,8 @@ public final class SeleneCache implements AutoCloseable {
     public static final Duration DRAIN_TIMEOUT = Duration.ofMinutes(2);
 
     private final java.util.concurrent.atomic.AtomicBoolean closing = new java.util.concurrent.atomic.AtomicBoolean();
+    /** Completes when the first {@link #close()} has ended. */
+    private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private final ActorSystem<?> system;
     private final boolean ownsSystem;
     private final ActorRef<HostCache.Command> node;
@@ -82,6 +89,14 @@ public final class SeleneCache implements AutoCloseable {
     private final CompletableFuture<Void> nodeStopped;
     /** The serving node's way to its catalog for publications (set once it is ready; null for a disabled node). */
     private volatile HostCache.DirectPublish direct;
+    /**
+     * The answers callers still wait for: failed at once when the actor system stops, whose scheduler then no longer
+     * runs the asks' timeouts (they would wait for ever).
+     */
+    private final Set<CompletableFuture<?>> awaited = ConcurrentHashMap.newKeySet();
+    private volatile boolean systemStopped;
+    /** The drain at shutdown, once started (by {@link #close()} or the process's coordinated shutdown). */
+    private final AtomicReference<CompletableFuture<Void>> shutdownDrain = new AtomicReference<>();
 
     private SeleneCache(ActorSystem<?> system, boolean ownsSystem, ActorRef<HostCache.Command> node,
                         CacheConfig config, HostCache.Parts parts, boolean ownsCopier) {
@@ -98,6 +113,7 @@ public final class SeleneCache implements AutoCloseable {
         this.config = config;
         this.parts = parts;
         this.ownsCopier = ownsCopier;
+        system.getWhenTerminated().thenRun(this::failAwaited);
     }
 
     /** Starts a node in an actor system of its own, with the device its configuration selects (closed with it). */
@@ -169,8 +185,15 @@ public final class SeleneCache implements AutoCloseable {
                 ActorCensus.MAILBOX);
         // Loaded now, so that the JVM's shutdown hook it registers (as the configuration asks) stops the node when
         // the process is ended from outside; Pekko loads it only on first use, and a bare node never uses it.
-        CoordinatedShutdown.get(system);
-        return awaitReady(new SeleneCache(system, true, system, config, parts, ownsCopier, stopped));
+        CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
+        SeleneCache cache = awaitReady(new SeleneCache(system, true, system, config, parts, ownsCopier, stopped));
+        if (cache.drainsAtShutdown()) {
+            // Ended from outside, the process drains as close() would, before the system stops (within the phase's
+            // timeout, set to cover the drain); a close() at the same time joins this drain.
+            shutdown.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "selene-drain-at-shutdown",
+                    () -> cache.drainAtShutdown().thenApply(done -> Done.getInstance()));
+        }
+        return cache;
     }
 
     private static SeleneCache awaitReady(SeleneCache cache) {
@@ -228,7 +251,7 @@ public final class SeleneCache implements AutoCloseable {
         HostCache.DirectPublish d = direct;
         CompletionStage<PublishResult> sent = d == null ? null : d.publish(spec, snapshot, patience, timeout,
                 system.scheduler());
-        return sent != null ? sent : ask(r -> new HostCache.Publish(spec, snapshot, patience, r), timeout);
+        return sent != null ? awaited(sent) : ask(r -> new HostCache.Publish(spec, snapshot, patience, r), timeout);
     }
 
     /** The longest cached match of {@code chain} (keys root first). */
@@ -306,7 +329,66 @@ public final class SeleneCache implements AutoCloseable {
     }
 
     private <T> CompletionStage<T> ask(Function<ActorRef<T>, HostCache.Command> message, Duration timeout) {
-        return AskPattern.ask(node, message::apply, timeout, system.scheduler());
+        if (systemStopped) {
+            return CompletableFuture.failedFuture(stoppedFailure());
+        }
+        return awaited(AskPattern.ask(node, message::apply, timeout, system.scheduler()));
+    }
+
+    /** {@code answer}, or a failure once the actor system stops first. */
+    private <T> CompletionStage<T> awaited(CompletionStage<T> answer) {
+        CompletableFuture<T> out = new CompletableFuture<>();
+        awaited.add(out);
+        answer.whenComplete((r, e) -> {
+            if (e != null) {
+                out.completeExceptionally(e);
+            } else {
+                out.complete(r);
+            }
+        });
+        out.whenComplete((r, e) -> awaited.remove(out));
+        if (systemStopped) {
+            out.completeExceptionally(stoppedFailure());
+        }
+        return out;
+    }
+
+    private void failAwaited() {
+        systemStopped = true;
+        for (CompletableFuture<?> f : awaited) {
+            f.completeExceptionally(stoppedFailure());
+        }
+    }
+
+    private IllegalStateException stoppedFailure() {
+        return new IllegalStateException("the cache has stopped: its actor system '" + system.name()
+                + "' terminated");
+    }
+
+    /** Whether this cache drains at shutdown: asked to, and with a durable tier (a disk, or the pool) to drain to. */
+    private boolean drainsAtShutdown() {
+        return config.drainOnShutdown() && (config.diskDir() != null || config.poolEnabled());
+    }
+
+    /** The drain at shutdown, started by the first to ask (its outcome logged once); never fails. */
+    private CompletableFuture<Void> drainAtShutdown() {
+        CompletableFuture<Void> mine = new CompletableFuture<>();
+        CompletableFuture<Void> running = shutdownDrain.compareAndExchange(null, mine);
+        if (running != null) {
+            return running;
+        }
+        drain(DRAIN_TIMEOUT).whenComplete((report, e) -> {
+            if (e != null) {
+                LoggerFactory.getLogger(SeleneCache.class).warn("drain at shutdown failed: {}",
+                        e instanceof CompletionException c && c.getCause() != null ? c.getCause().getMessage()
+                                : e.getMessage());
+            } else {
+                LoggerFactory.getLogger(SeleneCache.class).info("drained at shutdown: {} records written, {} "
+                        + "skipped{}", report.written(), report.skipped(), report.timedOut() ? " (timed out)" : "");
+            }
+            mine.complete(null);
+        });
+        return mine;
     }
 
     public CacheConfig config() {
@@ -342,16 +424,31 @@ public final class SeleneCache implements AutoCloseable {
     @Override
     public void close() {
         if (!closing.compareAndSet(false, true)) {
+            try { // a close at the same time as another returns when the other has stopped the node
+                closed.get(DRAIN_TIMEOUT.toSeconds() + 60, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException e) {
+                // the first close failed or is still waiting: it reports that itself
+            }
             return;
         }
-        if (config.drainOnShutdown() && (config.diskDir() != null || config.poolEnabled())) {
+        try {
+            closeOnce();
+        } finally {
+            closed.complete(null);
+        }
+    }
+
+    private void closeOnce() {
+        if (drainsAtShutdown()) {
             try {
-                DrainReport report = drain(DRAIN_TIMEOUT).toCompletableFuture().get(DRAIN_TIMEOUT.toSeconds() + 10,
-                        TimeUnit.SECONDS);
-                LoggerFactory.getLogger(SeleneCache.class).info("drained at shutdown: {} records written, {} skipped{}",
-                        report.written(), report.skipped(), report.timedOut() ? " (timed out)" : "");
-            } catch (Exception e) {
-                LoggerFactory.getLogger(SeleneCache.class).warn("drain at shutdown failed: {}", e.getMessage());
+                drainAtShutdown().get(DRAIN_TIMEOUT.toSeconds() + 10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException e) {
+                LoggerFactory.getLogger(SeleneCache.class).warn("drain at shutdown did not end within {} s",
+                        DRAIN_TIMEOUT.toSeconds() + 10);
             }
         }
         stop();

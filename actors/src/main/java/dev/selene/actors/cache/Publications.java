@@ -246,6 +246,7 @@ final class Publications {
      * waiting for the copies running now covers its; the node's other copies only delay the release.
      */
     private void releaseAfterCopies(SlotList slots) {
-        core.ctx.pipeToSelf(core.records.transfers().inFlight(), (v, e) -> new Catalog.ReleaseAfterCopy(slots));
+        core.ctx.pipeToSelf(Piped.nonNull(core.records.transfers().inFlight()),
+                (v, e) -> new Catalog.ReleaseAfterCopy(slots));
     }
 }

@@ -229,7 +229,7 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
         state = State.COPYING;
         records.traces().append(spec.key(), origin, correlation, "Copy D2H started: {} bytes", bytes, null);
         long g = generation;
-        ctx.pipeToSelf(copy, (v, failure) -> new CopyFinished(g, failure));
+        ctx.pipeToSelf(Piped.nonNull(copy), (v, failure) -> new CopyFinished(g, failure));
     }
 
     private void onCopyFinished(Throwable failure) {

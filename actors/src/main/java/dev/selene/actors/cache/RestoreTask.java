@@ -262,7 +262,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         if (!pending.isEmpty()) {
             // The memory part is unpinned as soon as it is on the device, so that on a small pool its slots can
             // be dropped to make room for staging the disk part.
-            getContext().pipeToSelf(done(List.copyOf(copies)), (v, failure) -> MemoryCopied.INSTANCE);
+            getContext().pipeToSelf(Piped.nonNull(done(List.copyOf(copies))), (v, failure) -> MemoryCopied.INSTANCE);
         }
         return nextWave();
     }
@@ -282,7 +282,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     private Behavior<Command> nextWave() {
         pending.removeIf(i -> i >= depth);
         if (pending.isEmpty()) {
-            getContext().pipeToSelf(done(copies), (v, failure) -> new CopiesFinished(failure));
+            getContext().pipeToSelf(Piped.nonNull(done(copies)), (v, failure) -> new CopiesFinished(failure));
             return this;
         }
         wave.clear();
@@ -392,7 +392,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
             copies.addAll(waveCopies);
             return failAfterCopies(e);
         }
-        getContext().pipeToSelf(done(waveCopies), (v, failure) -> new WaveCopied(failure));
+        getContext().pipeToSelf(Piped.nonNull(done(waveCopies)), (v, failure) -> new WaveCopied(failure));
         return this;
     }
 
@@ -491,7 +491,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
 
     /** Waits for every copy already started (they read slots), then fails the restore. */
     private Behavior<Command> failAfterCopies(Throwable cause) {
-        getContext().pipeToSelf(done(copies), (v, failure) -> new CopiesFinished(cause));
+        getContext().pipeToSelf(Piped.nonNull(done(copies)), (v, failure) -> new CopiesFinished(cause));
         return this;
     }
 

@@ -1,12 +1,19 @@
 package dev.selene.actors.api;
 
 import dev.selene.engine.config.CacheConfig;
+import dev.selene.engine.key.RecordKey;
+import dev.selene.engine.key.RecordSpec;
 import dev.selene.engine.layout.Layout;
+import dev.selene.transport.disk.RecordFileNames;
+import dev.selene.transport.gpu.DevicePlacement;
+import dev.selene.transport.gpu.KeyedContent;
+import dev.selene.transport.gpu.SimulatedDevice;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.BufferedReader;
 import java.io.File;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,6 +21,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -48,11 +56,89 @@ class OwnSystemStopsWithTheProcessTest {
     }
 
     /** The test JVM's class path, with its module path in front when surefire runs the module's own code as one. */
+    /**
+     * The child with a disk tier that drains at shutdown: publishes {@value #RECORDS} records (all held in memory,
+     * none written yet), says how many are on disk, and, when its first argument is {@code close}, closes the cache
+     * from a shutdown hook of its own as an application would.
+     */
+    public static final class DrainingChild {
+        public static void main(String[] args) throws Exception {
+            Layout layout = Layout.small();
+            CacheConfig config = CacheConfig.memoryOnly(layout, 256L * layout.slotBytes()).withConcurrency(1)
+                    .withWindowSlots(layout.slotsPerRecord(true)).withHostBudgetBytes(512L * layout.slotBytes())
+                    .withDisk(args[1], 64L << 20).withDrainOnShutdown(true);
+            SimulatedDevice device = SimulatedDevice.create();
+            SeleneCache cache = SeleneCache.start(config, device);
+            for (int i = 0; i < RECORDS; i++) {
+                RecordSpec spec = new RecordSpec(new RecordKey("drain", i + 1), null, true);
+                long base = device.allocateDevice(DevicePlacement.bytesNeeded(layout, true));
+                DevicePlacement snapshot = DevicePlacement.contiguous(layout, base, true);
+                KeyedContent.fillRecord(device, layout, snapshot, spec.key(), true);
+                cache.publish(spec, snapshot).toCompletableFuture().get(30, TimeUnit.SECONDS);
+                device.freeDevice(base);
+            }
+            if (args[0].equals("close")) {
+                Runtime.getRuntime().addShutdownHook(new Thread(cache::close));
+            }
+            System.out.println("started " + cache.status().toCompletableFuture().get(30, TimeUnit.SECONDS).disk()
+                    .records());
+            System.out.flush();
+            Thread.sleep(TimeUnit.MINUTES.toMillis(2)); // ended from outside long before
+        }
+    }
+
+    private static final int RECORDS = 20;
+
     private static String classpath() {
         String cp = System.getProperty("surefire.test.class.path");
         cp = cp != null && !cp.isBlank() ? cp : System.getProperty("java.class.path");
         String modules = System.getProperty("jdk.module.path");
         return modules == null || modules.isBlank() ? cp : modules + File.pathSeparator + cp;
+    }
+
+    /** Starts {@code main} with {@code args}, waits for its line starting "started", SIGTERMs it; that line. */
+    private static String endedFromOutside(Class<?> main, Path err, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-Xmx256m",
+                "-cp", classpath(), main.getName()));
+        cmd.addAll(List.of(args));
+        Process child = new ProcessBuilder(cmd).redirectError(err.toFile()).start();
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(),
+                StandardCharsets.UTF_8))) {
+            String line = out.readLine();
+            assertTrue(line != null && line.startsWith("started"), "the child started; it printed " + line
+                    + " and " + Files.readString(err));
+            child.toHandle().destroy(); // SIGTERM
+            assertTrue(child.waitFor(60, TimeUnit.SECONDS), "the child ended");
+            return line;
+        } finally {
+            child.destroyForcibly();
+        }
+    }
+
+    private static long recordFiles(Path dir) throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.filter(f -> f.getFileName().toString().endsWith(RecordFileNames.RECORD_SUFFIX)).count();
+        }
+    }
+
+    @Test
+    void aCacheThatDrainsAtShutdown_drainsWhenTheProcessIsEndedFromOutside(@TempDir Path dir) throws Exception {
+        Path disk = Files.createDirectory(dir.resolve("disk"));
+        String started = endedFromOutside(DrainingChild.class, dir.resolve("child.err"), "none", disk.toString());
+        assertEquals("started 0", started, "nothing written before the stop: else this test shows nothing");
+        assertEquals(RECORDS, recordFiles(disk), "every record drained to disk; the child's log: "
+                + Files.readString(dir.resolve("child.err")));
+    }
+
+    @Test
+    void aCacheThatDrainsAtShutdown_closedFromTheApplicationsOwnHook_drainsEveryRecord(@TempDir Path dir)
+            throws Exception {
+        Path disk = Files.createDirectory(dir.resolve("disk"));
+        String started = endedFromOutside(DrainingChild.class, dir.resolve("child.err"), "close", disk.toString());
+        assertEquals("started 0", started, "nothing written before the stop: else this test shows nothing");
+        assertEquals(RECORDS, recordFiles(disk), "every record drained to disk; the child's log: "
+                + Files.readString(dir.resolve("child.err")));
     }
 
     @Test

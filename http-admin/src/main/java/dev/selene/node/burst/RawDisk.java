@@ -63,7 +63,7 @@ public final class RawDisk {
      * ({@code <tier>.raw-baseline}), so that it never mixes with the tier's files and a run killed during it leaves
      * nothing inside the tier.
      */
-    static Path beside(Path tierDir) {
+    public static Path beside(Path tierDir) {
         Path abs = tierDir.toAbsolutePath().normalize();
         return abs.resolveSibling(abs.getFileName() + ".raw-baseline");
     }

@@ -312,6 +312,11 @@ final class BurstCommand implements Callable<Integer> {
                 l.name(), conversations, settings.recordsPerConversation(), workload.concurrency,
                 ByteSize.format(warmBytes));
         Process hog = cpuHog ? startCpuHog() : null;
+        // Ended from outside (Ctrl-C, SIGTERM), the process skips the finally below: the hook ends the hog then.
+        Thread hogStop = hog == null ? null : new Thread(hog::destroyForcibly, "burst-cpu-hog-stop");
+        if (hogStop != null) {
+            Runtime.getRuntime().addShutdownHook(hogStop);
+        }
         List<BurstReport> reports = new java.util.ArrayList<>();
         try {
             for (int i = 0; i < runs; i++) {
@@ -328,6 +333,11 @@ final class BurstCommand implements Callable<Integer> {
             if (hog != null) {
                 hog.destroyForcibly();
                 hog.waitFor(10, TimeUnit.SECONDS);
+                try {
+                    Runtime.getRuntime().removeShutdownHook(hogStop);
+                } catch (IllegalStateException e) {
+                    // the process is ending: the hook runs and finds the hog gone
+                }
             }
         }
         BurstReport report = reports.getLast();

@@ -8,6 +8,8 @@ import dev.selene.node.burst.BurstReport;
 import dev.selene.node.burst.BurstRun;
 import dev.selene.node.Failures;
 import dev.selene.node.OwnDirectory;
+import dev.selene.node.burst.RawDisk;
+import dev.selene.node.burst.WarmUp;
 import dev.selene.node.burst.BurstSettings;
 import dev.selene.node.config.NodeSettings;
 import dev.selene.node.config.SettingsLoader;
@@ -213,6 +215,9 @@ final class SoakCommand implements Callable<Integer> {
                 NodeHolder h = nodes;
                 return h == null ? null : h.stopped();
             });
+            // the scratch directories a burst keeps beside its tier's while it warms up and measures the raw disk
+            OwnDirectory.deleteWhileStopping(WarmUp.directory(made), () -> null);
+            OwnDirectory.deleteWhileStopping(RawDisk.beside(made), () -> null);
         }
     }
 

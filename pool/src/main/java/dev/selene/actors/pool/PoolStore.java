@@ -1,5 +1,6 @@
 package dev.selene.actors.pool;
 
+import dev.selene.actors.cache.Piped;
 import dev.selene.actors.store.Store;
 import dev.selene.actors.store.Store.Delete;
 import dev.selene.actors.store.Store.NotWritten;
@@ -700,8 +701,8 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                             s, ManagerStore.GetStatus::new, failover, getContext().getSystem().scheduler())
                             .toCompletableFuture()
                             .handle((status, failure) -> new StoreAnswered(s, status, failure))).toList();
-            getContext().pipeToSelf(CompletableFuture.allOf(
-                    asks.toArray(CompletableFuture[]::new)), (v, failure) ->
+            getContext().pipeToSelf(Piped.nonNull(CompletableFuture.allOf(
+                    asks.toArray(CompletableFuture[]::new))), (v, failure) ->
                     new UnlistedHoldersAnswered(r, from, ended, asks.stream().map(
                             CompletableFuture::join).toList()));
             return;
