@@ -122,23 +122,24 @@ class OwnSystemStopsWithTheProcessTest {
         }
     }
 
-    @Test
-    void aCacheThatDrainsAtShutdown_drainsWhenTheProcessIsEndedFromOutside(@TempDir Path dir) throws Exception {
+    /** Runs the draining child in {@code mode}, ends it from outside, and checks every record is on disk. */
+    private static void assertEveryRecordDrained(Path dir, String mode) throws Exception {
         Path disk = Files.createDirectory(dir.resolve("disk"));
-        String started = endedFromOutside(DrainingChild.class, dir.resolve("child.err"), "none", disk.toString());
+        String started = endedFromOutside(DrainingChild.class, dir.resolve("child.err"), mode, disk.toString());
         assertEquals("started 0", started, "nothing written before the stop: else this test shows nothing");
         assertEquals(RECORDS, recordFiles(disk), "every record drained to disk; the child's log: "
                 + Files.readString(dir.resolve("child.err")));
     }
 
     @Test
+    void aCacheThatDrainsAtShutdown_drainsWhenTheProcessIsEndedFromOutside(@TempDir Path dir) throws Exception {
+        assertEveryRecordDrained(dir, "none");
+    }
+
+    @Test
     void aCacheThatDrainsAtShutdown_closedFromTheApplicationsOwnHook_drainsEveryRecord(@TempDir Path dir)
             throws Exception {
-        Path disk = Files.createDirectory(dir.resolve("disk"));
-        String started = endedFromOutside(DrainingChild.class, dir.resolve("child.err"), "close", disk.toString());
-        assertEquals("started 0", started, "nothing written before the stop: else this test shows nothing");
-        assertEquals(RECORDS, recordFiles(disk), "every record drained to disk; the child's log: "
-                + Files.readString(dir.resolve("child.err")));
+        assertEveryRecordDrained(dir, "close");
     }
 
     @Test
