@@ -24,7 +24,11 @@ public final class SeleneMain implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
+    /** Set once the process is ending from outside (SIGTERM, Ctrl-C): a command's failure then is that stop's. */
+    private static volatile boolean endedFromOutside;
+
     public static void main(String[] args) {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> endedFromOutside = true, "selene-ending"));
         int code;
         try {
             code = execute(args);
@@ -55,6 +59,10 @@ public final class SeleneMain implements Callable<Integer> {
         });
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             Throwable root = Failures.root(ex);
+            if (endedFromOutside) {
+                // the stop closed what the command was using: its failure says nothing the operator needs
+                return 1;
+            }
             commandLine.getErr().println("selene: " + Failures.message(ex));
             // bad input or an environment a setting names (a directory, memory, managers): 2; anything else: 1
             return root instanceof IllegalArgumentException || root instanceof EnvironmentException ? 2 : 1;

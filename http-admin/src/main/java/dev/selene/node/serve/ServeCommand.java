@@ -3,6 +3,7 @@ package dev.selene.node.serve;
 import dev.selene.actors.value.Durations;
 import dev.selene.engine.config.ByteSize;
 import dev.selene.engine.config.CacheConfig;
+import dev.selene.node.Failures;
 import dev.selene.node.cli.ClusterRemoval;
 import dev.selene.node.config.EnvironmentCheck;
 import dev.selene.node.config.NodeOptions;
@@ -150,7 +151,18 @@ public final class ServeCommand implements Callable<Integer> {
                 started.thenAccept(SeleneNode::stop);
             });
         }
-        SeleneNode node = SeleneNode.start(settings);
+        SeleneNode node;
+        try {
+            node = SeleneNode.start(settings);
+        } catch (RuntimeException e) {
+            if (!signalled.get()) {
+                throw e;
+            }
+            // asked to stop while starting: the start's own failure (managers not reached yet, say) is not the news
+            System.err.println("selene serve: stopped while starting (the start had not finished: "
+                    + Failures.message(e) + ")");
+            return 0;
+        }
         Consumer<String> announce = verbose ? LOG::info : line -> {
             LOG.info(line);
             System.err.println(line);

@@ -4,7 +4,10 @@ import dev.selene.transport.pool.LoopbackPorts;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -31,5 +34,37 @@ class PoolHostStartProcessTest {
                         + " within 3 s"),
                 String.join("\n", e.err()));
         assertFalse(String.join("\n", e.err()).contains("\tat "), "no stack trace: " + e.err());
+    }
+
+    @Test
+    void serve_asAPoolHostStoppedWhileItWaitsForItsManagers_saysItStoppedWhileStarting_exit0(@TempDir Path tmp)
+            throws Exception {
+        int port = LoopbackPorts.reserve();
+        Path conf = tmp.resolve("host.conf");
+        Files.writeString(conf, "selene.pool.join-timeout = 6s\n");
+        List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-Xmx256m",
+                "-cp", classpath(), "dev.selene.node.cli.SeleneMain", "serve", "--config", conf.toString(),
+                "--layout", "small", "--warm", "8m", "--device", "simulated", "--pool-managers", "127.0.0.1:" + port,
+                "--admin-port", "0", "--log-file", tmp.resolve("pool.log").toString());
+        Path err = tmp.resolve("err.txt");
+        Process p = new ProcessBuilder(cmd).redirectError(err.toFile()).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        try {
+            Thread.sleep(2_000); // starting: its join timeout has 4 s to go
+            p.toHandle().destroy(); // SIGTERM
+            assertTrue(p.waitFor(60, TimeUnit.SECONDS), "it ended");
+        } finally {
+            p.destroyForcibly();
+        }
+        List<String> lines = Files.readAllLines(err);
+        assertEquals(0, p.exitValue(), String.join("\n", lines));
+        assertTrue(lines.getLast().startsWith("selene serve: stopped while starting"), String.join("\n", lines));
+        assertFalse(lines.stream().anyMatch(l -> l.startsWith("selene: ")), "no error line: " + lines);
+    }
+
+    private static String classpath() {
+        String cp = System.getProperty("surefire.test.class.path");
+        return cp != null && !cp.isBlank() ? cp : System.getProperty("java.class.path");
     }
 }
