@@ -244,6 +244,7 @@ public final class SeleneCache implements AutoCloseable {
     public CompletionStage<PublishResult> publish(RecordSpec spec, DevicePlacement snapshot, Duration patience) {
         String unusable = deviceUnusable();
         if (unusable != null) {
+            node.tell(new HostCache.DeviceRefused(true));
             return CompletableFuture.completedFuture(new PublishResult.Failed(AbandonReason.COPY_FAILED.label(),
                     unusable));
         }
@@ -268,6 +269,7 @@ public final class SeleneCache implements AutoCloseable {
                                                   Duration recompute) {
         String unusable = deviceUnusable();
         if (unusable != null) {
+            node.tell(new HostCache.DeviceRefused(false));
             return CompletableFuture.completedFuture(RestoreResult.of(RestoreResult.Outcome.FAILED, unusable));
         }
         return ask(r -> new HostCache.Restore(namespace, chain.clone(), List.copyOf(targets), recompute, r),

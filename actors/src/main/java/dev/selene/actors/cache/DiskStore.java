@@ -105,6 +105,8 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
 
     /** Transfers in flight and the outcome of writes, kept across restarts of the behaviour. */
     static final class InFlight {
+        /** Whether the first scan's figures were counted: a restarted behaviour scans again and counts nothing. */
+        private boolean scanCounted;
         private final Map<RecordKey, CompletableFuture<WriteReply>> writes = new HashMap<>();
         /** Reads running, by the first staging slot they fill (each staging slot has one owner at a time). */
         private final Map<Integer, CompletableFuture<ReadReply>> reads = new HashMap<>();
@@ -246,7 +248,10 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
             kept.add(new Found(r.spec(), r.fileBytes(), r.lastUse()));
             bytes += r.fileBytes();
         }
-        metrics.diskScanned(kept.size(), scan.rejected());
+        if (!inFlight.scanCounted) {
+            inFlight.scanCounted = true;
+            metrics.diskScanned(kept.size(), scan.rejected());
+        }
         getContext().getLog().info("disk tier {}: recovered {} records ({} bytes) in {} ms; {} temporaries deleted, "
                         + "{} quarantined, {} with incomplete chains deleted", dir, kept.size(), bytes,
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), scan.temporariesDeleted(), scan.rejected(),

@@ -99,6 +99,13 @@ public final class HostCache {
                           ActorRef<RestoreResult> replyTo) implements Command {
     }
 
+    /**
+     * A publication ({@code publication} true) or a restore the cache's facade refused at once because the device
+     * copier is unusable: counted as a failed publication abandoned for its copy, or a failed restore.
+     */
+    public record DeviceRefused(boolean publication) implements Command {
+    }
+
     /** The caller gave up a publication's GPU snapshot while it was still being told to retry (publication lifecycle). */
     public record ReportAbandoned(RecordKey key, RetryReason reason) implements Command {
     }
@@ -725,6 +732,7 @@ public final class HostCache {
                         r.recompute(), r.replyTo(), parts.traces().newCorrelation()));
                 case Drain d -> catalog.tell(new Catalog.Drain(d.timeout(), d.replyTo()));
                 case ReportAbandoned a -> onAbandoned(metrics, parts.traces(), TraceSource.of("HostCache", ctx), a);
+                case DeviceRefused d -> onDeviceRefused(metrics, d);
                 case GetStatus g -> catalog.tell(new Catalog.GetStatus(g.replyTo()));
                 case ListRecords l -> catalog.tell(new Catalog.ListRecords(l.namespace(), l.tier(), l.offset(),
                         l.limit(), l.replyTo()));
@@ -758,6 +766,15 @@ public final class HostCache {
 
         private void onPublish(Publish p) {
             target.publish(p);
+        }
+    }
+
+    private static void onDeviceRefused(CacheMetrics metrics, DeviceRefused d) {
+        if (d.publication()) {
+            metrics.publication(new PublishResult.Failed(AbandonReason.COPY_FAILED.label(), "device unusable"));
+            metrics.abandoned(AbandonReason.COPY_FAILED);
+        } else {
+            metrics.restoreFailed();
         }
     }
 
@@ -799,12 +816,16 @@ public final class HostCache {
                 metrics.publication(disabled);
                 p.replyTo().tell(disabled);
             }
-            case Lookup l -> l.replyTo().tell(LookupResult.miss("the cache is disabled"));
+            case Lookup l -> {
+                metrics.lookup(false, 0);
+                l.replyTo().tell(LookupResult.miss("the cache is disabled"));
+            }
             case Restore r -> {
                 metrics.restoreDisabled();
                 r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.DISABLED, "no tier is configured"));
             }
             case ReportAbandoned a -> onAbandoned(metrics, null, null, a);
+            case DeviceRefused d -> onDeviceRefused(metrics, d);
             case ListRecords l -> l.replyTo().tell(RecordPage.empty(l.offset()));
             case DescribeRecord d -> d.replyTo().tell(RecordDescription.absent(d.key()));
             case EvictRecord e -> e.replyTo().tell(new EvictOutcome(EvictOutcome.Result.NOT_FOUND, 0));

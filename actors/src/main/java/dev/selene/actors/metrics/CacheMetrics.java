@@ -141,10 +141,11 @@ public final class CacheMetrics implements AutoCloseable {
     private static final Family<Counter> POOL_READ_FAILURES = Family.counter("selene_pool_read_failures",
             "Records that could not be fetched from the shared pool");
     private static final Family<Histogram> POOL_RETIRE_LATENCY = Family.histogram("selene_pool_retire_latency",
-            "Time to retire one record to the shared pool, every placed manager answered", NANOS);
+            "Time to retire one record to the shared pool, until every manager it was placed on answered", NANOS);
 
     private static final Family<Histogram> PUBLISH_LATENCY = Family.histogram("selene_publish_latency",
-            "Time from a publication's admission to its record resident in host memory", NANOS);
+            "Time from a publication's slots being granted to its record resident in host memory (a wait for slots "
+                    + "is not in it)", NANOS);
     private static final Family<Histogram> DISK_WRITE_LATENCY = Family.histogram("selene_disk_write_latency",
             "Time to write and commit one record file", NANOS);
     private static final Family<Histogram> DISK_READ_LATENCY = Family.histogram("selene_disk_read_latency",

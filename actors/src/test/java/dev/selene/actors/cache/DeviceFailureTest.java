@@ -75,11 +75,22 @@ class DeviceFailureTest {
                     && restore.detail().contains("CUDA_ERROR_ILLEGAL_ADDRESS"), restore.detail());
             assertFalse(restore.detail().contains("\n"), "one line");
 
+            await(cache.status()); // the counts so far taken: a refusal is told to the node, not asked
+            long failedBefore = cache.counters().get("publish.failed");
+            long abandonedBefore = cache.counters().get("abandoned.copy_failed");
+            long restoresFailedBefore = cache.counters().get("restore.failed");
             RecordSpec next = spec(3);
             PublishResult refused = await(cache.publish(next, DevicePlacement.contiguous(LAYOUT, 4096, true)));
             PublishResult.Failed f = assertInstanceOf(PublishResult.Failed.class, refused);
             assertEquals(AbandonReason.COPY_FAILED.label(), f.reason());
             assertTrue(f.detail().startsWith("the device copier is unusable:"), f.detail());
+            await(cache.restore("device-failure", new long[] {kept.key().hash()}, List.of(target),
+                    Duration.ofHours(1)));
+            await(cache.status()); // the node has taken the refusals' counts: they were told to it first
+            assertEquals(failedBefore + 1, cache.counters().get("publish.failed"), "the refused publication counted");
+            assertEquals(abandonedBefore + 1, cache.counters().get("abandoned.copy_failed"));
+            assertEquals(restoresFailedBefore + 1, cache.counters().get("restore.failed"), "the refused restore "
+                    + "counted");
 
             assertEquals(1, await(cache.lookup("device-failure", new long[] {kept.key().hash()})).depth(),
                     "lookups still answer: the record is held, only the device is lost");

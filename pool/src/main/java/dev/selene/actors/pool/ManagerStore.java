@@ -531,7 +531,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         List<RecordKey> gone = holdings.expire(config.maxAge().toNanos());
         for (RecordKey k : gone) {
             expired.merge(k.namespace(), 1L, Long::sum);
-            metrics.expired(k.namespace());
+            metrics.expired();
             report(k, new Dropped("expired"));
         }
         if (!gone.isEmpty()) {

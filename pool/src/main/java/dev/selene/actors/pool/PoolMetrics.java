@@ -9,8 +9,6 @@ import kamon.metric.Metric;
 import kamon.tag.TagSet;
 
 import java.util.Locale;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.Map;
 
 /**
  * A pool manager's instruments (Kamon): records and bytes held, capacity, transfers in and out, refused uploads,
@@ -47,7 +45,7 @@ public final class PoolMetrics {
     private static final Metric.Counter EVICTED = Kamon.counter("selene_pool_evicted",
             "Records dropped, least recently used first, to make room");
     private static final Metric.Counter EXPIRED = Kamon.counter("selene_pool_expired",
-            "Records dropped because they were unused for longer than max age, by namespace");
+            "Records dropped because they were unused for longer than max age");
 
     private static final Metric.Counter TLS_REFUSED = Kamon.counter("selene_pool_tls_refused",
             "Connections a pool manager or host refused at the TLS handshake, by plane (cluster, data) and reason "
@@ -62,7 +60,8 @@ public final class PoolMetrics {
     private final Gauge held;
     private final Counter refused;
     private final Counter evicted;
-    private final Map<String, Counter> expired = new ConcurrentHashMap<>();
+    /** One series for every namespace: a namespace is any name a host picks, too many to be a label. */
+    private final Counter expired;
     /** Per direction, resolved once: a transfer is counted without looking its series up. */
     private final Counter[] transfers = new Counter[Direction.values().length];
     private final Counter[] transferred = new Counter[Direction.values().length];
@@ -75,6 +74,7 @@ public final class PoolMetrics {
         this.held = HELD.withTags(tags);
         this.refused = REFUSED.withTags(tags);
         this.evicted = EVICTED.withTags(tags);
+        this.expired = EXPIRED.withTags(tags);
         for (Direction d : Direction.values()) {
             transfers[d.ordinal()] = TRANSFERS.withTags(tags.withTag("direction", d.label()));
             transferred[d.ordinal()] = TRANSFERRED.withTags(tags.withTag("direction", d.label()));
@@ -138,7 +138,7 @@ public final class PoolMetrics {
         evicted.increment();
     }
 
-    void expired(String namespace) {
-        expired.computeIfAbsent(namespace, ns -> EXPIRED.withTags(tags.withTag("namespace", ns))).increment();
+    void expired() {
+        expired.increment();
     }
 }

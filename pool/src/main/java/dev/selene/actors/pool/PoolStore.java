@@ -50,6 +50,7 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.EntityRef;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -246,6 +247,8 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     /** When this starting host's grace for more stores ends, counted from the first it used (once it has one). */
     private long graceEnds;
     private boolean graceCounting;
+    /** Retirements in flight placed on, or stored by, fewer managers than the replica count. */
+    private final Set<RecordKey> shortOfReplicas = new HashSet<>();
     /** Retirements and fetches on the data plane now, and since when each kind has had one in flight throughout. */
     private int uploadsInFlight;
     private long uploadBusySince;
@@ -331,7 +334,8 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         switch (command) {
             case Write w -> onWrite(w);
             case WriteEnded e -> {
-                if (--uploadsInFlight == 0) {
+                // guarded: after a restart the count starts at 0 while the earlier incarnation's answers arrive
+                if (uploadsInFlight > 0 && --uploadsInFlight == 0) {
                     metrics.poolBusy(CacheMetrics.Direction.WRITE, System.nanoTime() - uploadBusySince);
                 }
                 onWriteEnded(e);
@@ -524,7 +528,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         List<ActorRef<ManagerStore.Command>> placed = Placement.ranked(key, usable).stream().limit(replicas)
                 .toList();
         if (placed.size() < Math.min(replicas, stores.size())) {
-            metrics.poolUnderReplicated();
+            shortOfReplicas.add(key);
             traces.append(key, origin, "Retire: " + placed.size() + " of " + replicas + " managers reachable; the "
                     + "record is short of replicas until the directory copies it");
         }
@@ -570,7 +574,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private void onWriteEnded(WriteEnded e) {
         suspectStores(e.outcome().failed());
         if (!e.outcome().failed().isEmpty() && e.outcome().reply() instanceof Written) {
-            metrics.poolUnderReplicated();
+            shortOfReplicas.add(e.key());
             traces.append(e.key(), origin, "Retired short of replicas: " + e.outcome().failed().size()
                     + " manager(s) failed; the directory copies it when they are back or replaced");
         }
@@ -578,9 +582,13 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     }
 
     private void finishWrite(RecordKey key, WriteReply reply) {
+        boolean shortOfReplicas = this.shortOfReplicas.remove(key);
         switch (reply) {
             case Written w -> {
                 metrics.poolRetired(w.bytes(), w.nanos());
+                if (shortOfReplicas) { // counted once, and only for a record the pool holds
+                    metrics.poolUnderReplicated();
+                }
                 traces.append(key, origin, "Retired: held by the pool");
             }
             case WriteFailed f -> {
@@ -738,7 +746,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     }
 
     private void fetchEnded() {
-        if (--fetchesInFlight == 0) {
+        if (fetchesInFlight > 0 && --fetchesInFlight == 0) {
             metrics.poolBusy(CacheMetrics.Direction.READ, System.nanoTime() - fetchBusySince);
         }
     }

@@ -56,6 +56,8 @@ class PoolNodeTest {
         assertEquals(0, drained.skipped(), "every record retired: " + drained);
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
                 await(m1.status()).records() == 6 && await(m2.status()).records() == 6);
+        assertEquals(6, a.counters().get("pool.retired"), "each retirement counted once");
+        assertEquals(0, a.counters().get("pool.under_replicated"), "both replicas stored: none short of them");
 
         SeleneCache b = pool.host(0, null);
         LookupResult found = await(b.lookup(NS, chain(specs)));
