@@ -181,7 +181,7 @@ final class Restores {
             }
             long estimate = (long) (diskBytes / diskRate * 1e9 + poolBytes / poolRate * 1e9);
             if (RestoreCost.refuse(estimate, r.recompute().toNanos())) {
-                core.records.metrics().restoreRefused();
+                core.records.metrics().restoreRefused(poolBytes / poolRate > diskBytes / diskRate);
                 r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.REFUSED, String.format(Locale.ROOT,
                         "reading %d bytes from disk (%.2f GB/s) and %d from the pool (%.2f GB/s) is estimated at "
                                 + "%.1f ms > recompute %.1f ms", diskBytes, diskRate / 1e9, poolBytes,

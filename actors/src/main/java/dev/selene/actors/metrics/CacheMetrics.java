@@ -188,7 +188,8 @@ public final class CacheMetrics implements AutoCloseable {
         MEMORY("memory", "restored", "restore.memory", Tier.MEMORY),
         DISK("disk", "restored", "restore.disk", Tier.DISK),
         POOL("pool", "restored", "restore.pool", Tier.POOL),
-        REFUSED("disk", "refused", "restore.refused", Tier.DISK),
+        REFUSED_DISK("disk", "refused", "restore.refused", Tier.DISK),
+        REFUSED_POOL("pool", "refused", "restore.refused", Tier.POOL),
         MISS("none", "miss", "restore.miss", null),
         FAILED("none", "failed", "restore.failed", null),
         DISABLED("none", "disabled", "restore.disabled", null);
@@ -522,9 +523,12 @@ public final class CacheMetrics implements AutoCloseable {
         restoreEnded(RestoreEnd.MISS);
     }
 
-    /** A restore was refused: reading from disk was estimated slower than recomputing. */
-    public void restoreRefused() {
-        restoreEnded(RestoreEnd.REFUSED);
+    /**
+     * A restore refused as slower than recomputing; {@code byPool} when its pool reads took the larger part of the
+     * estimate (else its disk reads did).
+     */
+    public void restoreRefused(boolean byPool) {
+        restoreEnded(byPool ? RestoreEnd.REFUSED_POOL : RestoreEnd.REFUSED_DISK);
     }
 
     /** A restore failed and restored nothing. */
