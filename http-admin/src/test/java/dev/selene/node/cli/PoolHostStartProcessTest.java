@@ -41,7 +41,7 @@ class PoolHostStartProcessTest {
             throws Exception {
         int port = LoopbackPorts.reserve();
         Path conf = tmp.resolve("host.conf");
-        Files.writeString(conf, "selene.pool.join-timeout = 6s\n");
+        Files.writeString(conf, "selene.pool.join-timeout = 10s\n");
         List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-Xmx256m",
                 "-cp", classpath(), "dev.selene.node.cli.SeleneMain", "serve", "--config", conf.toString(),
@@ -51,7 +51,14 @@ class PoolHostStartProcessTest {
         Process p = new ProcessBuilder(cmd).redirectError(err.toFile()).redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .start();
         try {
-            Thread.sleep(2_000); // starting: its join timeout has 4 s to go
+            // Its node logs once it starts, after serve's own signal handler is in place (a signal before it gets
+            // the JVM's default: exit 143); from then its join timeout has 10 s to go.
+            Path log = tmp.resolve("pool.log");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (!(Files.exists(log) && Files.size(log) > 0)) {
+                assertTrue(p.isAlive() && System.nanoTime() < deadline, "the node started and logged");
+                Thread.sleep(50);
+            }
             p.toHandle().destroy(); // SIGTERM
             assertTrue(p.waitFor(60, TimeUnit.SECONDS), "it ended");
         } finally {
