@@ -3,7 +3,6 @@ package dev.selene.node.cli;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -13,8 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.FutureTask;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -31,36 +28,16 @@ class SoakCommandTest {
             + "heap-after-gc +[\\d.]+ MiB  threads +\\d+  fds +\\d+  records +(\\d+)  disk-records +\\d+  lost (\\d+)$");
     private static final Pattern ADMIN = Pattern.compile("admin http://127\\.0\\.0\\.1:(\\d+)/");
 
-    private record Run(int exit, String out, String err) {
-    }
-
-    /** Runs {@code selene} in this JVM with standard output and error captured; {@code whileRunning} sees the error. */
-    private static Run run(Consumer<ByteArrayOutputStream> whileRunning, String... args)
+    private static InProcess.Run run(Consumer<ByteArrayOutputStream> whileRunning, String... args)
             throws Exception {
-        PrintStream oldOut = System.out;
-        PrintStream oldErr = System.err;
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            // its own thread: the burst blocks on futures that may need the common pool (one thread on 2 cores)
-            FutureTask<Integer> exit = new FutureTask<>(() -> SeleneMain.execute(args));
-            Thread.ofPlatform().daemon().name("soak-under-test").start(exit);
-            whileRunning.accept(err);
-            return new Run(exit.get(120, TimeUnit.SECONDS), out.toString(StandardCharsets.UTF_8),
-                    err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(oldOut);
-            System.setErr(oldErr);
-        }
+        return InProcess.selene(whileRunning, args);
     }
 
     @Test
     void soak_printsALineBeforeAndAfterEveryBurst_servesTheStatusPage_andExitsZeroWhenNothingIsLost()
             throws Exception {
         int[] statusCode = {0};
-        Run r = run(err -> {
+        InProcess.Run r = run(err -> {
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
                     .until(() -> ADMIN.matcher(err.toString(StandardCharsets.UTF_8)).find());
             Matcher m = ADMIN.matcher(err.toString(StandardCharsets.UTF_8));
@@ -95,7 +72,7 @@ class SoakCommandTest {
     void soak_diskOnlyPreset_withItsWarmUp_runsItsBursts_andExitsZero() throws Exception {
         // issue 26: the warm-up node of a disk-only soak had no tier (warm 0, no disk) and the soak exited 1
         Path dir = Files.createTempDirectory(Files.createDirectories(Path.of("target", "soak-tests")), "disk-only");
-        Run r = run(err -> { }, "soak", "--minutes", "0.05", "--preset", "disk-only", "--disk-dir", dir.toString(),
+        InProcess.Run r = run(err -> { }, "soak", "--minutes", "0.05", "--preset", "disk-only", "--disk-dir", dir.toString(),
                 "--disk-size", "256m", "--layout", "small", "--conversations", "24", "--concurrency", "4",
                 "--tokens", "256", "--device", "simulated", "--admin-port", "0");
 
@@ -110,7 +87,7 @@ class SoakCommandTest {
 
     @Test
     void soak_withZeroMinutes_getsOneLine_andExitCode2() throws Exception {
-        Run r = run(err -> { }, "soak", "--minutes", "0");
+        InProcess.Run r = run(err -> { }, "soak", "--minutes", "0");
         assertEquals(2, r.exit());
         assertEquals("selene: --minutes = '0' is invalid; allowed: a number of minutes above 0 and at most 10080, "
                 + "e.g. 0.5 or 20", r.err().strip());
@@ -126,15 +103,15 @@ class SoakCommandTest {
                 {"--disk-size", "banana", "selene: --disk-size needs a disk tier; use --preset 8g or disk-only"},
         };
         for (String[] c : cases) {
-            Run r = run(err -> { }, "soak", "--minutes", "1", c[0], c[1]);
+            InProcess.Run r = run(err -> { }, "soak", "--minutes", "1", c[0], c[1]);
             assertEquals(2, r.exit(), r.err());
             assertEquals(c[2], r.err().strip());
         }
-        Run small = run(err -> { }, "soak", "--minutes", "1", "--preset", "disk-only", "--disk-size", "0");
+        InProcess.Run small = run(err -> { }, "soak", "--minutes", "1", "--preset", "disk-only", "--disk-size", "0");
         assertEquals(2, small.exit(), small.err());
         assertTrue(small.err().strip().startsWith("selene: --disk-size '0' is invalid; allowed: at least one record"),
                 small.err());
-        Run proc = run(err -> { }, "soak", "--minutes", "1", "--preset", "disk-only", "--disk-dir", "/proc/nope/x");
+        InProcess.Run proc = run(err -> { }, "soak", "--minutes", "1", "--preset", "disk-only", "--disk-dir", "/proc/nope/x");
         assertEquals(2, proc.exit(), proc.err());
         assertTrue(proc.err().strip().startsWith("selene: --disk-dir '/proc/nope/x' cannot be created ("),
                 proc.err());
@@ -146,7 +123,7 @@ class SoakCommandTest {
         Path dir = Files.createTempDirectory(
                 Files.createDirectories(Path.of("target", "soak-tests")), "full");
         Files.writeString(dir.resolve("notes.txt"), "keep me");
-        Run r = run(err -> { }, "soak", "--minutes", "1", "--preset", "disk-only", "--disk-dir", dir.toString());
+        InProcess.Run r = run(err -> { }, "soak", "--minutes", "1", "--preset", "disk-only", "--disk-dir", dir.toString());
         assertEquals(2, r.exit());
         assertTrue(r.err().strip().startsWith("selene: --disk-dir '" + dir.toAbsolutePath() + "' is not empty"),
                 r.err());
