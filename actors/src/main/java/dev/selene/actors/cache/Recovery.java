@@ -25,7 +25,7 @@ final class Recovery {
         this.spills = spills;
     }
 
-    /** At start: asks a pool that is the only durable tier for its capacity; sets the disk's gauges. */
+    /** At start: asks a pool that is the only durable tier for its capacity; sets the disk's and pool's gauges. */
     void start() {
         if (!core.diskTier && core.pool != null) {
             core.pool.tell(new Store.WatchCapacity(core.ctx.messageAdapter(Store.Capacity.class,
@@ -34,6 +34,9 @@ final class Recovery {
         if (core.diskTier) {
             core.records.metrics().diskCapacity(core.settings.diskCapacityBytes());
             core.records.metrics().readEstimate(Restores.PRIOR_READ_BYTES_PER_SECOND);
+        }
+        if (core.pool != null) {
+            core.records.metrics().poolReadEstimate(Restores.PRIOR_POOL_BYTES_PER_SECOND);
         }
     }
 

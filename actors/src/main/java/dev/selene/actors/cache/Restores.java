@@ -179,6 +179,9 @@ final class Restores {
             if (diskBytes > 0) {
                 core.records.metrics().readEstimate(diskRate);
             }
+            if (poolBytes > 0) {
+                core.records.metrics().poolReadEstimate(poolRate);
+            }
             long estimate = (long) (diskBytes / diskRate * 1e9 + poolBytes / poolRate * 1e9);
             if (RestoreCost.refuse(estimate, r.recompute().toNanos())) {
                 core.records.metrics().restoreRefused(poolBytes / poolRate > diskBytes / diskRate);
@@ -236,6 +239,7 @@ final class Restores {
         }
         if (s.tier() == Tier.POOL) {
             poolEstimate.sample(s.bytes(), s.nanos(), core.settings.clock().getAsLong());
+            core.records.metrics().poolReadEstimate(poolEstimate.bytesPerSecond(core.settings.clock().getAsLong()));
             return;
         }
         readEstimate.sample(s.bytes(), s.nanos(), core.settings.clock().getAsLong());

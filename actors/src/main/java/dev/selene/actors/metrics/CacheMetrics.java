@@ -140,6 +140,12 @@ public final class CacheMetrics implements AutoCloseable {
                     + "under_replicated (retired to fewer managers than the replica count; also counted retired)");
     private static final Family<Counter> POOL_READ_FAILURES = Family.counter("selene_pool_read_failures",
             "Records that could not be fetched from the shared pool");
+    private static final Family<Counter> POOL_BUSY = Family.counter("selene_pool_busy",
+            "Time this node had at least one transfer to or from the shared pool in flight, by direction", NANOS);
+    private static final Family<Gauge> POOL_READ_ESTIMATE = Family.gauge(
+            "selene_pool_read_estimate_bytes_per_second",
+            "Shared pool read bandwidth the restore cost estimate assumes, as of the last pool read or restore "
+                    + "decision");
     private static final Family<Histogram> POOL_RETIRE_LATENCY = Family.histogram("selene_pool_retire_latency",
             "Time to retire one record to the shared pool, until every manager it was placed on answered", NANOS);
 
@@ -253,6 +259,7 @@ public final class CacheMetrics implements AutoCloseable {
     private final Gauge diskQueue;
     private final Gauge diskQueueMax;
     private final Gauge readEstimate;
+    private final Gauge poolReadEstimate;
     private final Map<Result, Counter> publications;
     private final Map<AbandonReason, Counter> abandoned;
     private final Counter recordFailures;
@@ -292,6 +299,7 @@ public final class CacheMetrics implements AutoCloseable {
     private final Counter poolReadFailures;
     private final Counter poolWrittenBytes;
     private final Counter poolReadBytes;
+    private final Map<Direction, Counter> poolBusy;
     private final Histogram poolRetireLatency;
 
     private CacheMetrics(String node, CacheCounters counters, Set<Tier> tiers) {
@@ -309,18 +317,22 @@ public final class CacheMetrics implements AutoCloseable {
         slotsClean = gauge(SLOTS_CLEAN.withTags(tags));
         intakeSlots = gauge(INTAKE_SLOTS.withTags(tags));
         inFlight = gauge(IN_FLIGHT.withTags(tags));
-        records = byTier(t -> gauge(RECORDS.withTags(tags.withTag("tier", t.label()))));
+        // The catalog accounts for memory and its durable tier. A pool written besides a disk is not accounted for
+        // (the managers count what it holds), so such a node has no pool series of what the catalog counts.
+        Set<Tier> accounted = disk && pool ? EnumSet.of(Tier.MEMORY, Tier.DISK) : this.tiers;
+        records = byTier(accounted, t -> gauge(RECORDS.withTags(tags.withTag("tier", t.label()))));
         diskUsed = disk ? gauge(DISK_USED.withTags(tags)) : null;
         diskCapacity = disk ? gauge(DISK_CAPACITY.withTags(tags)) : null;
         diskQueue = disk ? gauge(DISK_QUEUE.withTags(tags)) : null;
         diskQueueMax = disk ? gauge(DISK_QUEUE_MAX.withTags(tags)) : null;
         readEstimate = disk ? gauge(READ_ESTIMATE.withTags(tags)) : null;
+        poolReadEstimate = pool ? gauge(POOL_READ_ESTIMATE.withTags(tags)) : null;
         publications = byEnum(Result.class, r -> PUBLICATIONS.withTags(tags.withTag("result", r.label())));
         abandoned = byEnum(AbandonReason.class, r -> ABANDONED.withTags(tags.withTag("reason", r.label())));
         recordFailures = RECORD_FAILURES.withTags(tags);
-        evictions = byTier(t -> EVICTIONS.withTags(tags.withTag("tier", t.label())));
+        evictions = byTier(accounted, t -> EVICTIONS.withTags(tags.withTag("tier", t.label())));
         rowsDropped = ROWS_DROPPED.withTags(tags);
-        expired = byTier(t -> EXPIRED.withTags(tags.withTag("tier", t.label())));
+        expired = byTier(accounted, t -> EXPIRED.withTags(tags.withTag("tier", t.label())));
         operatorEvictions = OPERATOR_EVICTIONS.withTags(tags);
         lookups = LOOKUPS.withTags(tags);
         lookupHits = LOOKUP_HITS.withTags(tags);
@@ -363,6 +375,9 @@ public final class CacheMetrics implements AutoCloseable {
         poolReadFailures = pool ? POOL_READ_FAILURES.withTags(tags) : null;
         poolWrittenBytes = pool ? TRANSFER.withTags(tags.withTag("tier", "pool").withTag("direction", "write")) : null;
         poolReadBytes = pool ? TRANSFER.withTags(tags.withTag("tier", "pool").withTag("direction", "read")) : null;
+        poolBusy = pool
+                ? byEnum(Direction.class, d -> POOL_BUSY.withTags(tags.withTag("direction", d.label())))
+                : Map.of();
         poolRetireLatency = pool ? POOL_RETIRE_LATENCY.withTags(tags) : null;
     }
 
@@ -574,9 +589,14 @@ public final class CacheMetrics implements AutoCloseable {
         counters.add("disk.read.nanos", nanos);
     }
 
-    /** The restore cost estimator's read bandwidth now. */
+    /** The restore cost estimator's disk read bandwidth now. */
     public void readEstimate(double bytesPerSecond) {
         set(readEstimate, bytesPerSecond);
+    }
+
+    /** The restore cost estimator's pool read bandwidth now. */
+    public void poolReadEstimate(double bytesPerSecond) {
+        set(poolReadEstimate, bytesPerSecond);
     }
 
     // ---- spills ----
@@ -693,6 +713,7 @@ public final class CacheMetrics implements AutoCloseable {
      */
     public void poolBusy(Direction direction, long nanos) {
         counters.add("pool." + direction.label() + ".busy_nanos", Math.max(0, nanos));
+        add(poolBusy.get(direction), Math.max(0, nanos));
     }
 
     /** A record could not be fetched from the pool. */
@@ -775,8 +796,12 @@ public final class CacheMetrics implements AutoCloseable {
 
     /** The instruments of this node's tiers; {@code get} of a tier it lacks answers null. */
     private <V> Map<Tier, V> byTier(Function<Tier, V> make) {
+        return byTier(tiers, make);
+    }
+
+    private static <V> Map<Tier, V> byTier(Set<Tier> of, Function<Tier, V> make) {
         Map<Tier, V> m = new EnumMap<>(Tier.class);
-        tiers.forEach(t -> m.put(t, make.apply(t)));
+        of.forEach(t -> m.put(t, make.apply(t)));
         return m;
     }
 

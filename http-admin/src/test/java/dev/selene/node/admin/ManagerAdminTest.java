@@ -2,6 +2,8 @@ package dev.selene.node.admin;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.selene.actors.api.SettingsException;
+import dev.selene.actors.value.RestoreResult;
+import dev.selene.engine.key.RecordKey;
 import dev.selene.node.config.NodeSettings;
 import dev.selene.node.config.SettingsLoader;
 import dev.selene.node.manager.ManagerNode;
@@ -23,6 +25,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -202,11 +205,12 @@ class ManagerAdminTest {
     }
 
     @Test
-    void aCacheNodeWithThePoolInItsSettingsFile_retiresToBothManagers(@TempDir Path dir) throws Exception {
+    void aCacheNodeWithThePoolInItsSettingsFile_retiresToBothManagers_restoresFromThem_andScrapesAsDocumented(
+            @TempDir Path dir) throws Exception {
         Path conf = Files.writeString(dir.resolve("warm-pool.conf"), "selene { warm = 1m, pool.managers = [\""
                 + first.clusterAddress() + "\", \"" + second.clusterAddress() + "\"] }");
         try (TestNode host = new TestNode(conf, Map.of())) {
-            host.publishChain("pooled", 1, 2, 3);
+            List<RecordKey> keys = host.publishChain("pooled", 1, 2, 3);
             HttpResponse<String> drained = host.send("POST", "/drain", TestNode.TOKEN, null);
             JsonNode d = json(drained);
             assertTrue(d.get("drained").asBoolean(), drained.body());
@@ -227,7 +231,46 @@ class ManagerAdminTest {
                 assertEquals(3, status(m).at("/store/uploads").asLong());
             }
             checkMetrics(first);
+
+            // The host forgets the chain (the pool keeps it), then restores it from the managers.
+            JsonNode evicted = json(host.send("DELETE", "/records/pooled/" + keys.get(0).hashHex(), TestNode.TOKEN,
+                    null));
+            assertEquals(3, evicted.get("records").asLong(), evicted.toString());
+            RestoreResult restored = host.restore("pooled", 1, 2, 3);
+            assertEquals(3, restored.fromPool(), String.valueOf(restored));
+            checkPoolHostMetrics(host);
         }
+    }
+
+    /**
+     * A pool host's scrape against the node section of the catalogue (the tiers memory and pool), and the pool's own
+     * series moved with what the host did: three records retired and read back from the pool.
+     */
+    private static void checkPoolHostMetrics(TestNode host) {
+        String tag = host.metricsNode();
+        Map<String, String> node = Map.of("node", tag);
+        Scrape scrape = await().atMost(PATIENCE).pollInterval(Duration.ofMillis(100))
+                .until(() -> Scrape.parse(host.get("/metrics").body()),
+                        s -> s.value("selene_restored_records_total", with(node, "tier", "pool")) >= 3
+                                && s.value("selene_restore_latency_seconds_count", with(node, "source", "pool")) >= 1);
+        MetricsScrapeTest.checkNode(scrape, tag, Set.of("memory", "pool"));
+        // At least: a namesake node of the same tiers run earlier in this JVM would have left its counts.
+        assertTrue(scrape.value("selene_pool_retirements_total", with(node, "outcome", "retired")) >= 3);
+        assertTrue(scrape.value("selene_restores_total", with(with(node, "source", "pool"), "outcome",
+                "restored")) >= 1);
+        for (String direction : List.of("write", "read")) {
+            assertTrue(scrape.value("selene_transfer_bytes_total", with(with(node, "tier", "pool"), "direction",
+                    direction)) > 0, "pool bytes " + direction);
+            assertTrue(scrape.value("selene_pool_busy_seconds_total", with(node, "direction", direction)) > 0,
+                    "pool busy " + direction);
+        }
+        assertTrue(scrape.value("selene_pool_read_estimate_bytes_per_second", node) > 0);
+    }
+
+    private static Map<String, String> with(Map<String, String> labels, String key, String value) {
+        Map<String, String> m = new HashMap<>(labels);
+        m.put(key, value);
+        return m;
     }
 
     /**

@@ -1,12 +1,16 @@
 package dev.selene.node.admin;
 
+import dev.selene.actors.metrics.CacheCounters;
+import dev.selene.actors.metrics.CacheMetrics;
 import dev.selene.actors.value.RestoreResult;
+import dev.selene.actors.value.Tier;
 import dev.selene.engine.key.ChainHash;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -76,6 +80,36 @@ class MetricsScrapeTest {
     }
 
     @Test
+    void theCatalogsCounts_haveAPoolSeries_onlyWhereThePoolIsTheNodesDurableTier_notBesideADisk() {
+        try (TestNode scraped = new TestNode(Map.of());
+             CacheMetrics both = CacheMetrics.forNode("scrape_disk_and_pool", new CacheCounters(),
+                     EnumSet.of(Tier.MEMORY, Tier.DISK, Tier.POOL));
+             CacheMetrics poolOnly = CacheMetrics.forNode("scrape_pool_only", new CacheCounters(),
+                     EnumSet.of(Tier.MEMORY, Tier.POOL))) {
+            both.evicted(Tier.POOL, 1);
+            poolOnly.evicted(Tier.POOL, 1);
+            List<String> names = List.of("selene_records", "selene_evictions_total", "selene_expired_total");
+            Scrape scrape = await().atMost(PATIENCE).pollInterval(Duration.ofMillis(100))
+                    .until(() -> Scrape.parse(scraped.get("/metrics").body()),
+                            s -> names.stream().allMatch(n -> !s.series(n, Map.of("node", both.node())).isEmpty()
+                                    && !s.series(n, Map.of("node", poolOnly.node())).isEmpty()));
+            for (String name : names) {
+                assertEquals(Set.of("memory", "disk"), tiersOf(scrape, name, both.node()),
+                        name + ": a pool written besides a disk is not the catalog's to count");
+                assertEquals(Set.of("memory", "pool"), tiersOf(scrape, name, poolOnly.node()), name);
+            }
+            assertFalse(scrape.series("selene_transfer_bytes_total", Map.of("node", both.node(), "tier", "pool"))
+                    .isEmpty(), "the pool's own series stay on a node with a disk and the pool");
+        }
+    }
+
+    private static Set<String> tiersOf(Scrape scrape, String name, String node) {
+        Set<String> tiers = new TreeSet<>();
+        scrape.series(name, Map.of("node", node)).forEach(s -> tiers.add(s.labels().get("tier")));
+        return tiers;
+    }
+
+    @Test
     void restoreTokenCounters_countWhatRestoresAskedFor_andWhatTheyCopied() {
         try (TestNode memory = new TestNode(Map.of())) {
             Map<String, String> node = Map.of("node", memory.metricsNode());
@@ -122,7 +156,7 @@ class MetricsScrapeTest {
      * metrics of its tiers, each as documented; the process's metrics are there, as documented; and every family in
      * the scrape is documented somewhere.
      */
-    private static void checkNode(Scrape scrape, String tag, Set<String> tiers) {
+    static void checkNode(Scrape scrape, String tag, Set<String> tiers) {
         Map<String, String> node = Map.of("node", tag);
         List<MetricCatalogue.Row> rows = MetricCatalogue.nodeRows(tiers);
         Set<String> documented = new TreeSet<>();
