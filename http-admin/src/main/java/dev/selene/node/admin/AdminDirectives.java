@@ -1,5 +1,6 @@
 package dev.selene.node.admin;
 
+import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.model.Query;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
@@ -75,6 +76,28 @@ abstract class AdminDirectives extends AllDirectives {
             }
             return getFromResourceDirectory(dir);
         });
+    }
+
+    /**
+     * Runs {@code inner} when the request has no query parameters and no body beyond an empty JSON object (an
+     * endpoint that takes no input: anything sent to it would be ignored, and the client led to think it had been
+     * read); otherwise answers 400. The body must already be read whole (the routes read every body up to the size
+     * limit first).
+     */
+    Route noInput(Supplier<Route> inner) {
+        return noQuery(() -> extractRequest(req -> {
+            if (req.entity() instanceof HttpEntity.Strict strict && !isEmptyObject(strict.getData().utf8String())) {
+                return badRequest("this endpoint takes no parameters: send no body (or {}); got "
+                        + strict.getData().size() + " bytes");
+            }
+            return inner.get();
+        }));
+    }
+
+    private static boolean isEmptyObject(String body) {
+        String bare = body.strip();
+        return bare.isEmpty() || bare.startsWith("{") && bare.endsWith("}")
+                && bare.substring(1, bare.length() - 1).isBlank();
     }
 
     /** A 400 JSON error with {@code detail}. */

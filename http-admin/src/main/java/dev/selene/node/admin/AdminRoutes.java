@@ -122,13 +122,13 @@ final class AdminRoutes extends AdminDirectives {
                 path(PathMatchers.segment("records").slash(PathMatchers.segment()).slash(PathMatchers.segment()),
                         (ns, key) -> concat(
                                 get(() -> noQuery(() -> withKey(ns, key, this::describe))),
-                                delete(() -> authorized(() -> noQuery(() -> withKey(ns, key, this::evict)))))),
+                                delete(() -> authorized(() -> noInput(() -> withKey(ns, key, this::evict)))))),
                 path(PathMatchers.segment("trace").slash(PathMatchers.segment()).slash(PathMatchers.segment()),
                         (ns, key) -> get(() -> noQuery(() -> withKey(ns, key, this::trace)))),
                 path("traces", () -> get(() -> query(TRACES_PARAMS, this::traces))),
                 path("actors", () -> get(() -> noQuery(() -> complete(Json.ok(ActorTree.of(cache.system())))))),
-                path("drain", () -> post(() -> authorized(() -> noQuery(this::drain)))),
-                path("expire", () -> post(() -> authorized(() -> noQuery(this::expire)))))))));
+                path("drain", () -> post(() -> authorized(() -> noInput(this::drain)))),
+                path("expire", () -> post(() -> authorized(() -> noInput(this::expire)))))))));
     }
 
     // --- read-only ----------------------------------------------------------------------------------------------

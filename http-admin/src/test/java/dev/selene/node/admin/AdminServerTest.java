@@ -233,6 +233,21 @@ class AdminServerTest {
     }
 
     @Test
+    void mutatingEndpoints_refuseABodyWithParameters_with400_andDoNothing() {
+        List<RecordKey> keys = node.publishChain("bodies", 51, 52);
+        for (String[] m : List.of(new String[] {"POST", "/drain"}, new String[] {"POST", "/expire"},
+                new String[] {"DELETE", "/records/" + path(keys.get(0))})) {
+            HttpResponse<String> r = node.send(m[0], m[1], TestNode.TOKEN,
+                    HttpRequest.BodyPublishers.ofString("{\"maxAge\": \"1s\"}"));
+            assertEquals("this endpoint takes no parameters: send no body (or {}); got 16 bytes", error(r, 400),
+                    m[0] + " " + m[1]);
+        }
+        assertEquals(200, node.get("/records/" + path(keys.get(0))).statusCode(), "the refused DELETE removed nothing");
+        assertEquals(200, node.send("POST", "/expire", TestNode.TOKEN,
+                HttpRequest.BodyPublishers.ofString(" { \n } ")).statusCode(), "an empty object is no parameter");
+    }
+
+    @Test
     void aMalformedRequestLine_getsAJsonError() throws IOException {
         try (Socket s = new Socket("127.0.0.1", node.node.adminPort())) {
             s.setSoTimeout(5000);
