@@ -40,8 +40,8 @@ import java.util.function.LongSupplier;
  * here is not a leaf), oldest first, at most {@link ExpirySweep#MAX_RECORDS_PER_SWEEP} per namespace, stopping at
  * the first fresh leaf. A use (a serve, an upload of a record already held) refreshes the last use of the
  * record's ancestors held here, and so does the upload of a child, without moving them in the recency order.
- * A manager holds only its share of a chain (placement is per record), so an ancestor held by another manager is
- * refreshed only by its own uses there.
+ * A manager holds only its share of a chain (placement is per record): an ancestor held here whose descendants
+ * are uploaded or served on other managers is refreshed by its owner when it is told so ({@link #refreshAge}).
  * </pre>
  *
  * @param <T> what the owner keeps with each held record (its image's header and footer, say)
@@ -167,6 +167,18 @@ public final class PoolHoldings<T> {
      */
     public void use(RecordKey key) {
         index.touch(key, clock.getAsLong(), EvictionPolicy.Use.RESUMED);
+    }
+
+    /**
+     * Refreshes the last use of held {@code key} without moving it in the recency order, as the upload of a child
+     * here would: a record below it was uploaded or served elsewhere. False when it is not held.
+     */
+    public boolean refreshAge(RecordKey key) {
+        if (!index.contains(key)) {
+            return false;
+        }
+        index.refresh(key, clock.getAsLong());
+        return true;
     }
 
     /** Pins held {@code key} while a transfer reads its slots; pins nest. */

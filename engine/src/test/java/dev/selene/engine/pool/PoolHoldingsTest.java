@@ -71,6 +71,26 @@ class PoolHoldingsTest {
     }
 
     @Test
+    void refreshAge_keepsAStaleLeafFromExpiring_withoutMovingItInTheRecencyOrder() {
+        for (long k = 1; k <= 10; k++) {
+            upload(spec("a", k, null));
+            clock.incrementAndGet();
+        }
+        clock.addAndGet(MAX_AGE + 1); // every record is stale
+        assertTrue(holdings.refreshAge(key("a", 1)), "a descendant of it was used on another manager");
+        assertFalse(holdings.refreshAge(key("a", 99)), "not held");
+
+        List<Long> expired = expire();
+        assertEquals(LongStream.rangeClosed(2, 10).boxed().toList(), expired, "the stale leaves, oldest first");
+        assertTrue(holdings.holds(key("a", 1)));
+        for (long k = 11; k <= 19; k++) {
+            upload(spec("a", k, null)); // fills the room the sweep freed
+        }
+        assertEquals(List.of(key("a", 1)), upload(spec("a", 20, null)),
+                "still the least recently used: a refreshed age is not a use");
+    }
+
+    @Test
     void reserve_whenEveryOtherRecordIsPinned_refusesAndDropsNothing() {
         for (long k = 1; k <= 10; k++) {
             upload(spec("a", k, null));

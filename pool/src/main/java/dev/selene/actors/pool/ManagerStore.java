@@ -50,7 +50,9 @@ import java.util.function.LongSupplier;
  * <p>The store owns the bytes and the recency; the directory entity of each namespace shard learns what it holds
  * ({@link PoolDirectory.HeldAll}, {@link PoolDirectory.ReleasedAll}) and can always ask again ({@link Holdings}).
  * What it served to hosts goes in the same reports ({@link PoolDirectory.ServedAll}), and the entity has the
- * other replicas count those uses ({@link Refresh}), so that the replicas of a record keep one recency.
+ * other replicas count those uses ({@link Refresh}), so that the replicas of a record keep one recency. With a max
+ * age the entity also has the holders of the ancestors of what a store took or served refresh their last use
+ * ({@link KeepFresh}), so that a chain placed over several managers expires from its tips inward.
  */
 public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
@@ -67,6 +69,14 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
     /** From the directory: another replica served these records to hosts; each one held here counts a use too. */
     public record Refresh(List<RecordKey> keys) implements Command, PoolMessage {
+    }
+
+    /**
+     * From the directory, with a max age: records below these were uploaded or served (here or on another manager);
+     * each one held here has its last use refreshed, not its place in the recency order, so that it does not expire
+     * under a chain that is still in use.
+     */
+    public record KeepFresh(List<RecordKey> keys) implements Command, PoolMessage {
     }
 
     /** Lists the records held of namespaces in directory shard {@code shard} of {@code shards}. */
@@ -122,7 +132,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     public record StoreStatus(String address, long records, long bytes, long capacityBytes, int slotsFree,
                               int slotsTotal, int uploading, int serving, long uploads, long uploadBytes,
                               long serves, long serveBytes, long refused, long evicted, long refreshed,
-                              Map<String, Long> expiredByNamespace, String dataAddress, int replicas,
+                              long keptFresh, Map<String, Long> expiredByNamespace, String dataAddress, int replicas,
                               String layout) implements PoolMessage {
     }
 
@@ -238,6 +248,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     private long evicted;
     /** Uses counted because another replica served the record. */
     private long refreshed;
+    private long keptFresh;
 
     /** The store of a manager node; it registers with the receptionist at once. */
     public static Behavior<Command> create(ManagerConfig config, PoolMetrics metrics) {
@@ -322,6 +333,11 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             case ServeEnded s -> onServeEnded(s);
             case Drop d -> d.keys().forEach(this::drop);
             case Refresh r -> onRefresh(r);
+            case KeepFresh k -> k.keys().forEach(key -> {
+                if (holdings.refreshAge(key)) {
+                    keptFresh++;
+                }
+            });
             case Holdings h -> h.replyTo().tell(new HoldingsReply(getContext().getSelf(), holdings(h)));
             case Probe p -> p.replyTo().tell(new ProbeReply(getContext().getSelf(), probe(p)));
             case CopyTo c -> onCopyTo(c);
@@ -661,7 +677,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         return new StoreStatus(getContext().getSystem().address().toString(), holdings.size(), holdings.bytes(),
                 (long) memory.slotCount() * layout.slotBytes(), holdings.freeSlots(), memory.slotCount(),
                 uploads.size(),
-                serving, uploadCount, uploadBytes, serveCount, serveBytes, refused, evicted, refreshed,
+                serving, uploadCount, uploadBytes, serveCount, serveBytes, refused, evicted, refreshed, keptFresh,
                 Map.copyOf(expired),
                 data.address().toString(), config.replicas(), layout.name());
     }

@@ -26,8 +26,9 @@ import java.util.function.Function;
  * The directory of one namespace shard, a Cluster Sharding entity on the manager nodes: which stores hold which
  * records of the namespaces that hash to the shard, as the stores report them. It answers chain lookups, drops every
  * replica of a record one store evicted or expired (the replicas age together: a record one replica served is used
- * on the others too), and when a store goes away copies the records it held from a surviving replica to another
- * store ({@link Placement} ranks them, as hosts do when they place a new record).
+ * on the others too), with a max age keeps the ancestors of what the stores take or serve fresh on whichever store
+ * holds them, and when a store goes away copies the records it held from a surviving replica to another store
+ * ({@link Placement} ranks them, as hosts do when they place a new record).
  *
  * <p>It holds no fact that is not also a store's: the stores hold the records, and an entity that starts (first
  * use, a rebalance, its node lost, passivation) rebuilds its map by asking every store for its holdings of the
@@ -392,6 +393,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         if (anyShort && !timers.isTimerActive(ReplicaCheck.INSTANCE)) {
             timers.startSingleTimer(ReplicaCheck.INSTANCE, recheck);
         }
+        keepAncestorsFresh(h.entries().stream().map(PoolEntry::key).toList());
     }
 
     /**
@@ -446,8 +448,8 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     }
 
     /**
-     * {@code keys} grouped by the holders other than {@code store} that {@code lookup} (getting or removing each
-     * entry) finds for them; records with no entry are left out.
+     * {@code keys} grouped by the holders other than {@code store} (null: every holder) that {@code lookup} (getting
+     * or removing each entry) finds for them; records with no entry are left out.
      */
     private static Map<ActorRef<ManagerStore.Command>, List<RecordKey>> byOtherHolder(
             List<RecordKey> keys, ActorRef<ManagerStore.Command> store, Function<RecordKey, Entry> lookup) {
@@ -474,6 +476,33 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     private void onServedAll(ServedAll r) {
         byOtherHolder(r.keys(), r.store(), entries::get)
                 .forEach((store, keys) -> store.tell(new ManagerStore.Refresh(List.copyOf(keys))));
+        keepAncestorsFresh(r.keys());
+    }
+
+    /**
+     * With a max age: the ancestors of {@code keys} (records a store took or served) have their last use refreshed
+     * on every store that holds them. A store refreshes the ancestors it holds itself, but a chain is placed record
+     * by record, so a parent held on another manager would age while its children are uploaded and read there,
+     * expire as a leaf of its own store, and cut the chain (its other replicas are dropped with it). Each holder is
+     * told once, all its records together.
+     */
+    private void keepAncestorsFresh(List<RecordKey> keys) {
+        if (config.maxAge() == null) {
+            return;
+        }
+        Set<RecordKey> ancestors = new LinkedHashSet<>();
+        for (RecordKey key : keys) {
+            Entry e = entries.get(key);
+            RecordKey up = e == null ? null : e.entry.parent();
+            while (up != null && ancestors.add(up)) {
+                Entry a = entries.get(up);
+                up = a == null ? null : a.entry.parent();
+            }
+        }
+        if (!ancestors.isEmpty()) {
+            byOtherHolder(List.copyOf(ancestors), null, entries::get)
+                    .forEach((store, held) -> store.tell(new ManagerStore.KeepFresh(List.copyOf(held))));
+        }
     }
 
     // ---- stores and replicas ----

@@ -70,7 +70,7 @@ class ManagerStoreCopyFailedTest {
         int nothingListens = PoolFixture.freePort();
         return kit.spawn(Behaviors.receiveMessage((ManagerStore.Command m) -> {
             if (m instanceof ManagerStore.GetStatus g) {
-                g.replyTo().tell(new ManagerStore.StoreStatus("stand-in", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                g.replyTo().tell(new ManagerStore.StoreStatus("stand-in", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                         Map.of(), "127.0.0.1:" + nothingListens, 1, PoolFixture.LAYOUT.name()));
             }
             return Behaviors.same();

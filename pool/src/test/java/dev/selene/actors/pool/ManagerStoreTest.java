@@ -101,6 +101,49 @@ class ManagerStoreTest {
     }
 
     @Test
+    void maxAge_overTwoManagers_keepsTheAncestorsOfAGrowingChainFreshOnTheManagerThatDoesNotHoldItsNewRecords()
+            throws Exception {
+        int port = PoolFixture.freePort();
+        PoolManagerNode m1 = pool.manager(port, port, 64, 1, Duration.ofSeconds(4));
+        PoolManagerNode m2 = pool.manager(PoolFixture.freePort(), port, 64, 1, Duration.ofSeconds(4));
+        SeleneCache writer = pool.host(0, null);
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+                PoolBaseline.stores(writer.system()).size() == 2);
+        List<RecordSpec> chain = new ArrayList<>(pool.publishChain(writer, "tenant-a", 50, 6));
+        assertEquals(0, await(writer.drain(Duration.ofSeconds(20))).skipped());
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
+                await(m1.status()).records() + await(m2.status()).records() == 6);
+        assertTrue(await(m1.status()).records() > 0 && await(m2.status()).records() > 0,
+                "placement is per record: the chain is spread over both managers");
+        Thread.sleep(4_500); // every record above is now older than max age
+
+        // The chain grows by one record: its upload refreshes every record above it, on whichever manager.
+        long keptBefore = keptFresh(m1, m2);
+        chain.addAll(pool.publishChain(writer, "tenant-a", 56, 1, 55L));
+        assertEquals(0, await(writer.drain(Duration.ofSeconds(20))).skipped());
+        // The stores report what they took within 20 ms, and the directory then tells the holders: 2 s at most here,
+        // well within the max age, so the new record itself is fresh when the sweeps run.
+        for (int i = 0; i < 20 && keptFresh(m1, m2) < keptBefore + 6; i++) {
+            Thread.sleep(100);
+        }
+        List<RecordKey> expired = new ArrayList<>(await(m1.expireNow()).keys());
+        expired.addAll(await(m2.expireNow()).keys());
+
+        assertEquals(List.of(), expired, "no record of a chain in use expires, whichever manager holds it");
+        pool.restoreAndVerify(pool.host(0, null), chain);
+        assertTrue(keptFresh(m1, m2) >= keptBefore + 6,
+                "the six records above the new one were refreshed by their holders");
+    }
+
+    private static long keptFresh(PoolManagerNode... managers) throws Exception {
+        long sum = 0;
+        for (PoolManagerNode m : managers) {
+            sum += await(m.status()).keptFresh();
+        }
+        return sum;
+    }
+
+    @Test
     void evictionsOnTwoReplicas_leaveBothStoresHoldingWhatTheDirectoryFinds() throws Exception {
         PoolManagerNode m1 = pool.manager(4 * RECORD_SLOTS, 2);
         PoolManagerNode m2 = pool.manager(4 * RECORD_SLOTS, 2);
@@ -201,7 +244,7 @@ class ManagerStoreTest {
                 Behaviors.receiveMessage((ManagerStore.Command m) -> {
                     if (m instanceof ManagerStore.GetStatus g) {
                         g.replyTo().tell(new ManagerStore.StoreStatus("stand-in", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                0, 0, Map.of(), "127.0.0.1:" + nothingListens, 1, PoolFixture.LAYOUT.name()));
+                                0, 0, 0, Map.of(), "127.0.0.1:" + nothingListens, 1, PoolFixture.LAYOUT.name()));
                     }
                     return Behaviors.same();
                 }), "stand-in-store", Props.empty());

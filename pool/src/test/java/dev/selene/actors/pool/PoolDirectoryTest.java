@@ -58,11 +58,18 @@ class PoolDirectoryTest {
     @SafeVarargs
     private ActorRef<PoolDirectory.Command> startWith(PoolDirectory.Timings timings,
                                                       TestProbe<ManagerStore.Command>... listed) {
+        return startWith(CONFIG, timings, listed);
+    }
+
+    /** The same, with the managers' settings {@code config}. */
+    @SafeVarargs
+    private ActorRef<PoolDirectory.Command> startWith(ManagerConfig config, PoolDirectory.Timings timings,
+                                                      TestProbe<ManagerStore.Command>... listed) {
         for (TestProbe<ManagerStore.Command> store : listed) {
             register(store);
         }
         ActorRef<PoolDirectory.Command> directory =
-                kit.spawn(PoolDirectory.create("shard-0", CONFIG, timings));
+                kit.spawn(PoolDirectory.create("shard-0", config, timings));
         for (TestProbe<ManagerStore.Command> store : listed) {
             ManagerStore.Holdings ask = store.expectMessageClass(ManagerStore.Holdings.class, Duration.ofSeconds(5));
             ask.replyTo().tell(new ManagerStore.HoldingsReply(store.ref(), List.of()));
@@ -144,6 +151,44 @@ class PoolDirectoryTest {
         first.expectNoMessage(Duration.ofMillis(200)); // the store that served counted its own use
         second.expectNoMessage(Duration.ofMillis(50));
         third.expectNoMessage(Duration.ofMillis(50));
+    }
+
+    @Test
+    void withAMaxAge_theAncestorsOfRecordsTakenOrServed_areKeptFreshOnEveryHolder_storesAreTestProbes() {
+        ManagerConfig oneReplica = new ManagerConfig(PoolFixture.LAYOUT, 64L * PoolFixture.LAYOUT.slotBytes(),
+                Duration.ofMinutes(1), 1, 1);
+        ActorRef<PoolDirectory.Command> directory = startWith(oneReplica, TIMINGS, first, second, third);
+        PoolEntry root = new PoolEntry(new RecordKey("tenant-a", 30), null, true, 1024);
+        PoolEntry middle = new PoolEntry(new RecordKey("tenant-a", 31), root.key(), true, 1024);
+        PoolEntry leaf = new PoolEntry(new RecordKey("tenant-a", 32), middle.key(), true, 1024);
+
+        directory.tell(new PoolDirectory.HeldAll(List.of(root), first.ref()));
+        directory.tell(new PoolDirectory.HeldAll(List.of(middle), second.ref()));
+        assertEquals(new ManagerStore.KeepFresh(List.of(root.key())), first.receiveMessage(Duration.ofSeconds(5)));
+        directory.tell(new PoolDirectory.HeldAll(List.of(leaf), third.ref()));
+        assertEquals(new ManagerStore.KeepFresh(List.of(middle.key())), second.receiveMessage(Duration.ofSeconds(5)));
+        assertEquals(new ManagerStore.KeepFresh(List.of(root.key())), first.receiveMessage(Duration.ofSeconds(5)));
+
+        directory.tell(new PoolDirectory.ServedAll(List.of(leaf.key()), third.ref()));
+        assertEquals(new ManagerStore.KeepFresh(List.of(middle.key())), second.receiveMessage(Duration.ofSeconds(5)));
+        assertEquals(new ManagerStore.KeepFresh(List.of(root.key())), first.receiveMessage(Duration.ofSeconds(5)));
+        third.expectNoMessage(Duration.ofMillis(200)); // it holds no ancestor, and no other holder of the leaf
+        first.expectNoMessage(Duration.ofMillis(50));
+        second.expectNoMessage(Duration.ofMillis(50));
+    }
+
+    @Test
+    void withoutAMaxAge_noAncestorIsKeptFresh_storesAreTestProbes() {
+        ManagerConfig oneReplica = new ManagerConfig(PoolFixture.LAYOUT, 64L * PoolFixture.LAYOUT.slotBytes(),
+                null, 1, 1);
+        ActorRef<PoolDirectory.Command> directory = startWith(oneReplica, TIMINGS, first, second);
+        PoolEntry root = new PoolEntry(new RecordKey("tenant-a", 40), null, true, 1024);
+        PoolEntry leaf = new PoolEntry(new RecordKey("tenant-a", 41), root.key(), true, 1024);
+        directory.tell(new PoolDirectory.HeldAll(List.of(root), first.ref()));
+        directory.tell(new PoolDirectory.HeldAll(List.of(leaf), second.ref()));
+        directory.tell(new PoolDirectory.ServedAll(List.of(leaf.key()), second.ref()));
+        assertEquals(List.of(first.ref()), locate(directory, root.key()).holders()); // every message above was taken
+        first.expectNoMessage(Duration.ofMillis(200));
     }
 
     @Test
