@@ -255,7 +255,7 @@ async function refreshRecords() {
     } else {
       fill($('#records tbody'), page.records, [(r) => recordLink(r.namespace, r.hash, r.key), 'tier', 'state',
         (r) => r.hasRow ? 'yes' : 'no', 'slots', (r) => bytes(r.bytes), (r) => millis(r.idleMillis),
-        (r) => r.onDisk ? 'yes' : 'no', 'parent'], (tr, r) => {
+        (r) => r.durable ? 'yes' : 'no', 'parent'], (tr, r) => {
         tr.dataset.key = r.key;
         tr.addEventListener('click', () => openRecord(r.namespace, r.hash));
         if (r.key === selected) tr.className = 'selected';

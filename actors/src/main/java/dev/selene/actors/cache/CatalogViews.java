@@ -2,6 +2,7 @@ package dev.selene.actors.cache;
 
 import dev.selene.actors.value.CacheStatus;
 import dev.selene.actors.value.DiskStatus;
+import dev.selene.actors.value.PoolStatus;
 import dev.selene.actors.value.RecordDescription;
 import dev.selene.actors.value.RecordPage;
 import dev.selene.actors.value.RecordView;
@@ -44,7 +45,7 @@ final class CatalogViews {
                 : i.state().label();
         return new RecordView(i.key(), i.spec().parent(), i.spec().hasRow(), core.tier(i.where()), state, i.slots(),
                 core.records.layout().recordBytes(i.spec().hasRow()), TimeUnit.NANOSECONDS.toMillis(i.idleNanos()),
-                i.onDisk());
+                i.onDisk() ? core.durableTier() : null);
     }
 
     RecordPage page(Catalog.ListRecords l) {
@@ -85,12 +86,16 @@ final class CatalogViews {
         DiskStatus diskStatus = !core.diskTier ? null : new DiskStatus(c.diskRecords(), c.diskBytes(),
                 core.catalog.diskCapacityBytes(), c.writing(), core.catalog.filesPinned(),
                 estimate.bytesPerSecond(core.settings.clock().getAsLong()), estimate.samples());
+        BandwidthEstimator poolEstimate = restores.poolEstimate();
+        PoolStatus poolStatus = core.diskTier || core.pool == null ? null : new PoolStatus(c.diskRecords(),
+                c.diskBytes(), core.catalog.diskCapacityBytes(),
+                poolEstimate.bytesPerSecond(core.settings.clock().getAsLong()), poolEstimate.samples());
         Map<String, Long> counters = core.records.metrics().counters().snapshot();
         long heldBack = core.catalog.rowsHeldBack();
         if (heldBack > 0) {
             counters.put("rows.held-back", heldBack);
         }
         return new CacheStatus(true, s.total(), s.intake(), s.free(), s.clean(), c.residentRecords(), c.inFlight(),
-                counters, diskStatus, core.records.metrics().node());
+                counters, diskStatus, poolStatus, core.records.metrics().node());
     }
 }

@@ -832,7 +832,7 @@ public final class HostCache {
             case ExpireNow x -> x.replyTo().tell(new ExpiryReport(Tier.MEMORY, false, List.of()));
             case Drain d -> d.replyTo().tell(new DrainReport(0, 0, false));
             case GetStatus g -> g.replyTo().tell(new CacheStatus(false, 0, 0, 0, 0, 0, 0,
-                    metrics.counters().snapshot(), null, metrics.node()));
+                    metrics.counters().snapshot(), null, null, metrics.node()));
             case WhenReady w -> w.replyTo().tell(Readiness.READY);
             case CheckInvariants check -> check.replyTo().tell("");
             case Stop s -> { }

@@ -55,6 +55,11 @@ final class Restores {
         return readEstimate;
     }
 
+    /** The pool read estimate (for the status). */
+    BandwidthEstimator poolEstimate() {
+        return poolEstimate;
+    }
+
     /** Staging slots for a restore: granted at once or when they free up, or refused; always answered. */
     void stage(Catalog.Stage s) {
         SlotLedger.Answer answer = core.slots.request(new SlotLedger.Allocation(s.key(), s.slots(), Purpose.STAGING,

@@ -603,8 +603,10 @@ public final class CacheMetrics implements AutoCloseable {
 
     /** A spill was started; {@code writesInFlight} are in flight now, this one included. */
     public void spillStarted(int writesInFlight) {
-        counters.max("disk.write.max_in_flight", writesInFlight);
-        set(diskQueueMax, counters.get("disk.write.max_in_flight"));
+        // Spills go to the disk, or to the pool on a node without one.
+        String most = tiers.contains(Tier.DISK) ? "disk.write.max_in_flight" : "pool.write.max_in_flight";
+        counters.max(most, writesInFlight);
+        set(diskQueueMax, counters.get(most));
     }
 
     /** A spilled record's file committed. */

@@ -14,11 +14,12 @@ import java.util.Map;
  * @param inFlight       publications in flight
  * @param counters       named counters (publications by result, evictions, failures)
  * @param disk           the disk tier's view, or null without a disk tier
+ * @param pool           the pool's view where it is the only durable tier, or null (no pool, or a disk besides it)
  * @param metricsNode    the value of the {@code node} tag on the node's metrics
  */
 public record CacheStatus(boolean enabled, int totalSlots, int intakeSlots, int freeSlots, int cleanSlots,
                           int residentRecords, int inFlight, Map<String, Long> counters, DiskStatus disk,
-                          String metricsNode) {
+                          PoolStatus pool, String metricsNode) {
 
     public int usedSlots() {
         return totalSlots - freeSlots;

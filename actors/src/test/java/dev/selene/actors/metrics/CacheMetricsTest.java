@@ -90,4 +90,14 @@ class CacheMetricsTest {
                 Map.entry("disk.read.busy_nanos", 5L), Map.entry("disk.write.max_in_flight", 3L),
                 Map.entry("spill.orphans", 4L)), counters.snapshot());
     }
+
+    @Test
+    void aNodeWhoseSpillsGoToThePool_countsItsMostWritesInFlightUnderThePool_notTheDisk() {
+        CacheCounters counters = new CacheCounters();
+        try (CacheMetrics m = CacheMetrics.forNode("pool_spills", counters, EnumSet.of(Tier.MEMORY, Tier.POOL))) {
+            m.spillStarted(4);
+            m.spillStarted(2);
+        }
+        assertEquals(Map.of("pool.write.max_in_flight", 4L), counters.snapshot());
+    }
 }

@@ -271,6 +271,11 @@ public final class PoolHoldings<T> {
         return bytes;
     }
 
+    /** Slots of the records held (doomed ones still pinned by a transfer included); reserved slots are not. */
+    public long heldSlots() {
+        return index.residentSlots();
+    }
+
     public int totalSlots() {
         return slots.total();
     }

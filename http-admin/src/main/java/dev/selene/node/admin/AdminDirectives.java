@@ -1,18 +1,24 @@
 package dev.selene.node.admin;
 
 import org.apache.pekko.http.javadsl.model.HttpEntity;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.Query;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
+import org.apache.pekko.http.scaladsl.model.IllegalRequestException;
 import org.apache.pekko.http.scaladsl.model.IllegalUriException;
 import org.apache.pekko.japi.Pair;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -98,6 +104,46 @@ abstract class AdminDirectives extends AllDirectives {
         String bare = body.strip();
         return bare.isEmpty() || bare.startsWith("{") && bare.endsWith("}")
                 && bare.substring(1, bare.length() - 1).isBlank();
+    }
+
+    /**
+     * Refuses bodies over {@code maxBytes} at once when their length is declared (413), and reads others whole up
+     * to it, within 10 s (a longer one fails the request with a 413, a slower one with a 408: see
+     * {@link #requestError}). Every route then sees its body read, so none is answered before its request has
+     * arrived whole (Pekko warns of each such early answer).
+     */
+    Route bodyLimit(long maxBytes, Supplier<Route> inner) {
+        return extractRequest(req -> {
+            OptionalLong declared = req.entity().getContentLengthOption();
+            if (declared.isPresent() && declared.getAsLong() > maxBytes) {
+                return complete(tooLarge(declared.getAsLong() + " bytes", maxBytes));
+            }
+            return toStrictEntity(Duration.ofSeconds(10), maxBytes, inner);
+        });
+    }
+
+    private static HttpResponse tooLarge(String size, long maxBytes) {
+        return Json.error(StatusCodes.PAYLOAD_TOO_LARGE, "payload_too_large", "request body of " + size
+                + " is over the limit of " + maxBytes + " bytes (selene.admin.max-body)");
+    }
+
+    /**
+     * The JSON answer to {@code root} when it is a request that could not be read (a body over {@code maxBytes}, one
+     * that did not arrive in time, a malformed one), or null when it is not.
+     */
+    static HttpResponse requestError(Throwable root, long maxBytes) {
+        if (root instanceof EntityStreamSizeException) {
+            return tooLarge("more than " + maxBytes + " bytes", maxBytes);
+        }
+        if (root instanceof IllegalRequestException bad) {
+            if (bad.status().intValue() == StatusCodes.PAYLOAD_TOO_LARGE.intValue()
+                    || bad.info().summary().startsWith("Request too large")) {
+                return tooLarge("more than " + maxBytes + " bytes", maxBytes);
+            }
+            String error = bad.status().reason().toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
+            return Json.error(bad.status(), error, bad.info().summary());
+        }
+        return null;
     }
 
     /** A 400 JSON error with {@code detail}. */

@@ -30,8 +30,6 @@ import org.apache.pekko.http.javadsl.server.ExceptionHandler;
 import org.apache.pekko.http.javadsl.server.PathMatchers;
 import org.apache.pekko.http.javadsl.server.RejectionHandler;
 import org.apache.pekko.http.javadsl.server.Route;
-import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
-import org.apache.pekko.http.scaladsl.model.IllegalRequestException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,7 +49,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.Properties;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeoutException;
@@ -105,7 +102,7 @@ final class AdminRoutes extends AdminDirectives {
 
     Route routes() {
         return withRequestTimeoutResponse(r -> timedOut("node"), () -> handleExceptions(exceptions(),
-                () -> handleRejections(rejections(), () -> bodyLimit(() -> concat(
+                () -> handleRejections(rejections(), () -> bodyLimit(admin.maxBodyBytes(), () -> concat(
                 pathSingleSlash(() -> get(() -> query(PAGE_PARAMS, p -> getFromResource("selene-admin/index.html",
                         ContentTypes.TEXT_HTML_UTF8)))),
                 pathPrefix("assets", () -> get(() -> noQuery(() -> concat(
@@ -155,7 +152,7 @@ final class AdminRoutes extends AdminDirectives {
         }
         CacheStatus live = new CacheStatus(sampled.enabled(), sampled.totalSlots(), sampled.intakeSlots(),
                 sampled.freeSlots(), sampled.cleanSlots(), sampled.residentRecords(), sampled.inFlight(),
-                cache.counters().snapshot(), sampled.disk(), sampled.metricsNode());
+                cache.counters().snapshot(), sampled.disk(), sampled.pool(), sampled.metricsNode());
         return complete(Json.ok(status(live, ctx.history().latestEpochMillis())));
     }
 
@@ -209,7 +206,7 @@ final class AdminRoutes extends AdminDirectives {
             disk.put("readEstimateSamples", s.disk().readSamples());
         }
         tiers.add(tier(Tier.DISK, c.diskDir() != null, disk));
-        tiers.add(tier(Tier.POOL, c.poolEnabled(), pool(c, s.counters())));
+        tiers.add(tier(Tier.POOL, c.poolEnabled(), pool(c, s)));
         out.put("tiers", tiers);
 
         out.put("config", config(c));
@@ -218,10 +215,21 @@ final class AdminRoutes extends AdminDirectives {
         return out;
     }
 
-    /** The pool tier: the managers configured, those up in the cluster now, and what this host moved. */
-    private Map<String, Object> pool(CacheConfig c, Map<String, Long> counters) {
+    /**
+     * The pool tier: the managers configured, those up in the cluster now, what this host remembers retiring (where
+     * the pool is its only durable tier) and what it moved.
+     */
+    private Map<String, Object> pool(CacheConfig c, CacheStatus s) {
         Map<String, Object> m = new LinkedHashMap<>();
+        Map<String, Long> counters = s.counters();
         m.put("managers", ctx.settings().poolManagers());
+        if (s.pool() != null) {
+            m.put("records", s.pool().records());
+            m.put("bytesInUse", s.pool().bytes());
+            m.put("capacityBytes", s.pool().capacityBytes());
+            m.put("readEstimateBytesPerSecond", Math.round(s.pool().readBytesPerSecond()));
+            m.put("readEstimateSamples", s.pool().readSamples());
+        }
         if (c.poolEnabled()) {
             List<String> up = new ArrayList<>();
             Cluster.get(cache.system()).state().getMembers().forEach(member -> {
@@ -493,39 +501,15 @@ final class AdminRoutes extends AdminDirectives {
 
     // --- errors -------------------------------------------------------------------------------------------------
 
-    /** Refuses bodies over the limit at once when their length is declared, and reads others up to it. */
-    private Route bodyLimit(Supplier<Route> inner) {
-        long max = admin.maxBodyBytes();
-        return extractRequest(req -> {
-            OptionalLong declared = req.entity().getContentLengthOption();
-            if (declared.isPresent() && declared.getAsLong() > max) {
-                return complete(tooLarge(declared.getAsLong() + " bytes"));
-            }
-            return toStrictEntity(Duration.ofSeconds(10), max, inner);
-        });
-    }
-
-    private HttpResponse tooLarge(String size) {
-        return Json.error(StatusCodes.PAYLOAD_TOO_LARGE, "payload_too_large", "request body of " + size
-                + " is over the limit of " + admin.maxBodyBytes() + " bytes (selene.admin.max-body)");
-    }
-
     private ExceptionHandler exceptions() {
         return ExceptionHandler.newBuilder().matchAny(t -> complete(errorFor(t))).build();
     }
 
     private HttpResponse errorFor(Throwable t) {
         Throwable root = Failures.root(t);
-        if (root instanceof EntityStreamSizeException) {
-            return tooLarge("more than " + admin.maxBodyBytes() + " bytes");
-        }
-        if (root instanceof IllegalRequestException bad) {
-            if (bad.status().intValue() == StatusCodes.PAYLOAD_TOO_LARGE.intValue()
-                    || bad.info().summary().startsWith("Request too large")) {
-                return tooLarge("more than " + admin.maxBodyBytes() + " bytes");
-            }
-            String error = bad.status().reason().toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
-            return Json.error(bad.status(), error, bad.info().summary());
+        HttpResponse unreadable = requestError(root, admin.maxBodyBytes());
+        if (unreadable != null) {
+            return unreadable;
         }
         if (root instanceof IllegalArgumentException) {
             return Json.error(StatusCodes.BAD_REQUEST, "bad_request", root.getMessage());
@@ -562,9 +546,9 @@ final class AdminRoutes extends AdminDirectives {
         return Json.error(status, error, text).withHeaders(headers);
     }
 
-    /** Every tier that holds {@code r}: where it is restored from, then a durable copy. */
+    /** Every tier that holds {@code r}: where it is restored from, then its durable copy's tier. */
     private static List<String> locations(RecordView r) {
-        return r.onDisk() && r.tier() != Tier.DISK ? List.of(r.tier().label(), Tier.DISK.label())
+        return r.durable() && r.tier() != r.durableCopy() ? List.of(r.tier().label(), r.durableCopy().label())
                 : List.of(r.tier().label());
     }
 }

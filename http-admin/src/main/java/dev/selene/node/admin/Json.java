@@ -82,6 +82,7 @@ final class Json {
         m.put("slots", v.slots());
         m.put("bytes", v.bytes());
         m.put("idleMillis", v.idleMillis());
+        m.put("durable", v.durable());
         m.put("onDisk", v.onDisk());
         return m;
     }

@@ -48,7 +48,7 @@ final class ManagerRoutes extends AdminDirectives {
 
     Route routes() {
         return withRequestTimeoutResponse(r -> AdminRoutes.timedOut("manager"), () -> handleExceptions(exceptions(),
-                () -> handleRejections(AdminRoutes.rejections(), () -> concat(
+                () -> handleRejections(AdminRoutes.rejections(), () -> bodyLimit(maxBodyBytes(), () -> concat(
                 pathSingleSlash(() -> get(() -> noQuery(() -> getFromResource("selene-admin/manager.html",
                         ContentTypes.TEXT_HTML_UTF8)))),
                 pathPrefix("assets", () -> get(() -> noQuery(() -> resourceDirectory("selene-admin")))),
@@ -58,7 +58,11 @@ final class ManagerRoutes extends AdminDirectives {
                         HttpEntities.create(ContentTypes.TEXT_PLAIN_UTF8, PrometheusMetrics.scrape())))))),
                 path("status", () -> get(() -> noQuery(() -> completeWithFuture(
                         node.status().thenCombine(node.directoryEntities(),
-                                (s, entities) -> Json.ok(status(s, entities)))))))))));
+                                (s, entities) -> Json.ok(status(s, entities))))))))))));
+    }
+
+    private long maxBodyBytes() {
+        return ctx.settings().admin().maxBodyBytes();
     }
 
     /** Why the manager does not take traffic, or null: starting or stopping, or not (yet) an Up member. */
@@ -163,8 +167,12 @@ final class ManagerRoutes extends AdminDirectives {
         return ExceptionHandler.newBuilder().matchAny(t -> complete(errorFor(t))).build();
     }
 
-    private static HttpResponse errorFor(Throwable t) {
+    private HttpResponse errorFor(Throwable t) {
         Throwable root = Failures.root(t);
+        HttpResponse unreadable = requestError(root, maxBodyBytes());
+        if (unreadable != null) {
+            return unreadable;
+        }
         if (root instanceof TimeoutException) {
             return Json.error(StatusCodes.SERVICE_UNAVAILABLE, "timeout", "the manager did not answer in time; retry");
         }

@@ -233,6 +233,18 @@ class AdminServerTest {
     }
 
     @Test
+    void head_isAnsweredWhereverGetIs_withoutTheBody() {
+        for (String p : List.of("/health", "/ready", "/metrics", "/status")) {
+            HttpResponse<String> head = node.send("HEAD", p, null, null);
+            assertEquals(200, head.statusCode(), p);
+            assertEquals("", head.body(), p);
+            assertEquals(node.get(p).headers().firstValue("Content-Type"), head.headers().firstValue("Content-Type"),
+                    p);
+        }
+        assertEquals(405, node.send("HEAD", "/drain", null, null).statusCode(), "no GET there");
+    }
+
+    @Test
     void mutatingEndpoints_refuseABodyWithParameters_with400_andDoNothing() {
         List<RecordKey> keys = node.publishChain("bodies", 51, 52);
         for (String[] m : List.of(new String[] {"POST", "/drain"}, new String[] {"POST", "/expire"},

@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -93,12 +94,16 @@ class ManagerAdminTest {
     }
 
     private HttpResponse<String> get(ManagerNode m, String path) {
+        return send(m, "GET", path, HttpRequest.BodyPublishers.noBody());
+    }
+
+    private HttpResponse<String> send(ManagerNode m, String method, String path, HttpRequest.BodyPublisher body) {
         HttpRequest r = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + m.adminPort() + path))
-                .timeout(Duration.ofSeconds(10)).build();
+                .timeout(Duration.ofSeconds(10)).method(method, body).build();
         try {
             return http.send(r, HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
-            throw new IllegalStateException("GET " + path + " failed: " + e, e);
+            throw new IllegalStateException(method + " " + path + " failed: " + e, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
@@ -198,6 +203,27 @@ class ManagerAdminTest {
     }
 
     @Test
+    void head_isAnsweredWhereverGetIs_withoutTheBody() {
+        for (String p : List.of("/health", "/ready", "/metrics", "/status")) {
+            HttpResponse<String> head = send(first, "HEAD", p, HttpRequest.BodyPublishers.noBody());
+            assertEquals(200, head.statusCode(), p);
+            assertEquals("", head.body(), p);
+        }
+    }
+
+    @Test
+    void aBodyOverTheLimit_isAJson413_declaredOrStreamed_andABodyWithinItIsRead() {
+        byte[] big = new byte[20 * 1024];
+        HttpResponse<String> declared = send(first, "GET", "/health", HttpRequest.BodyPublishers.ofByteArray(big));
+        assertEquals(413, declared.statusCode(), declared.body());
+        assertEquals("payload_too_large", TestNode.json(declared, 413).get("error").asText());
+        HttpResponse<String> streamed = send(first, "GET", "/status",
+                HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(big)));
+        assertEquals(413, streamed.statusCode(), streamed.body());
+        assertEquals(200, send(first, "GET", "/health", HttpRequest.BodyPublishers.ofString("{}")).statusCode());
+    }
+
+    @Test
     void anUnknownPath_isAJson404() {
         HttpResponse<String> r = get(first, "/records");
         assertEquals(404, r.statusCode());
@@ -224,6 +250,11 @@ class ManagerAdminTest {
             assertEquals(2, pool.get("managers").size());
             assertEquals(2, pool.get("managersUp").size(), pool.toString());
             assertEquals(3, pool.get("retired").asLong(), pool.toString());
+            // The tiers' figures come from the status sampled every 100 ms here (its counters are live).
+            JsonNode sampled = await().atMost(PATIENCE).pollInterval(Duration.ofMillis(100)).until(
+                    () -> json(host.get("/status")).at("/tiers/2"), p -> p.get("records").asLong() == 3);
+            assertTrue(sampled.get("bytesInUse").asLong() > 0 && sampled.get("capacityBytes").asLong() > 0,
+                    "what it remembers retiring, and the most it remembers: " + sampled);
             assertTrue(pool.get("writeBytes").asLong() > 0);
             for (ManagerNode m : List.of(first, second)) {
                 await().atMost(PATIENCE).pollInterval(Duration.ofMillis(100)).until(() ->
@@ -231,6 +262,12 @@ class ManagerAdminTest {
                 assertEquals(3, status(m).at("/store/uploads").asLong());
             }
             checkMetrics(first);
+
+            JsonNode described = json(host.get("/records/pooled/" + keys.get(2).hashHex()));
+            assertEquals("[\"memory\",\"pool\"]", described.get("locations").toString(), described.toString());
+            assertTrue(described.at("/record/durable").asBoolean(), described.toString());
+            assertFalse(described.at("/record/onDisk").asBoolean(), "a node without a disk has no file of it");
+            assertEquals(3, json(host.get("/records?tier=pool")).get("total").asLong());
 
             // The host forgets the chain (the pool keeps it), then restores it from the managers.
             JsonNode evicted = json(host.send("DELETE", "/records/pooled/" + keys.get(0).hashHex(), TestNode.TOKEN,

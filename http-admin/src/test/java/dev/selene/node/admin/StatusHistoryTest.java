@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class StatusHistoryTest {
 
     private static CacheStatus status(int free, Map<String, Long> counters) {
-        return new CacheStatus(true, 100, 10, free, 0, 0, 0, counters, null, "test");
+        return new CacheStatus(true, 100, 10, free, 0, 0, 0, counters, null, null, "test");
     }
 
     @Test

@@ -126,8 +126,10 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     }
 
     /**
-     * A store's figures: records and bytes held, capacity, transfers, and expiry and eviction totals (expiry per
-     * namespace); where its data plane listens ({@code host:port}) and how many managers hold each record.
+     * A store's figures: records held and the bytes of their slots, the slots' capacity in bytes (a record's image
+     * header and footer are kept beside its slots, in neither figure), transfers, and expiry and eviction totals
+     * (expiry per namespace); where its data plane listens ({@code host:port}) and how many managers hold each
+     * record.
      */
     public record StoreStatus(String address, long records, long bytes, long capacityBytes, int slotsFree,
                               int slotsTotal, int uploading, int serving, long uploads, long uploadBytes,
@@ -350,7 +352,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             case Report r -> flushReports();
             case CopyFailuresLogged l -> logCopyFailures();
         }
-        metrics.held(holdings.size(), holdings.bytes());
+        metrics.held(holdings.size(), holdings.heldSlots() * layout.slotBytes());
         return this;
     }
 
@@ -674,7 +676,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     }
 
     private StoreStatus status() {
-        return new StoreStatus(getContext().getSystem().address().toString(), holdings.size(), holdings.bytes(),
+        return new StoreStatus(getContext().getSystem().address().toString(), holdings.size(),
+                holdings.heldSlots() * layout.slotBytes(),
                 (long) memory.slotCount() * layout.slotBytes(), holdings.freeSlots(), memory.slotCount(),
                 uploads.size(),
                 serving, uploadCount, uploadBytes, serveCount, serveBytes, refused, evicted, refreshed, keptFresh,

@@ -30,10 +30,10 @@ public final class PoolMetrics {
     private static final MeasurementUnit NANOS = MeasurementUnit.time().nanoseconds();
 
     private static final Metric.Gauge RECORDS = Kamon.gauge("selene_pool_records", "Records the manager holds");
-    private static final Metric.Gauge HELD = Kamon.gauge("selene_pool_stored", "Bytes of records the manager holds",
-            BYTES);
+    private static final Metric.Gauge HELD = Kamon.gauge("selene_pool_stored",
+            "Bytes of the manager's slots that hold records", BYTES);
     private static final Metric.Gauge CAPACITY = Kamon.gauge("selene_pool_capacity",
-            "Bytes of record images the manager can hold", BYTES);
+            "Bytes of the manager's slots, the room for records", BYTES);
     private static final Metric.Counter TRANSFERS = Kamon.counter("selene_pool_transfers",
             "Record transfers completed, by direction (in: stored from a host or replica, out: served)");
     private static final Metric.Counter TRANSFERRED = Kamon.counter("selene_pool_transferred",

@@ -527,7 +527,8 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         }
         List<ActorRef<ManagerStore.Command>> placed = Placement.ranked(key, usable).stream().limit(replicas)
                 .toList();
-        if (placed.size() < Math.min(replicas, stores.size())) {
+        if (placed.size() < replicas) {
+            // Short of the pool's replica count, whether a manager is unreachable or has left the cluster.
             shortOfReplicas.add(key);
             traces.append(key, origin, "Retire: " + placed.size() + " of " + replicas + " managers reachable; the "
                     + "record is short of replicas until the directory copies it");

@@ -87,7 +87,7 @@ public final class KeyedChains {
     /** Whether the host counts {@code key} as retired: a validated copy is held by every manager it was placed on. */
     public static boolean retired(SeleneCache cache, RecordKey key) throws Exception {
         RecordDescription d = await(cache.describe(key), Duration.ofSeconds(30));
-        return d.record() != null && d.record().onDisk();
+        return d.record() != null && d.record().durable();
     }
 
     /**

@@ -182,6 +182,11 @@ class ManagerStoreTest {
         assertEquals(4, await(m1.status()).records(), "the first store holds the four the directory finds");
         assertEquals(4, await(m2.status()).records(), "the second store holds the four the directory finds");
         assertEquals(4, await(m1.status()).evicted() + await(m2.status()).evicted(), "each store evicted two");
+        for (PoolManagerNode m : List.of(m1, m2)) {
+            ManagerStore.StoreStatus full = await(m.status());
+            assertEquals(full.capacityBytes(), full.bytes(), "a full store: its held bytes are its capacity, in one "
+                    + "unit (the slots' bytes)");
+        }
     }
 
     @Test

@@ -241,6 +241,25 @@ class PoolNodeTest {
     }
 
     @Test
+    void retirementsAfterAManagerLeft_areCountedShortOfReplicas() throws Exception {
+        PoolManagerNode m1 = pool.manager(256, 2);
+        PoolManagerNode m2 = pool.manager(256, 2);
+        SeleneCache a = pool.host(0, null);
+        pool.publishChain(a, 300, 2);
+        assertEquals(0, await(a.drain(Duration.ofSeconds(30))).skipped());
+        assertEquals(0, a.counters().get("pool.under_replicated"), "two managers, two replicas");
+
+        m2.close();
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> PoolBaseline.stores(a.system()).size() == 1);
+        pool.publishChain(a, 310, 3);
+        assertEquals(0, await(a.drain(Duration.ofSeconds(30))).skipped());
+
+        assertEquals(5, a.counters().get("pool.retired"));
+        assertEquals(3, a.counters().get("pool.under_replicated"), "one manager left where the pool keeps two");
+        assertEquals(5, await(m1.status()).records());
+    }
+
+    @Test
     void aHostThatJoins_waitsForAsManyStoresAsReplicas_beforeItRetires_listingHeldBackByFaultInjection()
             throws Exception {
         // The cluster lists the managers' stores to a new member one by one. A host that started on the first would
