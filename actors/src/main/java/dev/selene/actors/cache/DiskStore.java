@@ -175,6 +175,12 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
             Recovery recovery;
             try {
                 recovery = store.scan();
+            } catch (RecoveryScan.OtherLayout e) {
+                closeQuietly(lock);
+                onStart.accept(new IllegalArgumentException("selene.layout = '" + layout.name() + "' is invalid: disk "
+                        + "tier " + dir + " holds " + e.getMessage() + "; nothing in it was touched; allowed: the "
+                        + "layout it was written under, or another selene.disk.dir", e));
+                return Behaviors.stopped();
             } catch (IOException | RuntimeException e) {
                 closeQuietly(lock);
                 onStart.accept(new IllegalStateException("disk tier " + dir + " could not recover: " + e.getMessage(),

@@ -169,7 +169,7 @@ final class BurstCommand implements Callable<Integer> {
         }
     }
 
-    private static void refuseForeign(Path dir, List<Path> entries) {
+    private static void refuseForeign(Path dir, List<Path> entries) throws java.io.IOException {
         for (Path q : entries) {
             if (!isSelenes(q)) {
                 throw new IllegalArgumentException("--disk-dir '" + dir + "' holds files that are not Selene's ("
@@ -189,12 +189,33 @@ final class BurstCommand implements Callable<Integer> {
         return bytes;
     }
 
-    private static boolean isSelenes(Path p) {
+    /**
+     * Whether {@code p}, an entry of a disk directory, is one a disk tier writes: a record file or its temporary
+     * (named as Selene names them, not merely by suffix), the lock file, or a quarantine directory holding only
+     * quarantined record files (a record file's name, with {@code .N} where a name was taken twice).
+     */
+    private static boolean isSelenes(Path p) throws java.io.IOException {
         String n = p.getFileName().toString();
-        return n.endsWith(dev.selene.transport.disk.RecordFileNames.RECORD_SUFFIX)
-                || n.endsWith(dev.selene.transport.disk.RecordFileNames.TEMPORARY_SUFFIX)
-                || n.equals(dev.selene.transport.disk.RecordFileNames.QUARANTINE_DIRECTORY)
-                || n.equals(dev.selene.transport.disk.DirectoryLock.LOCK_FILE_NAME) || n.equals("raw-baseline");
+        if (n.equals(dev.selene.transport.disk.RecordFileNames.QUARANTINE_DIRECTORY) && Files.isDirectory(p,
+                java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            try (var inside = Files.list(p)) {
+                for (Path q : inside.toList()) {
+                    String name = q.getFileName().toString().replaceFirst("\\.[0-9]+$", "");
+                    if (!Files.isRegularFile(q, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                            || !isRecordName(q.resolveSibling(name))) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        }
+        return Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                && (isRecordName(p) || n.equals(dev.selene.transport.disk.DirectoryLock.LOCK_FILE_NAME));
+    }
+
+    private static boolean isRecordName(Path p) {
+        return dev.selene.transport.disk.RecordFileNames.isRecordFile(p)
+                || dev.selene.transport.disk.RecordFileNames.isTemporary(p);
     }
 
     private static void awaitReady(PoolManagers managers) {
@@ -280,7 +301,8 @@ final class BurstCommand implements Callable<Integer> {
                 default -> (long) Math.ceil(probe.slotsNeeded() * AUTO_WARM_SLACK) * l.slotBytes();
             };
         }
-        workload.checkFits(CacheConfig.memoryOnly(l, warmBytes).withConcurrency(workload.concurrency));
+        workload.checkFits(CacheConfig.memoryOnly(l, warmBytes).withConcurrency(workload.concurrency),
+                probe.slotsNeeded() * l.slotBytes());
         Path dir = null;
         long diskBytes = 0;
         if (withDisk) {
@@ -426,6 +448,19 @@ final class BurstCommand implements Callable<Integer> {
         if (withPool) {
             long storeBytes = (long) Math.ceil(probe.slotsNeeded() * POOL_STORE_SLACK) * l.slotBytes();
             Path logs = Path.of(diskDir != null ? diskDir : ".selene-data/burst-pool").toAbsolutePath();
+            String named = diskDir != null ? "--disk-dir '" + diskDir + "'" : "the managers' log directory '" + logs
+                    + "'";
+            if (Files.exists(logs) && !Files.isDirectory(logs)) {
+                throw new IllegalArgumentException(named + " is invalid: not a directory; allowed: a writable "
+                        + "directory");
+            }
+            try {
+                Files.createDirectories(logs);
+                Files.deleteIfExists(Files.createTempFile(logs, ".probe", ".tmp"));
+            } catch (java.io.IOException e) {
+                throw new IllegalArgumentException(named + " is invalid: " + dev.selene.node.Failures.io(e)
+                        + "; allowed: a writable directory");
+            }
             System.err.printf(Locale.ROOT, "selene burst: starting %d pool managers of %s each (logs in %s)%n",
                     managers, ByteSize.format(storeBytes), logs);
             // The managers start in their own JVMs while this one runs the warm-up; the pool node waits for them.

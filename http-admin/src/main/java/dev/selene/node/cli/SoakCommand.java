@@ -11,6 +11,7 @@ import dev.selene.node.OwnDirectory;
 import dev.selene.node.burst.RawDisk;
 import dev.selene.node.burst.WarmUp;
 import dev.selene.node.burst.BurstSettings;
+import dev.selene.node.config.EnvironmentCheck;
 import dev.selene.node.config.NodeSettings;
 import dev.selene.node.config.SettingsLoader;
 import dev.selene.node.logging.ConsoleLogging;
@@ -151,8 +152,9 @@ final class SoakCommand implements Callable<Integer> {
         } : ByteSize.parse("--warm", workload.warm);
         NodeSettings node = SettingsLoader.load(null, adminPort == null ? Map.of()
                 : Map.of(SettingsLoader.ROOT + ".admin.port", adminPort.toString()));
+        EnvironmentCheck.checkAdmin(node); // a port in use is one line before anything is printed or created
         CacheConfig config = CacheConfig.memoryOnly(l, warmBytes).withConcurrency(workload.concurrency);
-        workload.checkFits(config);
+        workload.checkFits(config, shape.slotsNeeded() * l.slotBytes());
         Path dir = null;
         boolean ownDir = false;
         if (p.equals("memory-only")) {

@@ -41,6 +41,28 @@ final class WorkloadOptions {
 
     /**
      * Refuses, with one line naming {@code --warm}, a node whose warm tier and smallest intake do not fit its host
+     * budget, or whose host slots do not fit this machine's memory; then, with one line naming the options that size
+     * the burst, one whose snapshots ({@code snapshotBytes}: every record written into the simulated device before
+     * the publications start) do not fit this machine's memory beside the node's slots.
+     */
+    void checkFits(CacheConfig config, long snapshotBytes) {
+        checkFits(config);
+        long total = MachineMemory.totalBytes();
+        if (total < 0 || device.equals("cuda")) {
+            return; // unknown memory, or snapshots in the GPU's own memory
+        }
+        long node = MachineMemory.slotBytes(config);
+        if (node + snapshotBytes > total - MachineMemory.HEADROOM_BYTES) {
+            throw new IllegalArgumentException("the burst is too large for this machine: its snapshots take "
+                    + (snapshotBytes >> 20) + " MiB of simulated device memory beside the node's " + (node >> 20)
+                    + " MiB of host slots, and this machine has " + (total >> 20) + " MiB, 1 GiB of which the process "
+                    + "needs beside them; allowed: fewer or shorter conversations (--conversations, --tokens, "
+                    + "--turns)");
+        }
+    }
+
+    /**
+     * Refuses, with one line naming {@code --warm}, a node whose warm tier and smallest intake do not fit its host
      * budget, or whose host slots do not fit this machine's memory.
      */
     void checkFits(CacheConfig config) {

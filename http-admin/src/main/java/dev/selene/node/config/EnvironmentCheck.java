@@ -143,6 +143,14 @@ public final class EnvironmentCheck {
         }
     }
 
+    /**
+     * Checks only the admin address and port of {@code settings}: for a command that builds its node's other settings
+     * itself ({@code soak}), before it prints or creates anything.
+     */
+    public static void checkAdmin(NodeSettings settings) {
+        admin(settings.admin());
+    }
+
     /** The node's admin address resolves to an address of this machine, and its port (unless 0) is free there. */
     static void admin(AdminSettings a) {
         admin(a.bind(), ADMIN_PORT, a.port());

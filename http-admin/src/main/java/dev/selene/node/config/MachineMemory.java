@@ -13,7 +13,7 @@ import java.lang.management.ManagementFactory;
 public final class MachineMemory {
 
     /** Room left beside the slots for the JVM itself: its heap, its threads, the device's buffers. */
-    static final long HEADROOM_BYTES = 1L << 30;
+    public static final long HEADROOM_BYTES = 1L << 30;
 
     private MachineMemory() {
     }

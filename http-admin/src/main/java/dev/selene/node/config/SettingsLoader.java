@@ -66,10 +66,22 @@ public final class SettingsLoader {
             if (!Files.isRegularFile(file)) {
                 throw new SettingsException("--config '" + file + "' is invalid; allowed: a readable HOCON file");
             }
+            if (!Files.isReadable(file)) {
+                throw new SettingsException("--config '" + file + "' is invalid: it cannot be read (permission "
+                        + "denied); allowed: a readable HOCON file");
+            }
             try {
                 user = ConfigFactory.parseFile(file.toFile(), ConfigParseOptions.defaults().setAllowMissing(false));
             } catch (ConfigException e) {
                 throw new SettingsException("--config '" + file + "' cannot be parsed: " + oneLine(e.getMessage()));
+            }
+            for (String key : user.root().keySet()) {
+                if (!key.equals(ROOT)) {
+                    // A misspelled root ("selen { }") or settings without their root ("warm = 8g") would otherwise be
+                    // dropped without a word, and the node would start on the defaults.
+                    throw new SettingsException("--config '" + file + "' sets '" + key + "' outside selene { }; "
+                            + "allowed: settings under selene, e.g. selene { warm = 8g }");
+                }
             }
             source = file.toString();
         }

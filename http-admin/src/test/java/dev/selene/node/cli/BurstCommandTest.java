@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 
 import java.io.PrintStream;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -228,6 +229,31 @@ class BurstCommandTest {
     }
 
     @Test
+    void aPoolLogDirectoryThatIsAFile_isRefusedWithOneLine_beforeAManagerStarts() throws Exception {
+        java.nio.file.Path file = java.nio.file.Files.writeString(java.nio.file.Files.createTempDirectory(
+                java.nio.file.Files.createDirectories(java.nio.file.Path.of("target", "burst-tests")), "logs")
+                .resolve("afile"), "x");
+        Run r = run("burst", "--preset", "pool", "--disk-dir", file.toString(), "--layout", "small",
+                "--conversations", "2", "--no-warmup", "--no-progress");
+        assertEquals(2, r.exit(), r.err());
+        assertTrue(r.err().contains("--disk-dir '" + file + "' is invalid: not a directory; allowed: a writable "
+                + "directory"), r.err());
+        assertFalse(r.err().contains("starting 2 pool managers"), r.err());
+        assertEquals(0, ProcessHandle.current().children().count(), "no manager JVM was started");
+    }
+
+    @Test
+    void snapshotsLargerThanTheMachine_areRefusedWithOneLine_beforeAnyIsWritten() {
+        Run r = run("burst", "--preset", "disk-only", "--layout", "small", "--tokens", "100000000", "--conversations",
+                "1", "--no-warmup", "--no-progress");
+        assertEquals(2, r.exit(), r.err());
+        assertTrue(r.err().contains("the burst is too large for this machine: its snapshots take "), r.err());
+        assertTrue(r.err().contains("allowed: fewer or shorter conversations (--conversations, --tokens, --turns)"),
+                r.err());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+    }
+
+    @Test
     void moreReplicasThanManagers_isRefusedWithOneLine() {
         Run r = run("burst", "--preset", "pool", "--managers", "2", "--replicas", "3");
         assertEquals(2, r.exit());
@@ -286,6 +312,28 @@ class BurstCommandTest {
         assertTrue(java.nio.file.Files.exists(precious), "nothing deleted");
         assertFalse(java.nio.file.Files.exists(dir.resolve(dev.selene.transport.disk.DirectoryLock.LOCK_FILE_NAME)),
                 "nothing added: a refused directory is left as it was");
+    }
+
+    @Test
+    void diskDirHoldingLookAlikes_isRefused_andNothingIsDeleted_theSuffixAloneMakesNoFileSelenes() throws Exception {
+        for (String[] files : List.of(new String[] {"show.rec"}, new String[] {"draft.rec.tmp"},
+                new String[] {"quarantine/keep.txt", "ns@00000000000000ff.rec"})) {
+            java.nio.file.Path dir = java.nio.file.Files.createTempDirectory(
+                    java.nio.file.Files.createDirectories(java.nio.file.Path.of("target", "burst-tests")), "alike");
+            List<java.nio.file.Path> kept = new java.util.ArrayList<>();
+            for (String f : files) {
+                java.nio.file.Path file = dir.resolve(f);
+                java.nio.file.Files.createDirectories(file.getParent());
+                kept.add(java.nio.file.Files.writeString(file, "keep me"));
+            }
+            Run r = run("burst", "--preset", "disk-only", "--disk-dir", dir.toString(), "--layout", "small",
+                    "--conversations", "2", "--no-warmup", "--no-progress");
+            assertEquals(2, r.exit(), String.join(",", files) + ": " + r.err());
+            assertTrue(r.err().contains("holds files that are not Selene's"), r.err());
+            for (java.nio.file.Path f : kept) {
+                assertTrue(java.nio.file.Files.exists(f), f + " deleted");
+            }
+        }
     }
 
     @Test

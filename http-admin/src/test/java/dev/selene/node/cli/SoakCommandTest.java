@@ -3,6 +3,8 @@ package dev.selene.node.cli;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -66,6 +68,21 @@ class SoakCommandTest {
         assertTrue(r.out().contains("soak summary: "), r.out());
         assertTrue(r.out().contains(" 0 lost, every restored byte matched"), r.out());
         assertTrue(r.out().lines().anyMatch(l -> l.strip().startsWith("heap after GC MiB")), r.out());
+    }
+
+    @Test
+    void anAdminPortInUse_isOneLine_beforeAnythingIsPrintedOrCreated() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            Path cwdData = Path.of(".selene-data");
+            long before = Files.exists(cwdData) ? Files.list(cwdData).count() : -1;
+            InProcess.Run r = run(err -> { }, "soak", "--minutes", "0.05", "--preset", "disk-only", "--layout",
+                    "small", "--no-warmup", "--admin-port", Integer.toString(taken.getLocalPort()));
+            assertEquals(2, r.exit(), r.err());
+            assertEquals("", r.out(), "nothing printed before the refusal");
+            assertEquals(1, r.err().strip().lines().count(), r.err());
+            assertTrue(r.err().contains("selene.admin.port = '" + taken.getLocalPort() + "' is invalid"), r.err());
+            assertEquals(before, Files.exists(cwdData) ? Files.list(cwdData).count() : -1, "no directory created");
+        }
     }
 
     @Test

@@ -20,6 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * A node's settings: reference defaults, the example files, flag overrides, unknown keys and one-line errors. The
@@ -174,6 +175,25 @@ class SettingsLoaderTest {
         Path broken = Files.writeString(dir.resolve("broken.conf"), "selene { warm = ");
         assertTrue(error(broken, Map.of()).contains("cannot be parsed"));
         assertTrue(error(dir.resolve("missing.conf"), Map.of()).contains("--config"));
+    }
+
+    @Test
+    void keysOutsideSelene_areRefusedNamingThem_notDroppedForTheDefaults(@TempDir Path dir) throws IOException {
+        assertEquals("--config '" + dir.resolve("typo.conf") + "' sets 'selen' outside selene { }; allowed: settings "
+                + "under selene, e.g. selene { warm = 8g }", error(Files.writeString(dir.resolve("typo.conf"),
+                "selen { warm = 64m }"), Map.of()));
+        assertTrue(error(Files.writeString(dir.resolve("bare.conf"), "warm = 64m"), Map.of())
+                .contains("sets 'warm' outside selene { }"));
+        assertTrue(error(Files.writeString(dir.resolve("pekko.conf"), "pekko.actor.provider = cluster"), Map.of())
+                .contains("sets 'pekko' outside selene { }"));
+    }
+
+    @Test
+    void anUnreadableFile_isRefusedSayingSo_notAsUnparseable(@TempDir Path dir) throws IOException {
+        Path f = Files.writeString(dir.resolve("unread.conf"), "selene { warm = 64m }");
+        assumeTrue(f.toFile().setReadable(false, false) && !Files.isReadable(f), "root reads any file");
+        assertEquals("--config '" + f + "' is invalid: it cannot be read (permission denied); allowed: a readable "
+                + "HOCON file", error(f, Map.of()));
     }
 
     @Test

@@ -38,14 +38,19 @@ public final class RecordFileNames {
         return recordFile.resolveSibling(recordFile.getFileName() + TEMPORARY_SUFFIX);
     }
 
-    /** Whether {@code file} is named like a committed record file. */
+    /**
+     * Whether {@code file} is named as a committed record file is ({@code <namespace>@<16 hex digits>.rec}): any
+     * other file in the directory, {@code notes.rec} included, is not Selene's and is left alone.
+     */
     public static boolean isRecordFile(Path file) {
-        return file.getFileName().toString().endsWith(RECORD_SUFFIX);
+        return keyOf(file).isPresent();
     }
 
-    /** Whether {@code file} is named like a temporary. */
+    /** Whether {@code file} is named as the temporary of a record file is (the same name and {@code .tmp}). */
     public static boolean isTemporary(Path file) {
-        return file.getFileName().toString().endsWith(RECORD_SUFFIX + TEMPORARY_SUFFIX);
+        String name = file.getFileName().toString();
+        return name.endsWith(RECORD_SUFFIX + TEMPORARY_SUFFIX)
+                && keyOf(Path.of(name.substring(0, name.length() - TEMPORARY_SUFFIX.length()))).isPresent();
     }
 
     /** The key a record file's name claims, if the name is well formed. */

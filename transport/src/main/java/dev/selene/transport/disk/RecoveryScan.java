@@ -20,6 +20,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -28,7 +29,9 @@ import java.util.Optional;
 /**
  * The disk tier's start-up pass over its directory (recovery): deletes leftover temporaries, validates every record
  * file, moves those that fail into {@value RecordFileNames#QUARANTINE_DIRECTORY}/ counted by failure kind, and
- * returns the valid records with their last use (file mtime).
+ * returns the valid records with their last use (file mtime). Only files named as Selene names them are touched; a
+ * directory whose record files were written under another layout, none under this one, is refused
+ * ({@link OtherLayout}) before anything is touched.
  *
  * <p>Pruning records whose chain is incomplete is the caller's step, since a parent may live in another tier: see
  * {@link dev.selene.engine.codec.ChainCompleteness}. Quarantined files are kept, not deleted, so that an operator
@@ -77,6 +80,26 @@ public final class RecoveryScan {
         }
     }
 
+    /**
+     * The directory holds record files written under another layout than the node's and none valid under its own:
+     * most likely the node was started with the wrong layout, so the scan refuses rather than move the tier aside.
+     */
+    public static final class OtherLayout extends IOException {
+
+        private final int files;
+
+        OtherLayout(int files, RecordFormatException first) {
+            super(files + " record file" + (files == 1 ? "" : "s") + " written under another layout (the first: "
+                    + first.getMessage() + ")", first);
+            this.files = files;
+        }
+
+        /** How many record files were written under another layout. */
+        public int files() {
+            return files;
+        }
+    }
+
     private RecoveryScan() {
     }
 
@@ -99,26 +122,50 @@ public final class RecoveryScan {
         List<Path> quarantined = new ArrayList<>();
         int temporaries = 0;
         int unreadable = 0;
+        // Every record file is read before anything is deleted or moved: a directory whose valid records were all
+        // written under another layout (the node started with the wrong one) is refused, and nothing in it is
+        // touched. Where records of this layout are found too, those of another are quarantined as any bad file.
+        List<Path> leftovers = new ArrayList<>();
+        Map<Path, Exception> rejects = new LinkedHashMap<>();
+        int otherLayout = 0;
+        RecordFormatException firstOtherLayout = null;
         for (Path file : regularFiles(dir)) {
             if (RecordFileNames.isTemporary(file)) {
-                Files.deleteIfExists(file);
-                temporaries++;
+                leftovers.add(file);
                 continue;
             }
             if (!RecordFileNames.isRecordFile(file)) {
-                continue;
+                continue; // not a file Selene names: not Selene's to judge
             }
             try {
                 records.add(validate(io, file, layout, depth));
             } catch (RecordFormatException e) {
+                if (e.kind() == RecordFormatException.Kind.LAYOUT_MISMATCH) {
+                    otherLayout++;
+                    firstOtherLayout = firstOtherLayout == null ? e : firstOtherLayout;
+                }
+                rejects.put(file, e);
+            } catch (IOException e) {
+                rejects.put(file, e);
+            }
+        }
+        if (firstOtherLayout != null && records.isEmpty()) {
+            throw new OtherLayout(otherLayout, firstOtherLayout);
+        }
+        for (Path file : leftovers) {
+            Files.deleteIfExists(file);
+            temporaries++;
+        }
+        for (Map.Entry<Path, Exception> r : rejects.entrySet()) {
+            Path file = r.getKey();
+            if (r.getValue() instanceof RecordFormatException e) {
                 byKind.merge(e.kind(), 1, Integer::sum);
                 LOG.warn("quarantining {}: {}", file, e.getMessage());
-                quarantine(file, dir).ifPresent(quarantined::add);
-            } catch (IOException e) {
+            } else {
                 unreadable++;
-                LOG.warn("quarantining unreadable {}: {}", file, e.toString());
-                quarantine(file, dir).ifPresent(quarantined::add);
+                LOG.warn("quarantining unreadable {}: {}", file, r.getValue().toString());
             }
+            quarantine(file, dir).ifPresent(quarantined::add);
         }
         if (temporaries > 0 || !quarantined.isEmpty()) {
             syncDirectory(dir);

@@ -103,6 +103,16 @@ class RecoveryScanFuzzTest {
         RecoveryScan.Result result;
         try (DirectoryLock lock = DirectoryLock.acquire(dir)) {
             result = RecoveryScan.run(lock, io, LAYOUT, directory.depth());
+        } catch (RecoveryScan.OtherLayout refused) {
+            // Record files of another layout and none valid under this one: refused, and nothing touched.
+            for (Written w : written) {
+                assertFalse(w.entry().agrees(w.bytes(), check) && LAYOUT.equals(w.entry().layout()),
+                        w.name() + " is intact under this layout, yet the directory was refused");
+                assertArrayEquals(w.bytes(), Files.readAllBytes(dir.resolve(w.name())), w.name() + " was touched");
+            }
+            assertFalse(Files.exists(dir.resolve(RecordFileNames.QUARANTINE_DIRECTORY)), "nothing quarantined");
+            Statistics.label("recovered").collect("refused: another layout's records only");
+            return;
         } catch (IOException | RuntimeException e) {
             throw new AssertionError("the scan threw " + e, e);
         }

@@ -17,6 +17,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -117,6 +118,42 @@ class RecoveryScanTest {
         assertEquals(1, result.records().size());
         assertEquals(ROOT.child(6), result.records().getFirst().spec().key());
         assertEquals(5, result.quarantined().size());
+    }
+
+    @Test
+    void aDirectoryOfAnotherLayoutsRecordsOnly_isRefused_andNothingInItIsTouched() throws IOException {
+        Path other;
+        try (RecordMemory source = RecordMemory.allocate(RecordIoContract.ODD, true).fill(5)) {
+            other = io.write(new RecordSpec(ROOT, null, true), RecordIoContract.ODD, source, dir).file();
+        }
+        byte[] before = Files.readAllBytes(other);
+        Path leftover = Files.write(RecordFileNames.temporaryFile(RecordFileNames.recordFile(dir, ROOT.child(1))),
+                new byte[] {1});
+
+        RecoveryScan.OtherLayout refused = assertThrows(RecoveryScan.OtherLayout.class,
+                () -> scan(RecoveryScan.Depth.HEADERS));
+        assertEquals(1, refused.files());
+        assertArrayEquals(before, Files.readAllBytes(other), "the record file stays as it was");
+        assertTrue(Files.exists(leftover), "not even a temporary is deleted");
+        assertFalse(Files.exists(dir.resolve(RecordFileNames.QUARANTINE_DIRECTORY)));
+    }
+
+    @Test
+    void filesNotNamedAsSeleneNamesThem_areLeftAlone_whateverTheirSuffix() throws IOException {
+        List<Path> foreign = List.of(dir.resolve("show.rec"), dir.resolve("draft.rec.tmp"), dir.resolve("notes.txt"),
+                dir.resolve("tenant@12.rec"), dir.resolve("@00000000000000aa.rec"));
+        for (Path f : foreign) {
+            Files.writeString(f, "not a record");
+        }
+        write(new RecordSpec(ROOT, null, true), 1);
+
+        RecoveryScan.Result result = scan(RecoveryScan.Depth.HEADERS);
+        assertEquals(1, result.records().size());
+        assertEquals(0, result.temporariesDeleted());
+        assertEquals(0, result.rejected());
+        for (Path f : foreign) {
+            assertEquals("not a record", Files.readString(f), f + " stays as it was");
+        }
     }
 
     @Test
