@@ -32,6 +32,14 @@ import java.util.concurrent.TimeoutException;
  */
 public final class AdminServer implements AutoCloseable {
 
+    /**
+     * The admin server's address {@code bind} as a URL's host: an IPv6 literal in brackets ({@code [::1]}), any other
+     * address or name as it is.
+     */
+    public static String urlHost(String bind) {
+        return bind.indexOf(':') >= 0 && !bind.startsWith("[") ? "[" + bind + "]" : bind;
+    }
+
     /** The class-path resource of the admin server's connection limits. */
     static final String LIMITS_RESOURCE = "selene-admin-server.conf";
     /** Their section, in that resource and (to override them) in the actor system's configuration. */

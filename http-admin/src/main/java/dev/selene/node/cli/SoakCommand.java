@@ -288,7 +288,7 @@ final class SoakCommand implements Callable<Integer> {
             }
             if (!announced) {
                 System.err.printf(Locale.ROOT, "selene soak: admin http://%s:%d/ (each burst's node in turn)%n",
-                        settings.admin().bind(), node.adminPort());
+                        dev.selene.node.admin.AdminServer.urlHost(settings.admin().bind()), node.adminPort());
                 announced = true;
             }
             SeleneCache cache = node.cache();

@@ -31,6 +31,7 @@ public final class EnvironmentCheck {
     static final String ADMIN_BIND = SettingsLoader.ROOT + ".admin.bind";
     static final String ADMIN_PORT = SettingsLoader.ROOT + ".admin.port";
     static final String POOL_BIND = SettingsLoader.ROOT + ".pool.bind";
+    static final String POOL_PORT = SettingsLoader.ROOT + ".pool.port";
     static final String STORE_SIZE = SettingsLoader.ROOT + ".manager.store-size";
     static final String MANAGER_BIND = SettingsLoader.ROOT + ".manager.bind";
     static final String MANAGER_PORT = SettingsLoader.ROOT + ".manager.port";
@@ -43,7 +44,10 @@ public final class EnvironmentCheck {
     private EnvironmentCheck() {
     }
 
-    /** Checks the disk directory (created when the settings allow), the admin address and port, the pool address. */
+    /**
+     * Checks the disk directory (created when the settings allow), the admin address and port, and the pool host's
+     * cluster address and port.
+     */
     public static void check(NodeSettings settings) {
         String memory = MachineMemory.problem(settings.cache());
         if (memory != null) {
@@ -55,8 +59,10 @@ public final class EnvironmentCheck {
         }
         admin(settings.admin());
         if (settings.cache().poolEnabled()) {
-            resolve(POOL_BIND, settings.poolHost().bind(),
-                    "this host's address or name in the pool's cluster, e.g. 10.0.0.5");
+            String allowed = "this host's address or name in the pool's cluster, e.g. 10.0.0.5";
+            InetAddress address = resolve(POOL_BIND, settings.poolHost().bind(), allowed);
+            bindable(POOL_BIND, settings.poolHost().bind(), address, allowed);
+            freePort(POOL_PORT, address, settings.poolHost().port());
         }
     }
 
@@ -72,8 +78,10 @@ public final class EnvironmentCheck {
                     + memory);
         }
         admin(settings.admin().bind(), MANAGER_ADMIN_PORT, m.adminPort());
-        InetAddress address = resolve(MANAGER_BIND, m.bind(), "an IP address or host name of this machine that the "
-                + "other pool members reach, e.g. 10.0.0.5");
+        String allowed = "an IP address or host name of this machine that the other pool members reach, e.g. "
+                + "10.0.0.5";
+        InetAddress address = resolve(MANAGER_BIND, m.bind(), allowed);
+        bindable(MANAGER_BIND, m.bind(), address, allowed);
         freePort(MANAGER_PORT, address, m.port());
         freePort(MANAGER_DATA_PORT, address, m.dataPort());
         if (m.dataPort() != 0 && (m.dataPort() == m.port() || m.dataPort() == m.adminPort())) {
@@ -169,6 +177,23 @@ public final class EnvironmentCheck {
                     + Failures.io(bindFailure) + "); allowed: " + allowedAddress);
         }
         freePort(portSetting, address, port);
+    }
+
+    /**
+     * {@code address}, which setting {@code setting} = {@code bind} resolved to, can be bound on this machine, and is
+     * not an IPv6 literal: the pool's members name each other as {@code host:port} (seeds, managers), which has no
+     * room for one.
+     */
+    private static void bindable(String setting, String bind, InetAddress address, String allowed) {
+        if (bind.indexOf(':') >= 0) {
+            throw new SettingsException(setting + " = '" + bind + "' is invalid: the pool's members name each other "
+                    + "as host:port, which cannot hold an IPv6 address; allowed: an IPv4 address or a host name");
+        }
+        IOException failure = bind(address, 0);
+        if (failure != null) {
+            throw new SettingsException(setting + " = '" + bind + "' is invalid: it cannot be bound ("
+                    + Failures.io(failure) + "); allowed: " + allowed);
+        }
     }
 
     /** Port {@code port} (setting {@code setting}) is free on {@code address}; 0 (any free port) always is. */

@@ -47,7 +47,7 @@ public final class ManagerCommand implements Callable<Integer> {
                 ByteSize.format(m.storeBytes()), m.replicas(),
                 m.maxAge() == null ? "off" : dev.selene.actors.value.Durations.human(m.maxAge()),
                 m.seeds().isEmpty() ? "none (a cluster of its own)" : String.join(",", m.seeds()),
-                settings.admin().bind(), node.adminPort());
+                dev.selene.node.admin.AdminServer.urlHost(settings.admin().bind()), node.adminPort());
         System.err.flush();
         started.complete(node);
         if (!m.seeds().isEmpty()) {

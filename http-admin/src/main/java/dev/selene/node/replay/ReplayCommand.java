@@ -22,8 +22,10 @@ import dev.selene.node.logging.ConsoleLogging;
 import dev.selene.transport.gpu.DeviceCopier;
 import dev.selene.transport.gpu.DeviceCopiers;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -161,12 +163,30 @@ public final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--no-progress", description = "Do not show progress on standard error.")
     boolean noProgress;
 
+    @Spec
+    CommandSpec spec;
+
+    /** Whether {@code option} was given on the command line (not left at its default). */
+    private boolean given(String option) {
+        return spec != null && spec.commandLine().getParseResult().hasMatchedOption(option);
+    }
+
     @Override
     public Integer call() throws Exception {
         if (seeds != null && !compare) {
             throw new IllegalArgumentException("--seeds runs --compare over many seeds; give --compare with it");
         }
         validateCommon();
+        // An option that does not apply to what the command line asks is refused, not ignored.
+        for (String o : List.of("--seed", "--requests")) {
+            if (given(o) && generate == null && !compare) {
+                throw new IllegalArgumentException(o + " sizes a generated trace; give --generate SHAPE or --compare "
+                        + "with it");
+            }
+        }
+        if (compare && given("--policy")) {
+            throw new IllegalArgumentException("--policy does not apply to --compare, which runs every policy");
+        }
         if (compare) {
             return compare();
         }
@@ -423,6 +443,15 @@ public final class ReplayCommand implements Callable<Integer> {
             throw new IllegalArgumentException("give a TRACE file or --generate SHAPE (one of them)");
         }
         boolean simulated = simulate || ReplaySimulator.ORACLE.equals(policy);
+        if (simulated) {
+            for (String o : List.of("--speedup", "--device", "--disk-dir")) {
+                if (given(o)) {
+                    throw new IllegalArgumentException(o + " applies to a node; the simulator (--simulate, or "
+                            + "--policy oracle) runs none" + (o.equals("--disk-dir")
+                            ? " (--disk-size gives it a simulated disk tier)" : ""));
+                }
+            }
+        }
         if (diskSize != null && diskDir == null && !simulated) {
             throw new IllegalArgumentException("--disk-size needs --disk-dir (the node's disk tier) or --simulate "
                     + "(a simulated one)");

@@ -169,7 +169,8 @@ public final class ServeCommand implements Callable<Integer> {
         };
         System.err.printf("selene serve: %s node, layout %s, warm %s, max age %s; admin http://%s:%d/%n",
                 settings.shape(), c.layout().name(), ByteSize.format(c.warmBytes()),
-                c.maxAge() == null ? "off" : Durations.human(c.maxAge()), settings.admin().bind(), node.adminPort());
+                c.maxAge() == null ? "off" : Durations.human(c.maxAge()),
+                dev.selene.node.admin.AdminServer.urlHost(settings.admin().bind()), node.adminPort());
         System.err.println("selene serve: logging to " + log + (verbose ? "" : "; warnings show here too"));
         System.err.flush();
         started.complete(node);

@@ -233,6 +233,14 @@ class AdminServerTest {
     }
 
     @Test
+    void urlHost_bracketsAnIPv6Literal_only() {
+        assertEquals("[::1]", AdminServer.urlHost("::1"));
+        assertEquals("[::1]", AdminServer.urlHost("[::1]"));
+        assertEquals("127.0.0.1", AdminServer.urlHost("127.0.0.1"));
+        assertEquals("localhost", AdminServer.urlHost("localhost"));
+    }
+
+    @Test
     void head_isAnsweredWhereverGetIs_withoutTheBody() {
         for (String p : List.of("/health", "/ready", "/metrics", "/status")) {
             HttpResponse<String> head = node.send("HEAD", p, null, null);

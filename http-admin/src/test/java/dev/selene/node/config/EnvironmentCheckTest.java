@@ -107,6 +107,35 @@ class EnvironmentCheckTest {
     }
 
     @Test
+    void aPoolHostsAddressThatCannotBeBound_orItsPortInUse_isRefusedNamingTheSetting() throws IOException {
+        NodeSettings foreign = SettingsLoader.load(null, Map.of("selene.pool.managers", List.of("127.0.0.1:7355"),
+                "selene.pool.bind", "192.0.2.1", "selene.admin.port", "0"));
+        String m = error(() -> EnvironmentCheck.check(foreign));
+        assertTrue(m.startsWith("selene.pool.bind = '192.0.2.1' is invalid: it cannot be bound ("), m);
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            int port = taken.getLocalPort();
+            NodeSettings busy = SettingsLoader.load(null, Map.of("selene.pool.managers", List.of("127.0.0.1:7355"),
+                    "selene.pool.bind", "127.0.0.1", "selene.pool.port", Integer.toString(port),
+                    "selene.admin.port", "0"));
+            assertTrue(error(() -> EnvironmentCheck.check(busy)).startsWith("selene.pool.port = '" + port
+                    + "' is invalid: it cannot be bound on 127.0.0.1"));
+        }
+    }
+
+    @Test
+    void aManagerAddressThatCannotBeBound_isRefusedNamingTheAddress_notThePort() {
+        NodeSettings s = SettingsLoader.load(null, Map.of("selene.manager.bind", "192.0.2.1",
+                "selene.manager.store-size", "8m", "selene.manager.port", "0", "selene.manager.admin-port", "0"));
+        String m = error(() -> EnvironmentCheck.checkManager(s));
+        assertTrue(m.startsWith("selene.manager.bind = '192.0.2.1' is invalid: it cannot be bound ("), m);
+        NodeSettings v6 = SettingsLoader.load(null, Map.of("selene.manager.bind", "::1",
+                "selene.manager.store-size", "8m", "selene.manager.port", "0", "selene.manager.admin-port", "0"));
+        assertEquals("selene.manager.bind = '::1' is invalid: the pool's members name each other as host:port, which "
+                + "cannot hold an IPv6 address; allowed: an IPv4 address or a host name",
+                error(() -> EnvironmentCheck.checkManager(v6)));
+    }
+
+    @Test
     void aManagerStoreLargerThanThisMachinesMemory_isRefusedNamingTheSetting() {
         long total = MachineMemory.totalBytes();
         assumeTrue(total > 0, "this machine's memory is unknown");

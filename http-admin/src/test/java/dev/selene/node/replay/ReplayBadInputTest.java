@@ -185,6 +185,24 @@ class ReplayBadInputTest {
     }
 
     @Test
+    void optionsThatDoNotApply_areRefused_notIgnored(@TempDir Path dir) throws IOException {
+        String t = trace(dir).toString();
+        assertOneLineError(run(t, "--simulate", "--requests", "10"),
+                "--requests sizes a generated trace; give --generate SHAPE or --compare with it");
+        assertOneLineError(run(t, "--simulate", "--seed", "5"),
+                "--seed sizes a generated trace; give --generate SHAPE or --compare with it");
+        assertOneLineError(run(t, "--simulate", "--speedup", "2"),
+                "--speedup applies to a node; the simulator (--simulate, or --policy oracle) runs none");
+        assertOneLineError(run(t, "--policy", "oracle", "--device", "cuda"),
+                "--device applies to a node; the simulator (--simulate, or --policy oracle) runs none");
+        assertOneLineError(run(t, "--simulate", "--disk-dir", dir.toString()),
+                "--disk-dir applies to a node; the simulator (--simulate, or --policy oracle) runs none (--disk-size "
+                        + "gives it a simulated disk tier)");
+        assertOneLineError(run("--compare", "--policy", "lru"),
+                "--policy does not apply to --compare, which runs every policy");
+    }
+
+    @Test
     void aSaveWithoutAGeneratedTrace_isRefused_notIgnored(@TempDir Path dir) throws IOException {
         Path save = dir.resolve("x.jsonl");
         assertOneLineError(run(trace(dir).toString(), "--simulate", "--save", save.toString()),
