@@ -47,17 +47,9 @@ final class WorkloadOptions {
      */
     void checkFits(CacheConfig config, long snapshotBytes) {
         checkFits(config);
-        long total = MachineMemory.totalBytes();
-        if (total < 0 || device.equals("cuda")) {
-            return; // unknown memory, or snapshots in the GPU's own memory
-        }
-        long node = MachineMemory.slotBytes(config);
-        if (node + snapshotBytes > total - MachineMemory.HEADROOM_BYTES) {
-            throw new IllegalArgumentException("the burst is too large for this machine: its snapshots take "
-                    + (snapshotBytes >> 20) + " MiB of simulated device memory beside the node's " + (node >> 20)
-                    + " MiB of host slots, and this machine has " + (total >> 20) + " MiB, 1 GiB of which the process "
-                    + "needs beside them; allowed: fewer or shorter conversations (--conversations, --tokens, "
-                    + "--turns)");
+        String unfit = device.equals("cuda") ? null : MachineMemory.snapshotsProblem(config, snapshotBytes);
+        if (unfit != null) { // with cuda the snapshots are in the GPU's own memory
+            throw new IllegalArgumentException(unfit);
         }
     }
 

@@ -54,15 +54,16 @@ public final class EnvironmentCheck {
             throw new SettingsException(WARM + " = '" + ByteSize.format(settings.cache().warmBytes())
                     + "' is invalid: " + memory);
         }
-        if (settings.cache().diskDir() != null) {
-            diskDirectory(settings.cache().diskDir(), settings.createDiskDir());
-        }
         admin(settings.admin());
         if (settings.cache().poolEnabled()) {
             String allowed = "this host's address or name in the pool's cluster, e.g. 10.0.0.5";
             InetAddress address = resolve(POOL_BIND, settings.poolHost().bind(), allowed);
             bindable(POOL_BIND, settings.poolHost().bind(), address, allowed);
             freePort(POOL_PORT, address, settings.poolHost().port());
+        }
+        // Last: a disk directory this check creates (selene.disk.create) is not left behind by a refusal above.
+        if (settings.cache().diskDir() != null) {
+            diskDirectory(settings.cache().diskDir(), settings.createDiskDir());
         }
     }
 

@@ -54,6 +54,23 @@ public final class MachineMemory {
     }
 
     /**
+     * Why a burst whose snapshots take {@code snapshotBytes} of simulated device memory (every record written into it
+     * before the publications start) does not fit this machine beside the node of {@code config}, or null when it
+     * does (or the machine's memory is unknown). One line, ending with what is allowed.
+     */
+    public static String snapshotsProblem(CacheConfig config, long snapshotBytes) {
+        long total = totalBytes();
+        long node = slotBytes(config);
+        if (total < 0 || node + snapshotBytes <= total - HEADROOM_BYTES) {
+            return null;
+        }
+        return "the burst is too large for this machine: its snapshots take " + (snapshotBytes >> 20) + " MiB of "
+                + "simulated device memory beside the node's " + (node >> 20) + " MiB of host slots, and this machine "
+                + "has " + (total >> 20) + " MiB, 1 GiB of which the process needs beside them; allowed: fewer or "
+                + "shorter conversations (--conversations, --tokens, --turns)";
+    }
+
+    /**
      * Why a pool manager's store of {@code storeBytes} cannot be mapped on this machine, or null when it can (or the
      * machine's memory is unknown). The reason reads after "is invalid: " and ends with what is allowed.
      */

@@ -119,6 +119,10 @@ public final class SettingsLoader {
             throw new SettingsException("--config '" + file + "' sets selene.manager.*, a pool manager's settings: "
                     + "start a manager with selene manager; a cache node's file leaves them out");
         }
+        if (forManager && c.hasPath(ROOT + ".admin.port")) {
+            throw new SettingsException("--config '" + file + "' sets selene.admin.port, a cache node's admin port: a "
+                    + "pool manager's is selene.manager.admin-port");
+        }
         if (forManager) {
             for (String key : NODE_ONLY) {
                 if (c.hasPath(ROOT + "." + key)) {

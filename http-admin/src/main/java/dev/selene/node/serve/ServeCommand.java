@@ -6,6 +6,7 @@ import dev.selene.engine.config.CacheConfig;
 import dev.selene.node.Failures;
 import dev.selene.node.cli.ClusterRemoval;
 import dev.selene.node.config.EnvironmentCheck;
+import dev.selene.node.config.MachineMemory;
 import dev.selene.node.config.NodeOptions;
 import dev.selene.node.config.NodeSettings;
 import dev.selene.node.config.SettingsLoader;
@@ -96,7 +97,12 @@ public final class ServeCommand implements Callable<Integer> {
         NodeSettings settings = settings();
         CacheConfig c = settings.cache();
         if (workload != null) { // its options are refused, with one line, before anything starts
-            ServedWorkload.burst(c, conversations(c), shape.tokens(), shape.turns(), shape.snapshotMillis(), seed, 0);
+            long snapshots = ServedWorkload.burst(c, conversations(c), shape.tokens(), shape.turns(),
+                    shape.snapshotMillis(), seed, 0).slotsNeeded() * c.layout().slotBytes();
+            String unfit = "cuda".equals(c.device()) ? null : MachineMemory.snapshotsProblem(c, snapshots);
+            if (unfit != null) {
+                throw new IllegalArgumentException(unfit);
+            }
         } else {
             for (String o : WORKLOAD_ONLY) {
                 if (spec.commandLine().getParseResult().hasMatchedOption(o)) {

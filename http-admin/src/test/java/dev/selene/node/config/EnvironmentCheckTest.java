@@ -123,6 +123,17 @@ class EnvironmentCheckTest {
     }
 
     @Test
+    void aRefusedAdminPort_leavesNoDiskDirectoryCreated(@TempDir Path tmp) throws IOException {
+        Path dir = tmp.resolve("new").resolve("disk");
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            NodeSettings s = SettingsLoader.load(null, Map.of("selene.disk.dir", dir.toString(), "selene.disk.create",
+                    "true", "selene.disk.size", "64m", "selene.admin.port", Integer.toString(taken.getLocalPort())));
+            assertTrue(error(() -> EnvironmentCheck.check(s)).startsWith("selene.admin.port = '"));
+        }
+        assertFalse(Files.exists(tmp.resolve("new")), "nothing created for a node that does not start");
+    }
+
+    @Test
     void aManagerAddressThatCannotBeBound_isRefusedNamingTheAddress_notThePort() {
         NodeSettings s = SettingsLoader.load(null, Map.of("selene.manager.bind", "192.0.2.1",
                 "selene.manager.store-size", "8m", "selene.manager.port", "0", "selene.manager.admin-port", "0"));

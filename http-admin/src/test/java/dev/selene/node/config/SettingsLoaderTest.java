@@ -226,6 +226,14 @@ class SettingsLoaderTest {
         assertEquals("--config '../config/warm-pool.conf' sets selene.warm, a cache node's setting: start a node with "
                 + "selene serve; a pool manager's file leaves it out", forManager.getMessage());
         SettingsLoader.checkFileIsFor(manager, true);
+        Path adminPort = Files.writeString(Files.createTempFile("manager", ".conf"), "selene.admin.port = 9000");
+        try {
+            assertEquals("--config '" + adminPort + "' sets selene.admin.port, a cache node's admin port: a pool "
+                    + "manager's is selene.manager.admin-port", assertThrows(SettingsException.class,
+                    () -> SettingsLoader.checkFileIsFor(adminPort, true)).getMessage());
+        } finally {
+            Files.delete(adminPort);
+        }
         try (var files = Files.list(Path.of("../config"))) {
             for (Path f : files.filter(f -> f.toString().endsWith(".conf") && !f.equals(manager)).toList()) {
                 SettingsLoader.checkFileIsFor(f, false); // every shipped node file is taken by a node

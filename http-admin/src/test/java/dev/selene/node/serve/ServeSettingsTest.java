@@ -57,6 +57,16 @@ class ServeSettingsTest {
     }
 
     @Test
+    void aWorkloadWhoseSnapshotsDoNotFitTheMachine_isRefusedWithOneLine(@TempDir Path tmp) {
+        String out = refused("--layout", "small", "--warm", "1m", "--device", "simulated", "--admin-port", "0",
+                "--log-file", tmp.resolve("s.log").toString(), "--workload", "burst:1", "--conversations", "1",
+                "--tokens", "100000000");
+        assertTrue(out.startsWith("selene: the burst is too large for this machine: its snapshots take "), out);
+        assertEquals(1, out.strip().lines().count(), out);
+        assertFalse(Files.exists(tmp.resolve("s.log")), "refused before the log file is created");
+    }
+
+    @Test
     void workloadOptionsWithoutAWorkload_orADiskSizeWithoutADisk_areRefused_notIgnored(@TempDir Path tmp) {
         String[] node = {"--layout", "small", "--warm", "1m", "--device", "simulated", "--admin-port", "0",
                 "--log-file", tmp.resolve("s.log").toString()};
