@@ -46,6 +46,20 @@ public final class ByteSize {
         }
     }
 
+    /**
+     * A warm tier's size {@code text} for option or setting {@code setting}: 0 (none), or at least one slot of
+     * {@code slotBytes} (a size under one slot would be no slot at all); an {@link IllegalArgumentException} naming
+     * {@code setting} otherwise.
+     */
+    public static long parseWarm(String setting, String text, long slotBytes) {
+        long bytes = parse(setting, text);
+        if (bytes > 0 && bytes < slotBytes) {
+            throw new IllegalArgumentException(setting + " = '" + text + "' is invalid; allowed: 0 (no warm tier) or "
+                    + "at least one slot of the layout (" + format(slotBytes) + ")");
+        }
+        return bytes;
+    }
+
     /** {@code bytes} in the largest binary unit that keeps one decimal, e.g. {@code 8.0 GiB}. */
     public static String format(long bytes) {
         if (bytes < 1024) {

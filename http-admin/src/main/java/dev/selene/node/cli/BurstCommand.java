@@ -292,7 +292,7 @@ final class BurstCommand implements Callable<Integer> {
                 device, copyThreads, 0, seed, false, false, null);
         long warmBytes;
         if (!workload.autoWarm()) {
-            warmBytes = ByteSize.parse("--warm", workload.warm);
+            warmBytes = ByteSize.parseWarm("--warm", workload.warm, l.slotBytes());
         } else {
             warmBytes = switch (p) {
                 case "8g" -> 8L << 30;

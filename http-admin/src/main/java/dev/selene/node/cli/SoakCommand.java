@@ -149,7 +149,7 @@ final class SoakCommand implements Callable<Integer> {
             case "8g" -> 8L << 30;
             case "disk-only" -> 0;
             default -> (long) Math.ceil(shape.slotsNeeded() * BurstCommand.AUTO_WARM_SLACK) * l.slotBytes();
-        } : ByteSize.parse("--warm", workload.warm);
+        } : ByteSize.parseWarm("--warm", workload.warm, l.slotBytes());
         NodeSettings node = SettingsLoader.load(null, adminPort == null ? Map.of()
                 : Map.of(SettingsLoader.ROOT + ".admin.port", adminPort.toString()));
         EnvironmentCheck.checkAdmin(node); // a port in use is one line before anything is printed or created
@@ -204,11 +204,15 @@ final class SoakCommand implements Callable<Integer> {
     /** The soak's figures so far, for a soak stopped from outside; null before the first line. */
     private volatile String soFar;
 
+    /** Set when the soak is stopped from outside: the burst that the stop cut short prints no line of its own. */
+    private volatile boolean stopped;
+
     /**
      * A soak stopped from outside: the summary of the bursts that finished, one line saying so, and the directory it
      * made deleted.
      */
     private void interrupted(Path made) {
+        stopped = true;
         String summary = soFar;
         System.out.print(summary == null ? "" : summary);
         System.err.println("selene soak: stopped before its time was up; the summary covers the bursts that finished");
@@ -247,6 +251,9 @@ final class SoakCommand implements Callable<Integer> {
                 run = run.withDiskWarmUp(first.cache(), dir);
             }
             BurstReport report = run.run(burst == 0 && !noWarmup);
+            if (stopped) {
+                return 1; // the stop cut this burst short; the hook has printed what finished before it
+            }
             long burstPublished = ((Number) report.toMap().get("published")).longValue();
             published += burstPublished;
             lost += report.abandonedTotal() + (burstPublished - report.accountedFor());

@@ -200,7 +200,7 @@ public final class ReplayCommand implements Callable<Integer> {
         // Everything the command line names is checked before the first line is printed: an error is all it prints.
         validate();
         Layout l = Layout.preset(layout);
-        long warmBytes = ByteSize.parse("--warm", warm);
+        long warmBytes = ByteSize.parseWarm("--warm", warm, l.slotBytes());
         RowRule rule = RowRule.parse(rows, rowInterval);
         boolean oracle = ReplaySimulator.ORACLE.equals(policy);
         boolean simulated = simulate || oracle;

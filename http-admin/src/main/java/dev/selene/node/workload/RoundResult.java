@@ -1,6 +1,6 @@
 package dev.selene.node.workload;
 
-import java.util.Locale;
+import dev.selene.engine.config.ByteSize;
 
 /**
  * What one run of the workload came to on its node, and the verdict line that says what held and what did not.
@@ -53,9 +53,8 @@ public record RoundResult(PublishTally publish, ProbeTally probe, ProbeTally aft
         if (probe.full() < conversations && !durableTier && warmBytes > 0
                 && publish.bytesPublished() > warmBytes) {
             // Memory-only and smaller than the run: the coldest records were evicted, as the node is meant to.
-            b.append(String.format(Locale.ROOT, " (memory only: the warm tier holds %.1f GiB of the %.1f GiB "
-                    + "published, the coldest records were evicted)", warmBytes / (double) (1L << 30),
-                    publish.bytesPublished() / (double) (1L << 30)));
+            b.append(" (memory only: the warm tier holds " + ByteSize.format(warmBytes) + " of the "
+                    + ByteSize.format(publish.bytesPublished()) + " published, the coldest records were evicted)");
         }
         if (afterRestart != null) {
             b.append(" (").append(afterRestart.full()).append(" after the restart)");

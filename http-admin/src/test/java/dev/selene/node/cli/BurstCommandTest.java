@@ -243,6 +243,16 @@ class BurstCommandTest {
     }
 
     @Test
+    void aWarmTierUnderOneSlot_isRefused_asServeRefusesIt() {
+        for (String command : List.of("burst", "soak")) {
+            Run r = run(command, "--layout", "small", "--warm", "1", "--no-warmup");
+            assertEquals(2, r.exit(), command + ": " + r.err());
+            assertTrue(r.err().contains("--warm = '1' is invalid; allowed: 0 (no warm tier) or at least one slot of "
+                    + "the layout ("), command + ": " + r.err());
+        }
+    }
+
+    @Test
     void snapshotsLargerThanTheMachine_areRefusedWithOneLine_beforeAnyIsWritten() {
         Run r = run("burst", "--preset", "disk-only", "--layout", "small", "--tokens", "100000000", "--conversations",
                 "1", "--no-warmup", "--no-progress");

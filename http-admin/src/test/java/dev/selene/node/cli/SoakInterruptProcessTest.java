@@ -54,6 +54,9 @@ class SoakInterruptProcessTest {
         }
         String printed = Files.readString(out, StandardCharsets.UTF_8);
         assertTrue(printed.contains("soak summary: "), printed);
+        List<String> after = printed.substring(printed.indexOf("soak summary: ")).lines().toList();
+        assertTrue(after.stream().noneMatch(l -> l.matches("soak\\s+[0-9.]+s\\s+bursts.*")),
+                "no burst line after the summary (the burst the stop cut short prints none): " + printed);
         assertTrue(Files.readString(err, StandardCharsets.UTF_8).contains("selene soak: stopped before its time "
                 + "was up; the summary covers the bursts that finished"), Files.readString(err));
         try (Stream<Path> left = Files.list(dir.resolve(".selene-data"))) {
