@@ -37,7 +37,16 @@ public final class Publisher {
 
     private void attempt(RecordSpec spec, DevicePlacement snapshot, SnapshotLease lease,
                          CompletableFuture<PublishOutcome> outcome, long startNanos, int attempts, long backoffNanos) {
-        cache.publish(spec, snapshot, lease.remaining()).whenComplete((result, failure) -> {
+        CompletionStage<PublishResult> answer;
+        try {
+            answer = cache.publish(spec, snapshot, lease.remaining());
+        } catch (RuntimeException e) {
+            // thrown, not answered (a lease whose remaining() fails, a system stopping under the call): on a retry
+            // the delayed executor would swallow it and the outcome would never complete
+            outcome.completeExceptionally(e);
+            return;
+        }
+        answer.whenComplete((result, failure) -> {
             long latency = System.nanoTime() - startNanos;
             if (failure != null) {
                 outcome.completeExceptionally(failure);

@@ -43,6 +43,7 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -169,23 +170,34 @@ public final class SeleneCache implements AutoCloseable {
 
     private static SeleneCache own(CacheConfig config, HostCache.Parts parts, boolean ownsCopier, Config pekko,
                                    String name) {
-        if (config.poolEnabled()) {
-            // A pool host is a member of the pool's cluster: the remote tier says how its system joins the managers.
-            RemoteTier remote = parts.remoteTierOrInstalled();
-            if (remote == null) {
-                throw new IllegalArgumentException(HostCache.NO_REMOTE_TIER);
-            }
-            RemoteTier.SystemSetup setup = remote.system(pekko, name, config);
-            pekko = setup.settings();
-            name = setup.name();
-        }
         CompletableFuture<Void> stopped = new CompletableFuture<>();
-        ActorSystem<HostCache.Command> system = ActorSystem.create(
-                Behaviors.intercept(() -> new StopNotice(stopped), HostCache.create(config, parts)), name, pekko,
-                ActorCensus.MAILBOX);
-        // Loaded now, so that the JVM's shutdown hook it registers (as the configuration asks) stops the node when
-        // the process is ended from outside; Pekko loads it only on first use, and a bare node never uses it.
-        CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
+        ActorSystem<HostCache.Command> system;
+        CoordinatedShutdown shutdown;
+        try {
+            if (config.poolEnabled()) {
+                // A pool host is a member of the pool's cluster: the remote tier says how its system joins the
+                // managers.
+                RemoteTier remote = parts.remoteTierOrInstalled();
+                if (remote == null) {
+                    throw new SettingsException(HostCache.NO_REMOTE_TIER);
+                }
+                RemoteTier.SystemSetup setup = remote.system(pekko, name, config);
+                pekko = setup.settings();
+                name = setup.name();
+            }
+            system = ActorSystem.create(Behaviors.intercept(() -> new StopNotice(stopped),
+                    HostCache.create(config, parts)), name, pekko, ActorCensus.MAILBOX);
+            // Loaded now, so that the JVM's shutdown hook it registers (as the configuration asks) stops the node
+            // when the process is ended from outside; Pekko loads it only on first use, and a bare node never uses it.
+            shutdown = CoordinatedShutdown.get(system);
+        } catch (RuntimeException | Error e) {
+            if (ownsCopier) {
+                // No cache holds the copier this start made yet (a cache's stop closes it): a caller that retries
+                // the start must not leak a device context each try.
+                parts.copier().close();
+            }
+            throw e;
+        }
         SeleneCache cache = awaitReady(new SeleneCache(system, true, system, config, parts, ownsCopier, stopped));
         if (cache.drainsAtShutdown()) {
             // Ended from outside, the process drains as close() would, before the system stops (within the phase's
@@ -213,7 +225,7 @@ public final class SeleneCache implements AutoCloseable {
         if (!r.ready()) {
             cache.stopQuietly();
             throw switch (r.fault()) {
-                case SETTING -> new IllegalArgumentException(r.failure());
+                case SETTING -> new SettingsException(r.failure());
                 case ENVIRONMENT -> new EnvironmentException(r.failure());
                 case NODE -> new IllegalStateException(r.failure());
             };
@@ -255,9 +267,25 @@ public final class SeleneCache implements AutoCloseable {
         return sent != null ? awaited(sent) : ask(r -> new HostCache.Publish(spec, snapshot, patience, r), timeout);
     }
 
-    /** The longest cached match of {@code chain} (keys root first). */
+    /**
+     * The longest cached match of {@code chain} (keys root first). A namespace that is not one, or a null chain, is a
+     * failed stage with an {@link IllegalArgumentException} saying so; the node never sees it.
+     */
     public CompletionStage<LookupResult> lookup(String namespace, long[] chain) {
+        String bad = badChain(namespace, chain);
+        if (bad != null) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException(bad));
+        }
         return ask(r -> new HostCache.Lookup(namespace, chain.clone(), r), ASK_TIMEOUT);
+    }
+
+    /** Why {@code namespace} and {@code chain} cannot be looked up, or null when they can. */
+    private static String badChain(String namespace, long[] chain) {
+        if (!RecordKey.isValidNamespace(namespace)) {
+            return "namespace '" + namespace + "' is invalid; allowed: 1.." + RecordKey.MAX_NAMESPACE_CHARS
+                    + " characters of [A-Za-z0-9._-]";
+        }
+        return chain == null ? "chain is null; allowed: the chain's keys, root first" : null;
     }
 
     /**
@@ -267,6 +295,16 @@ public final class SeleneCache implements AutoCloseable {
      */
     public CompletionStage<RestoreResult> restore(String namespace, long[] chain, List<DevicePlacement> targets,
                                                   Duration recompute) {
+        String bad = badChain(namespace, chain);
+        if (bad == null && (targets == null || targets.stream().anyMatch(Objects::isNull))) {
+            bad = "targets is null or holds null; allowed: a device placement per chain record";
+        } else if (bad == null && (recompute == null || recompute.isNegative())) {
+            bad = "recompute = " + recompute + " is invalid; allowed: the time recomputing the prefix would take, "
+                    + "0 or more";
+        }
+        if (bad != null) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException(bad));
+        }
         String unusable = deviceUnusable();
         if (unusable != null) {
             node.tell(new HostCache.DeviceRefused(false));
@@ -286,8 +324,10 @@ public final class SeleneCache implements AutoCloseable {
         return copier.isAvailable() ? null : "the device copier is unusable: " + copier.unavailabilityCause();
     }
 
-    /** Counts a publication the caller gave up while it was told {@code Retry(reason)}. */
+    /** Counts a publication the caller gave up while it was told {@code Retry(reason)}; neither may be null. */
     public void reportAbandoned(RecordKey key, RetryReason reason) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(reason, "reason");
         node.tell(new HostCache.ReportAbandoned(key, reason));
     }
 
@@ -301,8 +341,15 @@ public final class SeleneCache implements AutoCloseable {
         return ask(HostCache.GetStatus::new, ASK_TIMEOUT);
     }
 
-    /** A page of records ordered by namespace then key; null {@code namespace} or {@code tier} means all. */
+    /**
+     * A page of records ordered by namespace then key; null {@code namespace} or {@code tier} means all. A negative
+     * {@code offset} or {@code limit} is a failed stage with an {@link IllegalArgumentException}.
+     */
     public CompletionStage<RecordPage> records(String namespace, Tier tier, int offset, int limit) {
+        if (offset < 0 || limit < 0) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("offset " + offset + " and limit "
+                    + limit + " are invalid; allowed: 0 or more each"));
+        }
         return ask(r -> new HostCache.ListRecords(namespace, tier, offset, limit, r), ASK_TIMEOUT);
     }
 

@@ -56,7 +56,7 @@ final class CatalogViews {
         }
         List<RecordCatalog.Info> all = core.catalog.list(l.namespace(), where);
         int from = Math.min(Math.max(0, l.offset()), all.size());
-        int to = Math.min(all.size(), from + Math.max(0, l.limit()));
+        int to = (int) Math.min(all.size(), (long) from + Math.max(0, l.limit())); // a limit near 2^31 must not wrap
         List<RecordView> views = new ArrayList<>(to - from);
         for (int i = from; i < to; i++) {
             views.add(view(all.get(i)));

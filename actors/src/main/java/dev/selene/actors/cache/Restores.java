@@ -16,6 +16,7 @@ import dev.selene.engine.slots.SlotAccounting.Purpose;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
@@ -127,8 +128,13 @@ final class Restores {
         for (RecordCatalog.Located l : core.catalog.present(namespace, chain)) {
             present.add(new Matched(l.spec(), core.tier(l.where())));
         }
+        RecordKey previous = present.isEmpty() ? null : present.getLast().spec().key();
         for (Store.Held p : fromPool) {
+            if (!Objects.equals(p.spec().parent(), previous)) {
+                break; // as in the node's own tiers: the match is a chain, each record hanging from the one before
+            }
             present.add(new Matched(p.spec(), Tier.POOL));
+            previous = p.spec().key();
         }
         int depth = ChainMatch.depth(present.size(), i -> true, i -> present.get(i).spec().hasRow());
         return present.subList(0, depth);
@@ -188,12 +194,15 @@ final class Restores {
                 core.records.metrics().poolReadEstimate(poolRate);
             }
             long estimate = (long) (diskBytes / diskRate * 1e9 + poolBytes / poolRate * 1e9);
-            if (RestoreCost.refuse(estimate, r.recompute().toNanos())) {
+            // saturated: a caller's "never refuse" (a duration of centuries) is not a reason to fail
+            long recomputeNanos = r.recompute().compareTo(Duration.ofNanos(Long.MAX_VALUE)) >= 0 ? Long.MAX_VALUE
+                    : r.recompute().toNanos();
+            if (RestoreCost.refuse(estimate, recomputeNanos)) {
                 core.records.metrics().restoreRefused(poolBytes / poolRate > diskBytes / diskRate);
                 r.replyTo().tell(RestoreResult.of(RestoreResult.Outcome.REFUSED, String.format(Locale.ROOT,
                         "reading %d bytes from disk (%.2f GB/s) and %d from the pool (%.2f GB/s) is estimated at "
                                 + "%.1f ms > recompute %.1f ms", diskBytes, diskRate / 1e9, poolBytes,
-                        poolRate / 1e9, estimate / 1e6, r.recompute().toNanos() / 1e6)));
+                        poolRate / 1e9, estimate / 1e6, recomputeNanos / 1e6)));
                 return;
             }
         }

@@ -9,8 +9,8 @@ import java.util.List;
  * record), as the admin API describes it.
  *
  * @param key       the record
- * @param state     {@code resident}, {@code on_disk}, {@code in_flight} (a publication is copying it) or
- *                  {@code absent}
+ * @param state     {@code resident}, {@code on_disk}, {@code in_pool} (retired to the pool, on a node whose only
+ *                  durable tier it is), {@code in_flight} (a publication is copying it) or {@code absent}
  * @param record    the record itself when resident, else null
  * @param chain     the resident ancestors and the record, root first; {@code complete} says whether it reaches a
  *                  root

@@ -56,8 +56,8 @@ class CoreClassPathTest {
                 "selene { layout = small, warm = 0, concurrency = 2, pool.managers = [\"127.0.0.1:1\"] }")
                 .withFallback(ConfigFactory.load()));
         try (SimulatedDevice gpu = SimulatedDevice.create()) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> SeleneCache.start(config, gpu));
+            // a SettingsException, as the documentation promises for a setting at fault
+            SettingsException e = assertThrows(SettingsException.class, () -> SeleneCache.start(config, gpu));
             assertEquals(HostCache.NO_REMOTE_TIER, e.getMessage());
         }
     }

@@ -18,6 +18,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.LongSupplier;
@@ -348,23 +349,32 @@ public final class RecordCatalog {
     // ---- lookup and restore ----
 
     /**
-     * The records of {@code chain} held in memory or on disk, root first, up to the first that is held nowhere;
-     * unlike {@link #match} it does not stop at the deepest record with a row (a pool may hold the rest).
+     * The records of {@code chain} held in memory or on disk, root first, up to the first that is held nowhere or
+     * does not hang from the record before it (the first from nothing: a chain with a key skipped or out of order
+     * matches only as far as it is a chain, never serving a record at another record's position); unlike
+     * {@link #match} it does not stop at the deepest record with a row (a pool may hold the rest).
      */
     public List<Located> present(String namespace, long[] chain) {
         List<Located> present = new ArrayList<>();
+        RecordKey previous = null;
         for (long hash : chain) {
             RecordKey key = new RecordKey(namespace, hash);
             RecordIndex.Entry m = memory.get(key);
-            if (m != null) {
-                present.add(new Located(m.spec(), Where.MEMORY));
-                continue;
+            RecordSpec spec = m != null ? m.spec() : null;
+            Where where = Where.MEMORY;
+            if (spec == null) {
+                DiskIndex.Entry d = disk.peek(key);
+                if (d == null) {
+                    break;
+                }
+                spec = d.spec();
+                where = Where.DISK;
             }
-            DiskIndex.Entry d = disk.peek(key);
-            if (d == null) {
+            if (!Objects.equals(spec.parent(), previous)) {
                 break;
             }
-            present.add(new Located(d.spec(), Where.DISK));
+            present.add(new Located(spec, where));
+            previous = key;
         }
         return present;
     }
@@ -380,7 +390,11 @@ public final class RecordCatalog {
         if (chain.length == 0) {
             why = "the chain is empty";
         } else if (present.isEmpty()) {
-            why = "the chain's first record is not cached";
+            RecordKey first = new RecordKey(namespace, chain[0]);
+            RecordIndex.Entry m = memory.get(first);
+            DiskIndex.Entry d = m != null ? null : disk.peek(first);
+            why = m == null && d == null ? "the chain's first record is not cached"
+                    : "the chain's first record is not a root (a chain is matched from its root)";
         } else {
             why = present.size() + (present.size() == 1 ? " record" : " records")
                     + " of the chain cached, none carries a row";

@@ -392,6 +392,22 @@ class RecordCatalogTest {
     }
 
     @Test
+    void match_ofAChainWithAKeySkippedOrNotFromTheRoot_endsWhereItStopsBeingAChain_inMemoryAndOnDisk() {
+        withDiskOf(8);
+        RecordSpec a = root(1);
+        RecordSpec b = child(2, a);
+        RecordSpec c = child(3, b);
+        durableOnly(a);
+        publishAll(b, c);
+
+        // A caller's off-by-one: each key is cached, but C does not hang from A, and B is no root.
+        assertEquals(List.of(new Located(a, Where.DISK)), catalog.match(NS, chain(1, 3)).records(), "[A, C]");
+        assertEquals(List.of(), catalog.match(NS, chain(2, 3)).records(), "[B, C]");
+        assertEquals(List.of(), catalog.present(NS, chain(3)), "[C]");
+        assertEquals(3, catalog.match(NS, chain(1, 2, 3)).depth(), "the chain itself still matches whole");
+    }
+
+    @Test
     void match_whenRootOnlyOnDisk_chainsThroughDiskIntoMemory() {
         withDiskOf(4);
         RecordSpec a = root(1);
