@@ -281,9 +281,9 @@ public final class SeleneCache implements AutoCloseable {
 
     /** Why {@code namespace} and {@code chain} cannot be looked up, or null when they can. */
     private static String badChain(String namespace, long[] chain) {
-        if (!RecordKey.isValidNamespace(namespace)) {
-            return "namespace '" + namespace + "' is invalid; allowed: 1.." + RecordKey.MAX_NAMESPACE_CHARS
-                    + " characters of [A-Za-z0-9._-]";
+        String problem = RecordKey.namespaceProblem(namespace);
+        if (problem != null) {
+            return problem;
         }
         return chain == null ? "chain is null; allowed: the chain's keys, root first" : null;
     }

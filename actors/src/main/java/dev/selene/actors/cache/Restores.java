@@ -16,7 +16,6 @@ import dev.selene.engine.slots.SlotAccounting.Purpose;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
@@ -35,6 +34,8 @@ final class Restores {
     static final Duration POOL_FIND_TIMEOUT = Duration.ofSeconds(6);
     /** The most records of a chain asked of the pool at once. */
     static final int POOL_FIND_MAX_RECORDS = 1024;
+    /** The longest duration that counts in nanoseconds; a recompute time beyond it is taken as it. */
+    private static final Duration LONGEST_NANOS = Duration.ofNanos(Long.MAX_VALUE);
     /** Half-life with which the read estimate decays back toward the prior between samples. */
     static final long ESTIMATE_HALF_LIFE_NANOS = TimeUnit.SECONDS.toNanos(30);
 
@@ -130,7 +131,7 @@ final class Restores {
         }
         RecordKey previous = present.isEmpty() ? null : present.getLast().spec().key();
         for (Store.Held p : fromPool) {
-            if (!Objects.equals(p.spec().parent(), previous)) {
+            if (!p.spec().follows(previous)) {
                 break; // as in the node's own tiers: the match is a chain, each record hanging from the one before
             }
             present.add(new Matched(p.spec(), Tier.POOL));
@@ -195,7 +196,7 @@ final class Restores {
             }
             long estimate = (long) (diskBytes / diskRate * 1e9 + poolBytes / poolRate * 1e9);
             // saturated: a caller's "never refuse" (a duration of centuries) is not a reason to fail
-            long recomputeNanos = r.recompute().compareTo(Duration.ofNanos(Long.MAX_VALUE)) >= 0 ? Long.MAX_VALUE
+            long recomputeNanos = r.recompute().compareTo(LONGEST_NANOS) >= 0 ? Long.MAX_VALUE
                     : r.recompute().toNanos();
             if (RestoreCost.refuse(estimate, recomputeNanos)) {
                 core.records.metrics().restoreRefused(poolBytes / poolRate > diskBytes / diskRate);

@@ -18,7 +18,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Objects;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.LongSupplier;
@@ -370,7 +369,7 @@ public final class RecordCatalog {
                 spec = d.spec();
                 where = Where.DISK;
             }
-            if (!Objects.equals(spec.parent(), previous)) {
+            if (!spec.follows(previous)) {
                 break;
             }
             present.add(new Located(spec, where));

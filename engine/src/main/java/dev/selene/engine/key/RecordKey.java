@@ -15,10 +15,16 @@ public record RecordKey(String namespace, long hash) {
 
     public RecordKey {
         Objects.requireNonNull(namespace, "namespace");
-        if (!isValidNamespace(namespace)) {
-            throw new IllegalArgumentException("namespace '" + namespace
-                    + "' is invalid; allowed: 1.." + MAX_NAMESPACE_CHARS + " characters of [A-Za-z0-9._-]");
+        String problem = namespaceProblem(namespace);
+        if (problem != null) {
+            throw new IllegalArgumentException(problem);
         }
+    }
+
+    /** Why {@code s} is not a valid namespace, in one line naming what is allowed; null when it is one. */
+    public static String namespaceProblem(String s) {
+        return isValidNamespace(s) ? null : "namespace '" + s + "' is invalid; allowed: 1.." + MAX_NAMESPACE_CHARS
+                + " characters of [A-Za-z0-9._-]";
     }
 
     /** Whether {@code s} is a valid namespace: 1..128 characters of letters, digits, '.', '_' and '-'. */

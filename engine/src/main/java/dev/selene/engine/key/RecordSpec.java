@@ -2,6 +2,8 @@ package dev.selene.engine.key;
 
 import dev.selene.engine.layout.Layout;
 
+import java.util.Objects;
+
 /**
  * What a publication describes: the record's key, its parent's key (null for a root) and whether it carries a
  * row. A record without a row is page-only: it supplies pages to its descendants but never ends a match.
@@ -24,6 +26,14 @@ public record RecordSpec(RecordKey key, RecordKey parent, boolean hasRow) {
 
     public boolean isRoot() {
         return parent == null;
+    }
+
+    /**
+     * Whether the record comes next in a chain after {@code previous} (null: at a chain's start), as a match needs:
+     * a key skipped or out of order must end the match, never serve a record at another record's position.
+     */
+    public boolean follows(RecordKey previous) {
+        return Objects.equals(parent, previous);
     }
 
     /** Slots the record needs under {@code layout}. */

@@ -16,7 +16,6 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.function.Function;
@@ -140,8 +139,7 @@ abstract class AdminDirectives extends AllDirectives {
                     || bad.info().summary().startsWith("Request too large")) {
                 return tooLarge("more than " + maxBytes + " bytes", maxBytes);
             }
-            String error = bad.status().reason().toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
-            return Json.error(bad.status(), error, bad.info().summary());
+            return Json.error(bad.status(), Json.errorCode(bad.status()), bad.info().summary());
         }
         return null;
     }

@@ -540,7 +540,7 @@ final class AdminRoutes extends AdminDirectives {
         }
         String text = e instanceof HttpEntity.Strict s ? s.getData().utf8String() : "";
         StatusCode status = r.status();
-        String error = status.reason().toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
+        String error = Json.errorCode(status);
         List<HttpHeader> headers = new ArrayList<>();
         r.getHeaders().forEach(headers::add);
         return Json.error(status, error, text).withHeaders(headers);

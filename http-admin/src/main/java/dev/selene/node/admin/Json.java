@@ -13,6 +13,7 @@ import org.apache.pekko.http.javadsl.model.StatusCode;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
 
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 
 /** JSON bodies of the admin API: one mapper, the error shape, and record views as maps. */
@@ -51,6 +52,11 @@ final class Json {
         layout.put("tokensPerRecord", l.tokensPerRecord());
         layout.put("slotBytes", l.slotBytes());
         return layout;
+    }
+
+    /** The {@code error} code of {@code status} where no finer one applies: its reason in snake case. */
+    static String errorCode(StatusCode status) {
+        return status.reason().toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
     }
 
     /** The error body every 4xx and 5xx answer carries: {@code {"status", "error", "detail"}}. */

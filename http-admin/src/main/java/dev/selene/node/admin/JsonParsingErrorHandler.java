@@ -8,8 +8,6 @@ import org.apache.pekko.http.scaladsl.model.StatusCode;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.scaladsl.settings.ServerSettings;
 
-import java.util.Locale;
-
 /**
  * Answers requests too malformed to reach the routes (a bad request line, headers too long, an URI too long)
  * with the admin API's JSON error shape instead of Pekko's plain text. Loaded by Pekko HTTP by class name.
@@ -26,7 +24,7 @@ public final class JsonParsingErrorHandler extends ParsingErrorHandler {
     @Override
     public HttpResponse handle(StatusCode status, ErrorInfo info, LoggingAdapter log, ServerSettings settings) {
         log.debug("malformed request: {}", info.formatPretty());
-        String error = status.reason().toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
+        String error = Json.errorCode(status);
         // A method HTTP does not define is the client's bad input: a 400, so that a server error always means the
         // server's own fault. Pekko answers it with 501, or with 400 once the method is longer than the admin
         // server's parser reads (AdminServer), and names it "Unsupported HTTP method" either way.

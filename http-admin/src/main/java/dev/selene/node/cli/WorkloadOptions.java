@@ -47,8 +47,8 @@ final class WorkloadOptions {
      */
     void checkFits(CacheConfig config, long snapshotBytes) {
         checkFits(config);
-        String unfit = device.equals("cuda") ? null : MachineMemory.snapshotsProblem(config, snapshotBytes);
-        if (unfit != null) { // with cuda the snapshots are in the GPU's own memory
+        String unfit = MachineMemory.snapshotsProblem(config, device, snapshotBytes);
+        if (unfit != null) {
             throw new IllegalArgumentException(unfit);
         }
     }

@@ -57,6 +57,7 @@ public final class EnvironmentCheck {
         admin(settings.admin());
         if (settings.cache().poolEnabled()) {
             String allowed = "this host's address or name in the pool's cluster, e.g. 10.0.0.5";
+            poolAddress(POOL_BIND, settings.poolHost().bind());
             InetAddress address = resolve(POOL_BIND, settings.poolHost().bind(), allowed);
             bindable(POOL_BIND, settings.poolHost().bind(), address, allowed);
             freePort(POOL_PORT, address, settings.poolHost().port());
@@ -81,6 +82,7 @@ public final class EnvironmentCheck {
         admin(settings.admin().bind(), MANAGER_ADMIN_PORT, m.adminPort());
         String allowed = "an IP address or host name of this machine that the other pool members reach, e.g. "
                 + "10.0.0.5";
+        poolAddress(MANAGER_BIND, m.bind());
         InetAddress address = resolve(MANAGER_BIND, m.bind(), allowed);
         bindable(MANAGER_BIND, m.bind(), address, allowed);
         freePort(MANAGER_PORT, address, m.port());
@@ -172,24 +174,23 @@ public final class EnvironmentCheck {
     static void admin(String bind, String portSetting, int port) {
         String allowedAddress = "an IP address or host name of this machine, e.g. 127.0.0.1";
         InetAddress address = resolve(ADMIN_BIND, bind, allowedAddress);
-        IOException bindFailure = bind(address, 0);
-        if (bindFailure != null) {
-            throw new SettingsException(ADMIN_BIND + " = '" + bind + "' is invalid: it cannot be bound ("
-                    + Failures.io(bindFailure) + "); allowed: " + allowedAddress);
-        }
+        bindable(ADMIN_BIND, bind, address, allowedAddress);
         freePort(portSetting, address, port);
     }
 
     /**
-     * {@code address}, which setting {@code setting} = {@code bind} resolved to, can be bound on this machine, and is
-     * not an IPv6 literal: the pool's members name each other as {@code host:port} (seeds, managers), which has no
-     * room for one.
+     * A pool member's address {@code bind} (setting {@code setting}) is no IPv6 literal: the pool's members name each
+     * other as {@code host:port} (seeds, managers), which has no room for one.
      */
-    private static void bindable(String setting, String bind, InetAddress address, String allowed) {
+    private static void poolAddress(String setting, String bind) {
         if (bind.indexOf(':') >= 0) {
             throw new SettingsException(setting + " = '" + bind + "' is invalid: the pool's members name each other "
                     + "as host:port, which cannot hold an IPv6 address; allowed: an IPv4 address or a host name");
         }
+    }
+
+    /** {@code address}, which setting {@code setting} = {@code bind} resolved to, can be bound on this machine. */
+    private static void bindable(String setting, String bind, InetAddress address, String allowed) {
         IOException failure = bind(address, 0);
         if (failure != null) {
             throw new SettingsException(setting + " = '" + bind + "' is invalid: it cannot be bound ("

@@ -56,9 +56,13 @@ public final class MachineMemory {
     /**
      * Why a burst whose snapshots take {@code snapshotBytes} of simulated device memory (every record written into it
      * before the publications start) does not fit this machine beside the node of {@code config}, or null when it
-     * does (or the machine's memory is unknown). One line, ending with what is allowed.
+     * does, when the machine's memory is unknown, or on {@code device} cuda (the snapshots are in the GPU's own
+     * memory). One line, ending with what is allowed.
      */
-    public static String snapshotsProblem(CacheConfig config, long snapshotBytes) {
+    public static String snapshotsProblem(CacheConfig config, String device, long snapshotBytes) {
+        if ("cuda".equals(device)) {
+            return null;
+        }
         long total = totalBytes();
         long node = slotBytes(config);
         if (total < 0 || node + snapshotBytes <= total - HEADROOM_BYTES) {

@@ -99,7 +99,7 @@ public final class ServeCommand implements Callable<Integer> {
         if (workload != null) { // its options are refused, with one line, before anything starts
             long snapshots = ServedWorkload.burst(c, conversations(c), shape.tokens(), shape.turns(),
                     shape.snapshotMillis(), seed, 0).slotsNeeded() * c.layout().slotBytes();
-            String unfit = "cuda".equals(c.device()) ? null : MachineMemory.snapshotsProblem(c, snapshots);
+            String unfit = MachineMemory.snapshotsProblem(c, c.device(), snapshots);
             if (unfit != null) {
                 throw new IllegalArgumentException(unfit);
             }
