@@ -51,10 +51,9 @@ public final class CacheSettings {
         SettingsReader r = new SettingsReader(resolvedRoot, ROOT);
         Layout layout = layout(resolvedRoot);
         long warm = r.size("warm");
-        if (warm > 0 && warm < layout.slotBytes()) {
-            // it would be no slot at all: a node with no warm tier, which 0 says plainly
-            throw SettingsException.invalid(r.path("warm"), r.raw("warm"), "0 (no warm tier) or at least one slot of "
-                    + "selene.layout (" + ByteSize.format(layout.slotBytes()) + ")");
+        String warmAllowed = ByteSize.warmProblem(warm, layout.slotBytes(), "selene.layout");
+        if (warmAllowed != null) {
+            throw SettingsException.invalid(r.path("warm"), r.raw("warm"), warmAllowed);
         }
         int concurrency = r.integer("concurrency", 1, 65_536);
         long budget = r.size("host-budget");

@@ -65,6 +65,9 @@ public final class SeleneCache implements AutoCloseable {
 
     private static final Duration ASK_TIMEOUT = Duration.ofSeconds(30);
 
+    /** What a call to a closed cache fails with. */
+    private static final String CLOSED = "the cache is closed";
+
     /** The longest a node may take to start (the disk tier's recovery included). */
     public static final Duration START_TIMEOUT = Duration.ofMinutes(5);
 
@@ -86,7 +89,10 @@ public final class SeleneCache implements AutoCloseable {
     private final CacheConfig config;
     private final HostCache.Parts parts;
     private final boolean ownsCopier;
-    /** Completes once the node (the guardian of a system this facade owns) has stopped; null over another's system. */
+    /**
+     * Completes once the node has stopped: told by the node itself when it is the guardian of a system this facade
+     * owns, else by a system actor that watches it.
+     */
     private final CompletableFuture<Void> nodeStopped;
     /** The serving node's way to its catalog for publications (set once it is ready; null for a disabled node). */
     private volatile HostCache.DirectPublish direct;
@@ -95,7 +101,13 @@ public final class SeleneCache implements AutoCloseable {
      * runs the asks' timeouts (they would wait for ever).
      */
     private final Set<CompletableFuture<?>> awaited = ConcurrentHashMap.newKeySet();
-    private volatile boolean systemStopped;
+    /** Why calls are refused (the cache was closed, or its node stopped), or null while it serves. */
+    private volatile String stoppedBecause;
+    /**
+     * Set when {@link #close()} begins to stop the node; calls go on being answered until it has stopped (a stop
+     * task of the actor system may still ask the node, as a drain at shutdown does).
+     */
+    private volatile boolean closeRequested;
     /** The drain at shutdown, once started (by {@link #close()} or the process's coordinated shutdown). */
     private final AtomicReference<CompletableFuture<Void>> shutdownDrain = new AtomicReference<>();
 
@@ -107,14 +119,41 @@ public final class SeleneCache implements AutoCloseable {
     private SeleneCache(ActorSystem<?> system, boolean ownsSystem, ActorRef<HostCache.Command> node,
                         CacheConfig config, HostCache.Parts parts, boolean ownsCopier,
                         CompletableFuture<Void> nodeStopped) {
-        this.nodeStopped = nodeStopped;
         this.system = system;
         this.ownsSystem = ownsSystem;
         this.node = node;
         this.config = config;
         this.parts = parts;
         this.ownsCopier = ownsCopier;
-        system.getWhenTerminated().thenRun(this::failAwaited);
+        system.getWhenTerminated().thenRun(() -> failAwaited("the cache has stopped: its actor system '"
+                + system.name() + "' terminated"));
+        if (nodeStopped == null) {
+            // The node lives in another's system, which may stop it (its parent stopping, or the node failing): the
+            // answers it owes then fail at once too.
+            nodeStopped = new CompletableFuture<>();
+            watchNode(nodeStopped);
+            nodeStopped.thenRun(() -> failAwaited("the cache has stopped: its node '" + node.path().name()
+                    + "' was stopped"));
+        }
+        this.nodeStopped = nodeStopped;
+    }
+
+    /** Completes {@code stopped} once the node has stopped (at once if it already has, or its system is gone). */
+    private void watchNode(CompletableFuture<Void> stopped) {
+        try {
+            system.systemActorOf(Behaviors.<Object>setup(ctx -> {
+                ctx.watch(node);
+                return Behaviors.receiveSignal((c, s) -> {
+                    if (s instanceof Terminated) {
+                        stopped.complete(null);
+                        return Behaviors.stopped();
+                    }
+                    return Behaviors.same();
+                });
+            }), "watch-" + node.path().name() + "-" + System.nanoTime(), Props.empty());
+        } catch (IllegalStateException e) {
+            stopped.complete(null); // a system that is stopping refuses new actors; the node stops with it
+        }
     }
 
     /** Starts a node in an actor system of its own, with the device its configuration selects (closed with it). */
@@ -254,6 +293,9 @@ public final class SeleneCache implements AutoCloseable {
      * their answers first.
      */
     public CompletionStage<PublishResult> publish(RecordSpec spec, DevicePlacement snapshot, Duration patience) {
+        if (stoppedBecause != null) {
+            return CompletableFuture.failedFuture(new IllegalStateException(stoppedBecause));
+        }
         String unusable = deviceUnusable();
         if (unusable != null) {
             node.tell(new HostCache.DeviceRefused(true));
@@ -304,6 +346,9 @@ public final class SeleneCache implements AutoCloseable {
         }
         if (bad != null) {
             return CompletableFuture.failedFuture(new IllegalArgumentException(bad));
+        }
+        if (stoppedBecause != null) {
+            return CompletableFuture.failedFuture(new IllegalStateException(stoppedBecause));
         }
         String unusable = deviceUnusable();
         if (unusable != null) {
@@ -378,13 +423,14 @@ public final class SeleneCache implements AutoCloseable {
     }
 
     private <T> CompletionStage<T> ask(Function<ActorRef<T>, HostCache.Command> message, Duration timeout) {
-        if (systemStopped) {
-            return CompletableFuture.failedFuture(stoppedFailure());
+        String stopped = stoppedBecause;
+        if (stopped != null) {
+            return CompletableFuture.failedFuture(new IllegalStateException(stopped));
         }
         return awaited(AskPattern.ask(node, message::apply, timeout, system.scheduler()));
     }
 
-    /** {@code answer}, or a failure once the actor system stops first. */
+    /** {@code answer}, or a failure once the cache is closed or its actor system stops first. */
     private <T> CompletionStage<T> awaited(CompletionStage<T> answer) {
         CompletableFuture<T> out = new CompletableFuture<>();
         awaited.add(out);
@@ -396,22 +442,26 @@ public final class SeleneCache implements AutoCloseable {
             }
         });
         out.whenComplete((r, e) -> awaited.remove(out));
-        if (systemStopped) {
-            out.completeExceptionally(stoppedFailure());
+        String stopped = stoppedBecause;
+        if (stopped != null) {
+            out.completeExceptionally(new IllegalStateException(stopped));
         }
         return out;
     }
 
-    private void failAwaited() {
-        systemStopped = true;
-        for (CompletableFuture<?> f : awaited) {
-            f.completeExceptionally(stoppedFailure());
+    /**
+     * Refuses every later call with {@code why}, and fails the answers still awaited with it: once the node has
+     * stopped (closed, or its actor system gone) nothing answers them, and the asks' timeouts may not run either.
+     * The first reason given stays; after a {@link #close()} it is that the cache is closed.
+     */
+    private void failAwaited(String why) {
+        if (stoppedBecause == null) {
+            stoppedBecause = closeRequested ? CLOSED : why;
         }
-    }
-
-    private IllegalStateException stoppedFailure() {
-        return new IllegalStateException("the cache has stopped: its actor system '" + system.name()
-                + "' terminated");
+        IllegalStateException failure = new IllegalStateException(stoppedBecause);
+        for (CompletableFuture<?> f : awaited) {
+            f.completeExceptionally(failure);
+        }
     }
 
     /** Whether this cache drains at shutdown: asked to, and with a durable tier (a disk, or the pool) to drain to. */
@@ -504,6 +554,7 @@ public final class SeleneCache implements AutoCloseable {
     }
 
     private void stop() {
+        closeRequested = true;
         try {
             if (ownsSystem) {
                 system.terminate();
@@ -523,6 +574,7 @@ public final class SeleneCache implements AutoCloseable {
                 }
             } else {
                 stopNode();
+                failAwaited(CLOSED);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -535,21 +587,14 @@ public final class SeleneCache implements AutoCloseable {
         }
     }
 
-    /** Stops a node living in someone else's system and waits until it has stopped. */
+    /**
+     * Stops a node living in someone else's system and waits until it has stopped, or until that system has stopped
+     * (the node with it).
+     */
     private void stopNode() throws ExecutionException, InterruptedException, TimeoutException {
-        CompletableFuture<Void> stopped = new CompletableFuture<>();
-        system.systemActorOf(Behaviors.<Object>setup(ctx -> {
-            ctx.watch(node);
-            node.tell(new HostCache.Stop());
-            return Behaviors.receiveSignal((c, s) -> {
-                if (s instanceof Terminated) {
-                    stopped.complete(null);
-                    return Behaviors.stopped();
-                }
-                return Behaviors.same();
-            });
-        }), "stop-" + node.path().name() + "-" + System.nanoTime(), Props.empty());
-        stopped.get(30, TimeUnit.SECONDS);
+        node.tell(new HostCache.Stop());
+        CompletableFuture.anyOf(nodeStopped, system.getWhenTerminated().toCompletableFuture())
+                .get(30, TimeUnit.SECONDS);
     }
 
     /** Completes a future once the behaviour it wraps has stopped (after the behaviour's own stop handling). */

@@ -10,17 +10,30 @@ import dev.selene.transport.gpu.KeyedContent;
 import dev.selene.transport.gpu.SimulatedDevice;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
+import dev.selene.actors.cache.HostCache;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** What a cache's callers see when its actor system stops under them, and when two threads close it at once. */
+/**
+ * What a cache's callers see when its actor system stops under them, when two threads close it at once, and when a
+ * cache living in the application's system is closed.
+ */
 class StoppedSystemTest {
 
     private static final Layout LAYOUT = Layout.small();
@@ -79,5 +92,89 @@ class StoppedSystemTest {
                     + "and its system had stopped");
             first.join(30_000);
         }
+    }
+
+    @Test
+    void closingACacheInTheApplicationsSystem_failsItsAwaitedAnswersAtOnce_andRefusesLaterCalls() throws Exception {
+        List<Long> allocations = new ArrayList<>();
+        ActorSystem<Void> app = ActorSystem.create(Behaviors.empty(), "app-close",
+                CacheSettings.standaloneSystemConfig());
+        // slow copies (256 KiB/s), so that most publications are still waiting when the cache closes
+        try (SimulatedDevice device = SimulatedDevice.create(1, 256L << 10)) {
+            SeleneCache cache = SeleneCache.startIn(app, config(), device, "selene");
+            List<CompletableFuture<PublishResult>> answers = publish(cache, device, 40, allocations);
+            cache.close();
+            // the asks' own timeout is 35 s here: an answer nobody will give must not wait for it
+            CompletableFuture.allOf(answers.stream().map(a -> a.exceptionally(e -> null))
+                    .toArray(CompletableFuture[]::new)).get(5, TimeUnit.SECONDS);
+            assertTrue(answers.stream().anyMatch(CompletableFuture::isCompletedExceptionally),
+                    "some publications were still waiting when the cache closed: else this test shows nothing");
+            ExecutionException later = assertThrows(ExecutionException.class, () -> cache.lookup("stop",
+                    new long[] {1}).toCompletableFuture().get(5, TimeUnit.SECONDS));
+            assertInstanceOf(IllegalStateException.class, later.getCause());
+            assertEquals("the cache is closed", later.getCause().getMessage());
+            assertFalse(app.whenTerminated().isCompleted(), "closing the cache left the application's system "
+                    + "running");
+            allocations.forEach(device::freeDevice);
+        } finally {
+            app.terminate();
+            app.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void closingACacheAfterTheApplicationsSystemStopped_succeeds_andLaterCallsFail() throws Exception {
+        ActorSystem<Void> app = ActorSystem.create(Behaviors.empty(), "app-gone",
+                CacheSettings.standaloneSystemConfig());
+        try (SimulatedDevice device = SimulatedDevice.create()) {
+            SeleneCache cache = SeleneCache.startIn(app, config(), device, "selene");
+            app.terminate();
+            app.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            cache.close(); // was: a failed stop after 30 s ("cache node did not stop"), the node long gone
+            ExecutionException later = assertThrows(ExecutionException.class,
+                    () -> cache.status().toCompletableFuture().get(5, TimeUnit.SECONDS));
+            assertInstanceOf(IllegalStateException.class, later.getCause());
+        }
+    }
+
+    @Test
+    void aNodeItsParentStops_failsTheFacadesAwaitedAnswersAtOnce_andItsLaterCalls() throws Exception {
+        List<Long> allocations = new ArrayList<>();
+        try (SimulatedDevice device = SimulatedDevice.create(1, 256L << 10)) {
+            HostCache.Parts parts = HostCache.Parts.of(device);
+            CompletableFuture<ActorRef<HostCache.Command>> spawned = new CompletableFuture<>();
+            ActorSystem<String> app = ActorSystem.create(parent(config(), parts, spawned), "app-parent",
+                    CacheSettings.standaloneSystemConfig());
+            try {
+                SeleneCache cache = SeleneCache.over(app, spawned.get(10, TimeUnit.SECONDS), config(), parts);
+                List<CompletableFuture<PublishResult>> answers = publish(cache, device, 40, allocations);
+                app.tell("stop the node");
+                CompletableFuture.allOf(answers.stream().map(a -> a.exceptionally(e -> null))
+                        .toArray(CompletableFuture[]::new)).get(5, TimeUnit.SECONDS);
+                assertTrue(answers.stream().anyMatch(CompletableFuture::isCompletedExceptionally),
+                        "some publications were still waiting when the node stopped: else this test shows nothing");
+                ExecutionException later = assertThrows(ExecutionException.class,
+                        () -> cache.status().toCompletableFuture().get(5, TimeUnit.SECONDS));
+                assertInstanceOf(IllegalStateException.class, later.getCause());
+                cache.close();
+            } finally {
+                app.terminate();
+                app.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+                allocations.forEach(device::freeDevice);
+            }
+        }
+    }
+
+    /** An application's guardian with the node as its child, which it stops when told to. */
+    private static Behavior<String> parent(CacheConfig config, HostCache.Parts parts,
+                                           CompletableFuture<ActorRef<HostCache.Command>> spawned) {
+        return Behaviors.setup(ctx -> {
+            ActorRef<HostCache.Command> child = ctx.spawn(HostCache.create(config, parts), "selene");
+            spawned.complete(child);
+            return Behaviors.receiveMessage(m -> {
+                ctx.stop(child);
+                return Behaviors.same();
+            });
+        });
     }
 }

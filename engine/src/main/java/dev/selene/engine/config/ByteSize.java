@@ -48,16 +48,24 @@ public final class ByteSize {
 
     /**
      * A warm tier's size {@code text} for option or setting {@code setting}: 0 (none), or at least one slot of
-     * {@code slotBytes} (a size under one slot would be no slot at all); an {@link IllegalArgumentException} naming
-     * {@code setting} otherwise.
+     * {@code slotBytes}; an {@link IllegalArgumentException} naming {@code setting} otherwise.
      */
     public static long parseWarm(String setting, String text, long slotBytes) {
         long bytes = parse(setting, text);
-        if (bytes > 0 && bytes < slotBytes) {
-            throw new IllegalArgumentException(setting + " = '" + text + "' is invalid; allowed: 0 (no warm tier) or "
-                    + "at least one slot of the layout (" + format(slotBytes) + ")");
+        String allowed = warmProblem(bytes, slotBytes, "the layout");
+        if (allowed != null) {
+            throw new IllegalArgumentException(setting + " = '" + text + "' is invalid; allowed: " + allowed);
         }
         return bytes;
+    }
+
+    /**
+     * What a warm tier's size may be, when {@code bytes} may not (null when it may): 0 (no warm tier) or at least one
+     * slot of {@code slotBytes} of {@code layoutName}, since a size under one slot would be no slot at all.
+     */
+    public static String warmProblem(long bytes, long slotBytes, String layoutName) {
+        return bytes > 0 && bytes < slotBytes
+                ? "0 (no warm tier) or at least one slot of " + layoutName + " (" + format(slotBytes) + ")" : null;
     }
 
     /** {@code bytes} in the largest binary unit that keeps one decimal, e.g. {@code 8.0 GiB}. */
