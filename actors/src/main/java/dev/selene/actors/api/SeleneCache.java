@@ -481,9 +481,14 @@ public final class SeleneCache implements AutoCloseable {
                 LoggerFactory.getLogger(SeleneCache.class).warn("drain at shutdown failed: {}",
                         e instanceof CompletionException c && c.getCause() != null ? c.getCause().getMessage()
                                 : e.getMessage());
+            } else if (report.skipped() > 0 || report.timedOut()) {
+                // what was asked for did not happen in full: records held only in memory are lost with the process
+                LoggerFactory.getLogger(SeleneCache.class).warn("drain at shutdown: {} records written, {} skipped{}"
+                        + ": the records not written, held only in memory, are lost", report.written(),
+                        report.skipped(), report.timedOut() ? " (timed out)" : "");
             } else {
-                LoggerFactory.getLogger(SeleneCache.class).info("drained at shutdown: {} records written, {} "
-                        + "skipped{}", report.written(), report.skipped(), report.timedOut() ? " (timed out)" : "");
+                LoggerFactory.getLogger(SeleneCache.class).info("drained at shutdown: {} records written",
+                        report.written());
             }
             mine.complete(null);
         });

@@ -93,7 +93,7 @@ final class CatalogCore {
 
     /** Where record actors write: the durable store, and the pool besides when the durable store is a disk. */
     RecordActor.Stores stores() {
-        return new RecordActor.Stores(durable, diskTier ? pool : null);
+        return new RecordActor.Stores(durable, diskTier ? pool : null, !diskTier && pool != null);
     }
 
     /** Brings the slot gauges and the catalog's gauges up to date (after every message). */

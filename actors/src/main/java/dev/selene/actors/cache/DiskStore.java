@@ -40,17 +40,18 @@ import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -100,6 +101,10 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
     /** Outcomes of finished writes remembered for late {@link Settle}s. */
     static final int RECENT_OUTCOMES = Store.RECENT_OUTCOMES;
 
+    /** How long a disk transfer or delete may run before the store warns that the disk may be stalled. */
+    static final Duration STALL_WARNING = Duration.ofSeconds(30);
+    private static final Duration STALL_CHECK = Duration.ofSeconds(5);
+
     /** How long a stopping store waits for transfers in flight. */
     static final long IO_DRAIN_TIMEOUT_SECONDS = 30;
 
@@ -117,10 +122,12 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
                 return size() > RECENT_OUTCOMES;
             }
         };
-        private final Set<CompletableFuture<?>> all = new HashSet<>();
+        private final Map<CompletableFuture<?>, Long> all = new HashMap<>();
+        /** When the delete running on the store's thread began (nanos), or 0 when none runs. */
+        private long deleteSince;
 
         synchronized void track(CompletableFuture<?> io) {
-            all.add(io);
+            all.put(io, System.nanoTime());
             io.whenComplete((v, e) -> {
                 synchronized (this) {
                     all.remove(io);
@@ -128,8 +135,25 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
             });
         }
 
+        synchronized void deleting(boolean running) {
+            deleteSince = running ? System.nanoTime() : 0;
+        }
+
+        /** How long the oldest transfer or delete still running has run (nanos), 0 when none runs. */
+        synchronized long oldestRunningNanos(long now) {
+            long oldest = deleteSince == 0 ? now : deleteSince;
+            for (long since : all.values()) {
+                oldest = Math.min(oldest, since);
+            }
+            return now - oldest;
+        }
+
+        synchronized int running() {
+            return all.size() + (deleteSince == 0 ? 0 : 1);
+        }
+
         synchronized CompletableFuture<?>[] pending() {
-            return all.toArray(CompletableFuture[]::new);
+            return all.keySet().toArray(CompletableFuture[]::new);
         }
     }
 
@@ -144,6 +168,8 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
     private final TraceSource origin;
     private final InFlight inFlight;
     private final FaultInjection faults;
+    /** Warns when disk I/O has not returned for {@link #STALL_WARNING}; cancelled when the store stops. */
+    private final org.apache.pekko.actor.Cancellable stallWatch;
     private int writesInFlight;
     private long writeBusySince;
     private int readsInFlight;
@@ -237,6 +263,22 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
         this.metrics = metrics;
         this.traces = traces;
         this.inFlight = inFlight;
+        // Watched from the scheduler, not from the store's own thread: a delete runs on that thread and can hang
+        // with the disk.
+        Logger log = LoggerFactory.getLogger(DiskStore.class);
+        boolean[] warned = {false};
+        this.stallWatch = ctx.getSystem().scheduler().scheduleAtFixedRate(STALL_CHECK, STALL_CHECK, () -> {
+            long ran = inFlight.oldestRunningNanos(System.nanoTime());
+            if (ran >= STALL_WARNING.toNanos() && !warned[0]) {
+                warned[0] = true;
+                log.warn("disk I/O in {} has not returned for {} s ({} operations running): the disk may be stalled, "
+                        + "and spills and restores from disk wait for it", dir, TimeUnit.NANOSECONDS.toSeconds(ran),
+                        inFlight.running());
+            } else if (ran < STALL_WARNING.toNanos() && warned[0]) {
+                warned[0] = false;
+                log.info("disk I/O in {} returns again", dir);
+            }
+        }, ctx.getExecutionContext());
     }
 
     private Recovery scan() throws IOException {
@@ -271,10 +313,12 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
         return newReceiveBuilder()
                 .onMessage(Command.class, this::onCommand)
                 .onSignal(PreRestart.class, s -> {
+                    stallWatch.cancel();
                     closeQuietly(lock);
                     return this;
                 })
                 .onSignal(PostStop.class, s -> {
+                    stallWatch.cancel();
                     awaitIoInFlight();
                     closeQuietly(lock);
                     return this;
@@ -420,6 +464,8 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
                 lost = true;
             } else if (f.failure() instanceof NativeIoException n && n.errno() == NativeIo.ENOENT
                     || f.failure() instanceof NoSuchFileException) {
+                getContext().getLog().warn("read of {} failed: its file {} is gone (removed outside the node); the "
+                        + "record is forgotten", key, RecordFileNames.recordFile(dir, key).getFileName());
                 lost = true;
             } else {
                 getContext().getLog().warn("read of {} failed: {}", key, f.failure().toString());
@@ -435,10 +481,8 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
     /** Moves an unreadable file aside: it is never served again. */
     private void quarantine(RecordKey key) {
         Path file = RecordFileNames.recordFile(dir, key);
-        Path q = dir.resolve(RecordFileNames.QUARANTINE_DIRECTORY);
         try {
-            Files.createDirectories(q);
-            Files.move(file, q.resolve(file.getFileName()), StandardCopyOption.REPLACE_EXISTING);
+            RecoveryScan.moveToQuarantine(file, dir);
             metrics.quarantined();
         } catch (IOException e) {
             getContext().getLog().warn("could not quarantine {}: {}", file, e.getMessage());
@@ -454,11 +498,14 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
             inFlight.ended.remove(key); // a later Settle must not take a deleted file's write for a live one
         }
         Path file = RecordFileNames.recordFile(dir, key);
+        inFlight.deleting(true);
         try {
             io.delete(file);
             traces.append(key, origin, "File deleted");
         } catch (IOException ex) {
             getContext().getLog().warn("could not delete {}: {}", file, ex.getMessage());
+        } finally {
+            inFlight.deleting(false);
         }
     }
 

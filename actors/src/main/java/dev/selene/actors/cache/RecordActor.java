@@ -24,7 +24,8 @@ import java.util.concurrent.CompletableFuture;
  * The actor that carries records in flight, one at a time, from a publication to at rest: copy it from the GPU
  * snapshot into the slots the catalog granted it (in the message that gives it the record), hand it to the catalog as
  * resident; then, when a durable tier exists, stay until the catalog asks for its spill, write it (retrying a failed
- * write once unless the disk is full) and report the commit. When its record is at rest — resident on a memory-only
+ * write once unless the disk is full; a write to the pool, where it is the durable tier, several times with growing
+ * pauses) and report the commit. When its record is at rest — resident on a memory-only
  * node, committed otherwise, or gone — it tells the catalog so in that last report and waits, idle, for the next
  * record the catalog gives it: the catalog keeps a few idle ones, so that a publication costs no actor spawn and stop.
  *
@@ -38,7 +39,7 @@ import java.util.concurrent.CompletableFuture;
 final class RecordActor extends AbstractBehavior<RecordActor.Command> {
 
     /** The protocol. */
-    sealed interface Command permits Publish, Spill, Dropped, CopyFinished, WriteAnswered, PoolAnswered {
+    sealed interface Command permits Publish, Spill, Dropped, CopyFinished, WriteAnswered, PoolAnswered, WriteAgain {
     }
 
     /**
@@ -73,11 +74,28 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
     private record PoolAnswered(long generation, Store.WriteReply reply) implements Command {
     }
 
+    /** Time for the next attempt of a write to a remote durable store that failed. */
+    private record WriteAgain(long generation, int attempt) implements Command {
+    }
+
+    /**
+     * Attempts of a write to a remote durable store (the pool, on a node without a disk) before it is given up: a
+     * failure there is mostly a manager's pause or restart, so the write is tried again after 0.25, 0.5, 1, 2, 4 and
+     * 8 s (about 16 s in all, beyond a manager's pause the pool is built to ride out), the record staying dirty in
+     * memory meanwhile.
+     */
+    static final int REMOTE_WRITE_ATTEMPTS = 7;
+    private static final long REMOTE_RETRY_FIRST_MILLIS = 250;
+
     /**
      * Where a record is written: the durable store (the disk, or the pool on a node without a disk; null on a
      * memory-only node), and the pool besides when the durable store is a disk (null otherwise).
      */
-    record Stores(ActorRef<Store.Command> durable, ActorRef<Store.Command> pool) {
+    record Stores(ActorRef<Store.Command> durable, ActorRef<Store.Command> pool, boolean durableIsRemote) {
+        /** Stores whose durable one is local (a disk), or none. */
+        Stores(ActorRef<Store.Command> durable, ActorRef<Store.Command> pool) {
+            this(durable, pool, false);
+        }
     }
 
     /** An idle record actor of a node, reporting to {@code catalog} and writing to {@code stores}. */
@@ -164,6 +182,11 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
             case WriteAnswered a -> {
                 if (state == State.WRITING && a.generation() == generation && a.attempt() == attempt) {
                     onWriteAnswered(a.reply());
+                }
+            }
+            case WriteAgain w -> {
+                if (state == State.WRITING && w.generation() == generation && w.attempt() == attempt + 1) {
+                    write(w.attempt());
                 }
             }
             case PoolAnswered p -> {
@@ -299,7 +322,13 @@ final class RecordActor extends AbstractBehavior<RecordActor.Command> {
         switch (reply) {
             case Store.Written ok -> report(new Catalog.Committed(spec.key(), ok.bytes(), ok.nanos(), ctx.getSelf()));
             case Store.NotWritten n -> write(attempt); // its request was lost
-            case Store.WriteFailed f when !f.diskFull() && attempt == 1 -> write(2);
+            case Store.WriteFailed f when stores.durableIsRemote() && attempt < REMOTE_WRITE_ATTEMPTS -> {
+                long delay = REMOTE_RETRY_FIRST_MILLIS << (attempt - 1);
+                trace("Spill failed (" + f.reason() + "): trying again in " + delay + " ms");
+                ctx.scheduleOnce(java.time.Duration.ofMillis(delay), ctx.getSelf(),
+                        new WriteAgain(generation, attempt + 1));
+            }
+            case Store.WriteFailed f when !f.diskFull() && attempt == 1 && !stores.durableIsRemote() -> write(2);
             case Store.WriteFailed f -> {
                 trace("Spill given up: " + f.reason());
                 report(new Catalog.WriteGivenUp(spec.key(), f.diskFull(), f.reason(), ctx.getSelf()));

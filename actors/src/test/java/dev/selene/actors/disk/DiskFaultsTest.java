@@ -37,6 +37,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -280,10 +281,18 @@ class DiskFaultsTest {
     }
 
     @Test
-    void aWriteStalled30s_doesNotFreezePublicationOrOtherWrites() throws Exception {
+    void aWriteStalled_doesNotFreezePublicationOrOtherWrites_andIsWarnedOfOnceItPassesThirtySeconds()
+            throws Exception {
+        ch.qos.logback.classic.Logger log = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                "dev.selene.actors.cache.DiskStore");
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> warnings =
+                new ch.qos.logback.core.read.ListAppender<>();
+        warnings.setContext(log.getLoggerContext());
+        warnings.start();
+        log.addAppender(warnings);
         // Intake-only pool of 10 slots: publishing 8 records of 5 slots needs spills to keep flowing.
         SeleneCache cache = faultyNode(0);
-        FaultInjectingRecordIo.Stall stall = faulty.stallNextWrite(Duration.ofSeconds(30));
+        FaultInjectingRecordIo.Stall stall = faulty.stallNextWrite(Duration.ofSeconds(60));
         try {
             List<RecordSpec> roots = new ArrayList<>();
             for (long k = 40; k < 48; k++) {
@@ -293,8 +302,19 @@ class DiskFaultsTest {
             }
             assertTrue(stall.awaitStarted(Duration.ofSeconds(5)), "one write is stalled");
             assertTrue(roots.stream().filter(this::onDisk).count() >= 5, "other records kept being written");
+            // an operator hears of a write that does not return (a frozen or failing disk), once
+            Awaitility.await().atMost(Duration.ofSeconds(50)).until(() -> stalledWarnings(warnings) == 1);
         } finally {
             stall.release();
+            log.detachAppender(warnings);
+        }
+    }
+
+    private static long stalledWarnings(
+            ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender) {
+        synchronized (appender) {
+            return appender.list.stream().filter(e -> e.getLevel() == ch.qos.logback.classic.Level.WARN
+                    && e.getFormattedMessage().contains("the disk may be stalled")).count();
         }
     }
 
@@ -377,9 +397,16 @@ class DiskFaultsTest {
         byte[] bytes = Files.readAllBytes(leaf);
         bytes[4096 + 17] ^= 0x01; // first page of the body
         Files.write(leaf, bytes);
+        // the same record quarantined once before: that evidence must stay beside the new one
+        Path earlier = Files.createDirectories(dir.resolve(RecordFileNames.QUARANTINE_DIRECTORY))
+                .resolve(leaf.getFileName());
+        Files.writeString(earlier, "quarantined before");
         SeleneCache second = realNode(40);
         RestoreResult r = restore(second, a);
         assertEquals(1, r.records(), "the corrupt leaf is not restored; its intact parent is");
         assertEquals(1, second.counters().get("disk.read.failures"));
+        assertEquals("quarantined before", Files.readString(earlier), "the earlier quarantined file is kept");
+        assertArrayEquals(bytes, Files.readAllBytes(earlier.resolveSibling(leaf.getFileName() + ".1")),
+                "the file that failed on read is kept beside it");
     }
 }

@@ -2,6 +2,7 @@ package dev.selene.engine.codec;
 
 import dev.selene.engine.layout.Layout;
 
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
@@ -95,6 +96,14 @@ public final class RecordFileFormat {
     public static final int MAX_LAYOUT_NAME_BYTES = 255;
 
     static final ValueLayout.OfShort INT16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    /**
+     * Whether {@code firstBytes} (at least four bytes: the start of a file) begin as a record file does, with its
+     * magic number: a cheap look at whether a file named as a record is one at all.
+     */
+    public static boolean startsAsRecord(byte[] firstBytes) {
+        return firstBytes.length >= 4 && MemorySegment.ofArray(firstBytes).get(INT32, 0) == MAGIC;
+    }
+
     static final ValueLayout.OfInt INT32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     static final ValueLayout.OfLong INT64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 

@@ -195,7 +195,10 @@ final class AdminRoutes extends AdminDirectives {
         Map<String, Object> disk = new LinkedHashMap<>();
         if (c.diskDir() != null) {
             disk.put("dir", c.diskDir());
-            disk.put("bytes", c.diskBytes());
+            // the tier's size now: lower than the configured one when the disk could not hold that at start or
+            // filled up later
+            disk.put("bytes", s.disk() != null ? s.disk().capacityBytes() : c.diskBytes());
+            disk.put("configuredBytes", c.diskBytes());
         }
         if (s.disk() != null) {
             disk.put("records", s.disk().records());

@@ -178,6 +178,21 @@ final class BurstCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * {@code --warm} of a burst or soak on {@code preset}: at least one slot of {@code layout}, or 0 when the preset
+     * has another tier ({@code otherTier}; else the node would hold nothing: the presets that have one are named by
+     * {@code otherPresets}).
+     */
+    static long warmOf(String text, String preset, boolean otherTier, Layout layout, String otherPresets) {
+        long bytes = ByteSize.parseWarm("--warm", text, layout.slotBytes());
+        if (bytes == 0 && !otherTier) {
+            throw new IllegalArgumentException("--warm = '" + text + "' is invalid with --preset " + preset
+                    + ", which has no other tier (the node would hold nothing); allowed: at least one slot of the "
+                    + "layout (" + ByteSize.format(layout.slotBytes()) + "), or --preset " + otherPresets);
+        }
+        return bytes;
+    }
+
     /** {@code --disk-size} of a disk preset ({@code soak}'s too): at least one record of {@code layout}. */
     static long diskSize(String text, Layout layout) {
         long bytes = ByteSize.parse("--disk-size", text);
@@ -209,8 +224,17 @@ final class BurstCommand implements Callable<Integer> {
             }
             return true;
         }
-        return Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)
-                && (isRecordName(p) || n.equals(dev.selene.transport.disk.DirectoryLock.LOCK_FILE_NAME));
+        if (!Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        if (dev.selene.transport.disk.RecordFileNames.isRecordFile(p)) {
+            // named as a committed record: one only if it begins as one (a file of someone else's named so is not)
+            try (var in = Files.newInputStream(p)) {
+                return dev.selene.engine.codec.RecordFileFormat.startsAsRecord(in.readNBytes(4));
+            }
+        }
+        return dev.selene.transport.disk.RecordFileNames.isTemporary(p)
+                || n.equals(dev.selene.transport.disk.DirectoryLock.LOCK_FILE_NAME);
     }
 
     private static boolean isRecordName(Path p) {
@@ -292,7 +316,7 @@ final class BurstCommand implements Callable<Integer> {
                 device, copyThreads, 0, seed, false, false, null);
         long warmBytes;
         if (!workload.autoWarm()) {
-            warmBytes = ByteSize.parseWarm("--warm", workload.warm, l.slotBytes());
+            warmBytes = warmOf(workload.warm, p, withDisk || p.equals("pool"), l, "disk-only or pool");
         } else {
             warmBytes = switch (p) {
                 case "8g" -> 8L << 30;

@@ -149,7 +149,7 @@ final class SoakCommand implements Callable<Integer> {
             case "8g" -> 8L << 30;
             case "disk-only" -> 0;
             default -> (long) Math.ceil(shape.slotsNeeded() * BurstCommand.AUTO_WARM_SLACK) * l.slotBytes();
-        } : ByteSize.parseWarm("--warm", workload.warm, l.slotBytes());
+        } : BurstCommand.warmOf(workload.warm, p, !p.equals("memory-only"), l, "8g or disk-only");
         NodeSettings node = SettingsLoader.load(null, adminPort == null ? Map.of()
                 : Map.of(SettingsLoader.ROOT + ".admin.port", adminPort.toString()));
         EnvironmentCheck.checkAdmin(node); // a port in use is one line before anything is printed or created

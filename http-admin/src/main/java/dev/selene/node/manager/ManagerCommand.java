@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@code selene manager}: a pool manager with its admin HTTP server; SIGTERM or SIGINT leaves the cluster and exits
- * with 0; a manager the other members downed exits with {@link ClusterRemoval#EXIT_CODE} after one line saying so.
+ * with 0; a manager the cluster downed exits with {@link ClusterRemoval#EXIT_CODE} after one line saying so.
  */
 @Command(name = "manager", mixinStandardHelpOptions = true,
         description = "Run a pool manager (holds records that pool hosts retire) with its admin HTTP server until "

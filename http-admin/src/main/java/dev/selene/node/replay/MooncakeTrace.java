@@ -42,13 +42,25 @@ public final class MooncakeTrace {
     /** Writes {@code trace} to {@code file} in the same format, one request per line. */
     public static void write(Path file, List<TraceRequest> trace) {
         ObjectMapper mapper = new ObjectMapper();
-        try (BufferedWriter out = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
-            for (TraceRequest r : trace) {
-                out.write(mapper.writeValueAsString(new Line(r.timestampMillis(), r.inputLength(), r.outputLength(),
-                        r.hashIds())));
-                out.write('\n');
+        // Written beside the file and moved over it once whole: a write that fails (a full disk) leaves a file that
+        // was there as it was, and no half of a trace.
+        Path partial = file.resolveSibling(file.getFileName() + ".partial");
+        try {
+            try (BufferedWriter out = Files.newBufferedWriter(partial, StandardCharsets.UTF_8)) {
+                for (TraceRequest r : trace) {
+                    out.write(mapper.writeValueAsString(new Line(r.timestampMillis(), r.inputLength(),
+                            r.outputLength(), r.hashIds())));
+                    out.write('\n');
+                }
             }
+            Files.move(partial, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
+            try {
+                Files.deleteIfExists(partial);
+            } catch (IOException ignored) {
+                // the failure below is the news
+            }
             throw new IllegalArgumentException("trace '" + file + "' cannot be written: " + Failures.io(e));
         }
     }

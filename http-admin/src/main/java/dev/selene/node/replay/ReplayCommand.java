@@ -270,6 +270,10 @@ public final class ReplayCommand implements Callable<Integer> {
                     }
                 }
             }
+            if (report.diskShrank()) {
+                // the comparisons model the disk the node had, not the one asked for
+                simulator = new ReplaySimulator(memory.withDisk("simulated", report.diskRanBytes), rule, cost);
+            }
             report.simulated = simulator.run(requests, policy);
             double tolerance = diskBytes > 0 ? DISK_SIMULATOR_TOLERANCE : SIMULATOR_TOLERANCE;
             if (Math.abs(report.simulated.hitRatio() - report.hitRatio()) > tolerance) {
@@ -320,6 +324,8 @@ public final class ReplayCommand implements Callable<Integer> {
             if (status.disk() != null) {
                 report.spilled = status.counters().getOrDefault("spill.written", 0L);
                 report.evictedFromDisk = status.counters().getOrDefault("evicted.disk", 0L);
+                report.diskRanBytes = status.disk().capacityBytes();
+                report.diskFull = status.counters().getOrDefault("disk.full", 0L);
             }
         }
     }

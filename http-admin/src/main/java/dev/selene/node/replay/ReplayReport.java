@@ -1,5 +1,6 @@
 package dev.selene.node.replay;
 
+import dev.selene.engine.config.ByteSize;
 import dev.selene.engine.cost.PrefillCost;
 import dev.selene.engine.simulator.ReplaySimulator;
 import dev.selene.engine.simulator.SimulationResult;
@@ -34,6 +35,13 @@ public final class ReplayReport {
     String layout;
     long warmBytes;
     long diskBytes;
+    /**
+     * The size the node's disk tier ran at in the end (-1 without a node's disk): less than {@link #diskBytes} when
+     * the disk could not hold that at start or filled up during the run.
+     */
+    long diskRanBytes = -1;
+    /** Writes of the node's that found the disk full. */
+    long diskFull;
     double speedup;
     PrefillCost cost;
     long requests;
@@ -161,6 +169,11 @@ public final class ReplayReport {
     public String table() {
         StringBuilder b = new StringBuilder();
         line(b, "layout / warm / disk", layout + " / " + gib(warmBytes) + " / " + (diskBytes == 0 ? "none" : gib(diskBytes)));
+        if (diskShrank()) {
+            line(b, "disk tier, as it ran", ByteSize.format(diskRanBytes) + " of the " + ByteSize.format(diskBytes)
+                    + " asked for (the disk held less" + (diskFull > 0 ? "; it filled up " + diskFull + " times" : "")
+                    + "): the simulator and the oracle below model that size");
+        }
         line(b, "run", engine.label + ", policy " + policy + (engine == Engine.NODE ? ", speed-up "
                 + (speedup <= 0 ? "as fast as possible" : String.format(Locale.ROOT, "%.0fx", speedup)) : ""));
         line(b, "rows published", rows.describe() + " (--rows " + rows.label() + ")");
@@ -169,7 +182,8 @@ public final class ReplayReport {
         line(b, "tokens from cache", tokensFromCache + " (" + pct(hitRatio()) + " hit ratio: memory "
                 + pct(memoryHitRatio()) + ", disk " + pct(diskHitRatio()) + ")");
         line(b, "prefill time saved", String.format(Locale.ROOT, "%.0f s of %.0f s (%s; %.0f tokens/s prefill)",
-                secondsSaved(), secondsRecompute(), pct(secondsSaved() / secondsRecompute()),
+                secondsSaved(), secondsRecompute(), secondsRecompute() > 0 ? pct(secondsSaved() / secondsRecompute())
+                        : "nothing to recompute",
                 cost.prefillTokensPerSecond()));
         line(b, "blocks from cache", blocksRestored + " of " + blocksReferenced + " (" + pct(blockHitRatio()) + ")");
         line(b, "requests hit / recomputed", requestsHit + " / " + requestsRecomputed);
@@ -211,15 +225,24 @@ public final class ReplayReport {
      * One closing line: the hit ratio, against the oracle's when there is one, and whether every publication was
      * kept and every restore succeeded ({@code OK}) or not ({@code NOT MET}).
      */
+    /** Whether the node's disk tier ran smaller than asked for. */
+    boolean diskShrank() {
+        return diskRanBytes >= 0 && diskRanBytes < diskBytes;
+    }
+
     public String verdict() {
         boolean kept = abandoned == 0 && restoresFailed == 0;
-        StringBuilder b = new StringBuilder("verdict: ").append(kept ? "OK: " : "NOT MET: ");
+        StringBuilder b = new StringBuilder("verdict: ").append(kept && !diskShrank() ? "OK: " : "NOT MET: ");
         b.append(pct(hitRatio())).append(" of tokens from cache");
         if (oracle != null && !Double.isNaN(ofOracle())) {
             b.append(String.format(Locale.ROOT, ", %.2f of the farthest-next-use oracle's", ofOracle()));
         }
         b.append(kept ? ", no publication abandoned, no restore failed"
                 : ", " + abandoned + " publications abandoned, " + restoresFailed + " restores failed");
+        if (diskShrank()) {
+            b.append(", the disk tier ran at ").append(ByteSize.format(diskRanBytes)).append(" of the ")
+                    .append(ByteSize.format(diskBytes)).append(" asked for");
+        }
         return b.toString();
     }
 
@@ -230,6 +253,10 @@ public final class ReplayReport {
         m.put("layout", layout);
         m.put("warm_bytes", warmBytes);
         m.put("disk_bytes", diskBytes);
+        if (diskRanBytes >= 0) {
+            m.put("disk_run_bytes", diskRanBytes);
+            m.put("disk_full", diskFull);
+        }
         m.put("speedup", speedup);
         m.put("row_interval", rows.interval());
         m.put("requests", requests);

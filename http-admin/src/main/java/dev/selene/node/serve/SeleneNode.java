@@ -99,10 +99,22 @@ public final class SeleneNode implements AutoCloseable {
         return new SeleneNode(settings, copier, false);
     }
 
+    /**
+     * The longest a stop of this node should take: its drain phase's timeout and a minute for the other phases of its
+     * coordinated shutdown (each bounded, but an I/O call that never returns can hold its actor system).
+     */
+    public Duration stopBound() {
+        return Duration.ofSeconds(drainPhaseSeconds(settings.cache()) + 60);
+    }
+
+    private static long drainPhaseSeconds(CacheConfig c) {
+        return c.drainOnShutdown() ? DRAIN_TIMEOUT.toSeconds() + 10 : 5;
+    }
+
     /** The node's actor system settings; a pool host's cluster address ({@code selene.pool.bind/port}) among them. */
     private static Config pekkoConfig(NodeSettings settings) {
         CacheConfig c = settings.cache();
-        long drainSeconds = c.drainOnShutdown() ? DRAIN_TIMEOUT.toSeconds() + 10 : 5;
+        long drainSeconds = drainPhaseSeconds(c);
         return ConfigFactory.parseMap(Map.of(
                 "pekko.coordinated-shutdown.phases.service-requests-done.timeout", drainSeconds + " s",
                 "pekko.coordinated-shutdown.exit-jvm", "off",

@@ -12,6 +12,8 @@ import dev.selene.node.config.NodeSettings;
 import dev.selene.node.config.SettingsLoader;
 import dev.selene.node.logging.ConsoleLogging;
 import dev.selene.node.workload.WorkloadShapeOptions;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.CoordinatedShutdown;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -22,10 +24,14 @@ import picocli.CommandLine.Spec;
 import sun.misc.Signal;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
@@ -36,8 +42,9 @@ import java.util.function.Consumer;
 @Command(name = "serve", mixinStandardHelpOptions = true,
         description = "Run a cache node with its admin HTTP server until SIGTERM (or Ctrl-C), which stops it "
                 + "cleanly and exits 0. Exit code 2: a setting or what it names on this machine is invalid "
-                + "(one line says which); 1: the node failed; 4: a pool host the other members of the cluster downed "
-                + "(restart it to rejoin). Without a settings file or --warm the warm tier is "
+                + "(one line says which); 1: the node failed, or did not stop within its bound; 4: a pool host the "
+                + "cluster removed, or whose managers all left (restart it to rejoin). A second signal exits at once. "
+                + "Without a settings file or --warm the warm tier is "
                 + ServeCommand.DEFAULT_WARM + " (config/ shows production sizes); the log goes to --log-file, the "
                 + "terminal shows warnings and the start and stop lines.")
 public final class ServeCommand implements Callable<Integer> {
@@ -131,6 +138,33 @@ public final class ServeCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * Ends the process if the node's stop, once begun (a signal, or the cluster removing it), has not ended within
+     * its bound: every phase of the stop has a timeout, but a disk or pool call that never returns (a frozen file
+     * system) can hold the actor system's end for ever, and a supervisor waits for the process.
+     */
+    private static void boundTheStop(SeleneNode node) {
+        Duration bound = node.stopBound();
+        CoordinatedShutdown.get(node.cache().system()).addTask(CoordinatedShutdown.PhaseBeforeServiceUnbind(),
+                "selene-serve-stop-bound", () -> {
+                    Thread.ofPlatform().daemon().name("selene-stop-bound").start(() -> {
+                        try {
+                            node.whenStopped().toCompletableFuture().get(bound.toSeconds(), TimeUnit.SECONDS);
+                        } catch (TimeoutException e) {
+                            LOG.error("the node did not stop within {} s; exiting without it", bound.toSeconds());
+                            System.err.println("selene serve: the node did not stop within " + bound.toSeconds()
+                                    + " s (a disk or pool operation that does not return: see the log); exiting "
+                                    + "with code 1");
+                            System.err.flush();
+                            Runtime.getRuntime().halt(1);
+                        } catch (InterruptedException | ExecutionException e) {
+                            // the process is ending anyway
+                        }
+                    });
+                    return CompletableFuture.completedFuture(Done.getInstance());
+                });
+    }
+
     /** Conversations per workload run: {@code --conversations}, or as many as fit the node's tiers. */
     private int conversations(CacheConfig c) {
         return conversationsOption != null ? conversationsOption
@@ -151,8 +185,14 @@ public final class ServeCommand implements Callable<Integer> {
         AtomicBoolean signalled = new AtomicBoolean();
         for (String name : new String[] {"TERM", "INT"}) {
             Signal.handle(new Signal(name), s -> {
-                if (signalled.getAndSet(true) && !started.isDone()) {
-                    System.exit(128 + s.getNumber());
+                if (signalled.getAndSet(true)) {
+                    if (!started.isDone()) {
+                        System.exit(128 + s.getNumber());
+                    }
+                    // a stop under way that the operator will not wait for (a stalled disk, say): end now
+                    System.err.println("selene serve: a second signal: exiting without waiting for the stop to end");
+                    System.err.flush();
+                    Runtime.getRuntime().halt(128 + s.getNumber());
                 }
                 started.thenAccept(SeleneNode::stop);
             });
@@ -179,6 +219,7 @@ public final class ServeCommand implements Callable<Integer> {
                 dev.selene.node.admin.AdminServer.urlHost(settings.admin().bind()), node.adminPort());
         System.err.println("selene serve: logging to " + log + (verbose ? "" : "; warnings show here too"));
         System.err.flush();
+        boundTheStop(node);
         started.complete(node);
         if (workload != null) {
             int conversations = conversations(c);
@@ -192,6 +233,10 @@ public final class ServeCommand implements Callable<Integer> {
         node.whenStopped().toCompletableFuture().join();
         if (ClusterRemoval.downed(node.cache().system())) {
             System.err.println(ClusterRemoval.line("selene serve"));
+            return ClusterRemoval.EXIT_CODE;
+        }
+        if (ClusterRemoval.poolLost(node.cache().system())) {
+            System.err.println(ClusterRemoval.poolLostLine("selene serve"));
             return ClusterRemoval.EXIT_CODE;
         }
         System.err.println("selene serve: stopped");

@@ -26,13 +26,16 @@ public final class BurstWorkload {
     public RoundResult runOn(SeleneCache cache, DeviceCopier copier) throws InterruptedException {
         Conversations conversations = Conversations.generate(settings);
         boolean durableTier = !cache.config().memoryOnly();
+        var counters = cache.counters();
+        // the node's counters run for its whole life: a run's verdict takes what changed during the run
+        long diskFullBefore = counters.get("disk.full");
+        long droppedBefore = counters.get("spill.dropped");
         try {
             conversations.prefill(copier, progressOut);
             PublishTally publish = PublishPhase.run(cache, conversations, progressOut, PublishPhase.Watch.NONE);
             ProbeTally probe = RestoreProbe.run(cache, copier, conversations, progressOut, "probe");
-            var counters = cache.counters();
             return new RoundResult(publish, probe, null, durableTier, cache.config().warmBytes(),
-                    counters.get("disk.full"), counters.get("spill.dropped"));
+                    counters.get("disk.full") - diskFullBefore, counters.get("spill.dropped") - droppedBefore);
         } finally {
             conversations.freeSnapshots(copier);
         }

@@ -51,6 +51,27 @@ class AdminDiskStatusTest {
     }
 
     @Test
+    void aDiskTierLargerThanItsDisk_showsTheSizeItRunsWith_besideTheConfiguredOne() throws Exception {
+        Path dir = Files.createTempDirectory(Files.createDirectories(Path.of("target", "admin-disk")), "node");
+        long configured = 1L << 50; // 1 PiB: more than this machine's disk holds
+        try (TestNode t = new TestNode(Map.of("selene.disk.dir", dir.toString(), "selene.disk.size", "1024t"))) {
+            JsonNode disk = null;
+            for (int i = 0; i < 100 && (disk == null || !disk.has("records")); i++) {
+                Thread.sleep(50); // the status is sampled every 100 ms in this node
+                for (JsonNode tier : new ObjectMapper().readTree(t.get("/status").body()).get("tiers")) {
+                    if (tier.path("tier").asText().equals("disk")) {
+                        disk = tier;
+                    }
+                }
+            }
+            assertEquals(configured, disk.path("configuredBytes").asLong(), String.valueOf(disk));
+            long usable = Files.getFileStore(dir).getUsableSpace();
+            assertTrue(disk.path("bytes").asLong() > 0 && disk.path("bytes").asLong() <= usable,
+                    "the tier's size now, what the disk holds: " + disk);
+        }
+    }
+
+    @Test
     void recordsHeldOnlyOnDisk_areListedAndDescribed_afterARestart() throws Exception {
         Path dir = Files.createTempDirectory(Files.createDirectories(Path.of("target", "admin-disk")), "node");
         Map<String, String> settings = Map.of("selene.disk.dir", dir.toString(), "selene.disk.size", "64m");

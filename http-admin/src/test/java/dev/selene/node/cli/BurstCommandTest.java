@@ -253,6 +253,17 @@ class BurstCommandTest {
     }
 
     @Test
+    void noWarmTier_onAPresetWithNoOtherTier_isRefusedInOneLine() {
+        for (String command : List.of("burst", "soak")) {
+            Run r = run(command, "--layout", "small", "--warm", "0", "--conversations", "2", "--no-warmup");
+            assertEquals(2, r.exit(), command + ": " + r.err());
+            assertTrue(r.err().contains("--warm = '0' is invalid with --preset memory-only, which has no other tier"),
+                    command + ": " + r.err());
+            assertEquals(1, r.err().strip().lines().count(), command + ": " + r.err());
+        }
+    }
+
+    @Test
     void snapshotsLargerThanTheMachine_areRefusedWithOneLine_beforeAnyIsWritten() {
         Run r = run("burst", "--preset", "disk-only", "--layout", "small", "--tokens", "100000000", "--conversations",
                 "1", "--no-warmup", "--no-progress");
@@ -325,9 +336,10 @@ class BurstCommandTest {
     }
 
     @Test
-    void diskDirHoldingLookAlikes_isRefused_andNothingIsDeleted_theSuffixAloneMakesNoFileSelenes() throws Exception {
+    void diskDirHoldingLookAlikes_isRefused_andNothingIsDeleted_neitherTheSuffixNorTheNameMakesAFileSelenes() throws Exception {
         for (String[] files : List.of(new String[] {"show.rec"}, new String[] {"draft.rec.tmp"},
-                new String[] {"quarantine/keep.txt", "ns@00000000000000ff.rec"})) {
+                new String[] {"quarantine/keep.txt", "ns@00000000000000ff.rec"},
+                new String[] {"other@0123456789abcdef.rec"}, new String[] {"ns@00000000000000FF.rec"})) {
             java.nio.file.Path dir = java.nio.file.Files.createTempDirectory(
                     java.nio.file.Files.createDirectories(java.nio.file.Path.of("target", "burst-tests")), "alike");
             List<java.nio.file.Path> kept = new java.util.ArrayList<>();

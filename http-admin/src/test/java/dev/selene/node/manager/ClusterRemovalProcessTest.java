@@ -79,4 +79,29 @@ class ClusterRemovalProcessTest {
         assertEquals(0, first.awaitExit(Duration.ofSeconds(30)), first.tail(30));
         assertEquals("selene manager: stopped", first.lines().getLast(), first.tail(30));
     }
+
+    /**
+     * A pool host whose only manager stops by SIGTERM (it leaves the cluster, as in a restart of every manager) is
+     * alone in its cluster: after the join timeout it stops by itself, exit 4 with one line, where before it served
+     * on for ever dropping every record it retired.
+     */
+    @Test
+    void aPoolHostWhoseManagersAllLeft_exits4WithOneLineSayingWhy(@TempDir Path tmp) throws Exception {
+        List<Integer> ports = SeleneProcess.freePorts(2);
+        SeleneProcess manager = started(SeleneProcess.manager(tmp, "manager-1", ports.get(0), ports.get(0), "64m"))
+                .awaitReady(START);
+        Path conf = tmp.resolve("host.conf");
+        Files.writeString(conf, "selene.pool.port = " + ports.get(1) + "\nselene.pool.join-timeout = 5s\n");
+        SeleneProcess host = started(SeleneProcess.start(tmp, "host", "serve", "--config", conf.toString(),
+                "--layout", "small", "--warm", "8m", "--device", "simulated",
+                "--pool-managers", "127.0.0.1:" + ports.get(0), "--admin-port", "0",
+                "--log-file", tmp.resolve("host-node.log").toString()));
+        host.awaitReady(START);
+        awaitTrue(START, "the manager and the host members", () -> manager.members() == 2);
+
+        manager.signal("TERM");
+        assertEquals(0, manager.awaitExit(Duration.ofSeconds(30)), manager.tail(30));
+        assertEquals(ClusterRemoval.EXIT_CODE, host.awaitExit(DOWNED), host.tail(30));
+        assertEquals(ClusterRemoval.poolLostLine("selene serve"), host.lines().getLast(), host.tail(30));
+    }
 }

@@ -169,6 +169,26 @@ class ReplayTest {
         try (var left = Files.list(dir)) {
             assertEquals(0, left.count(), "the replay's disk directory is gone");
         }
+        assertEquals(1L << 30, r.get("disk_run_bytes").asLong(), "the disk held the tier asked for: " + r);
+        assertEquals(0, r.get("disk_full").asLong());
+    }
+
+    @Test
+    void aDiskTierLargerThanItsDisk_isReportedAtTheSizeItRan_andTheVerdictSaysSo(@TempDir Path dir) {
+        List<String> lines = succeeding("replay", "--generate", "short-chats", "--requests", "100", "--warm", "16m",
+                "--concurrency", "1", "--disk-dir", dir.toString(), "--disk-size", "100000g", "--no-progress",
+                "--json");
+        JsonNode r;
+        try {
+            r = new ObjectMapper().readTree(lines.getLast());
+        } catch (IOException e) {
+            throw new AssertionError(lines.getLast(), e);
+        }
+        long ran = r.get("disk_run_bytes").asLong();
+        assertTrue(ran > 0 && ran < r.get("disk_bytes").asLong(), "ran at what the disk holds: " + r);
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("disk tier, as it ran")), String.join("\n", lines));
+        String verdict = lines.get(lines.size() - 2);
+        assertTrue(verdict.startsWith("verdict: NOT MET: ") && verdict.endsWith(" asked for"), verdict);
     }
 
     /**

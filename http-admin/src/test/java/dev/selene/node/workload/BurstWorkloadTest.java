@@ -45,6 +45,34 @@ class BurstWorkloadTest {
         }
     }
 
+    @Test
+    void aDiskFullBeforeARun_faultInjected_isNotThatRunsVerdict() throws Exception {
+        Layout layout = Layout.small();
+        WorkloadSettings settings = settings(layout, 7);
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory(
+                java.nio.file.Files.createDirectories(java.nio.file.Path.of("target", "workload-tests")), "full");
+        long warm = settings.slotsNeeded() * layout.slotBytes() * 3; // the run never needs the disk
+        CacheConfig config = CacheConfig.memoryOnly(layout, warm).withConcurrency(4)
+                .withDisk(dir.toString(), 64L << 20);
+        java.util.concurrent.atomic.AtomicReference<dev.selene.transport.disk.FaultInjectingRecordIo> io =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        try (SimulatedDevice device = SimulatedDevice.create();
+             SeleneCache cache = SeleneCache.start(config, device, executor -> {
+                 io.set(new dev.selene.transport.disk.FaultInjectingRecordIo(executor, 4));
+                 return io.get();
+             })) {
+            // an earlier incident on the node: a drain that found the disk full
+            io.get().failPreallocation(dev.selene.transport.disk.NativeIo.ENOSPC);
+            new BurstWorkload(settings(layout, 6), NOWHERE).runOn(cache, device);
+            cache.drain(java.time.Duration.ofSeconds(20)).toCompletableFuture().join();
+            assertTrue(cache.counters().get("disk.full") > 0, "the drain found the disk full");
+
+            RoundResult next = new BurstWorkload(settings, NOWHERE).runOn(cache, device);
+            assertEquals(0, next.diskFull(), "the run itself found no disk full");
+            assertTrue(next.verdict().startsWith("verdict: OK: "), next.verdict());
+        }
+    }
+
     /** Eight conversations of four records in two turns, four at once, with snapshots that outlive the run. */
     private static WorkloadSettings settings(Layout layout, long seed) {
         return new WorkloadSettings(layout, 8, 4, 4 * layout.tokensPerRecord(), 2, 30_000, seed, false);

@@ -14,6 +14,18 @@ import java.util.List;
 /** The Pekko settings of a pool node: cluster address, seed nodes and role over the library's cluster defaults. */
 public final class PoolCluster {
 
+    /**
+     * Why a pool host stopped by itself: every manager had left its cluster for longer than its join timeout (a host
+     * rejoins managers that left only by starting again).
+     */
+    public static final class PoolLost implements org.apache.pekko.actor.CoordinatedShutdown.Reason {
+        public static final PoolLost INSTANCE = new PoolLost();
+
+        private PoolLost() {
+        }
+    }
+
+
     /** The actor system name every node of a pool shares (cluster members must agree on it). */
     public static final String SYSTEM_NAME = "selene";
     /** The role of manager nodes (they run the stores and the directory). */

@@ -13,7 +13,6 @@ import dev.selene.transport.pool.TransferFailedException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -69,11 +68,8 @@ final class PoolFetch {
             return;
         }
         Transfer<ReceivedImage> fetch = data.fetch(holders.get(index), key, layout, target);
-        CompletableFuture.delayedExecutor(perHolder.toMillis(), TimeUnit.MILLISECONDS).execute(() -> {
-            if (!fetch.done().isDone()) {
-                fetch.abort("no complete record from the pool manager within " + perHolder.toMillis() + " ms");
-            }
-        });
+        TransferDeadlines.unlessDone(fetch.done(), perHolder, () -> fetch.abort(
+                "no complete record from the pool manager within " + perHolder.toMillis() + " ms"));
         fetch.done().whenComplete((image, failure) -> {
             if (failure == null) {
                 answer.complete(new Store.ReadDone(key, image.bytes()));

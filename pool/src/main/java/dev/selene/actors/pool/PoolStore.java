@@ -91,6 +91,10 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
     private record HolderFailed(DataAddress address) implements Store.Command {
     }
 
+    /** Checks whether still no manager is up, {@code generation} counting the times the last one went. */
+    private record NoManagerCheck(long generation) implements Store.Command {
+    }
+
     private record StoresListed(Set<ActorRef<ManagerStore.Command>> stores) implements Store.Command {
     }
 
@@ -210,7 +214,16 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         }
     };
     /** The managers' stores the cluster lists and this host can use: where each one's data plane listens. */
+    private static final long RETIRE_FAILURE_LOG_INTERVAL_NANOS = 1_000_000_000L;
+
     private final Map<ActorRef<ManagerStore.Command>, ManagerStore.StoreStatus> stores = new HashMap<>();
+    /** How long this host waits, once every manager has gone, for one to come back before it stops. */
+    private final Duration joinTimeout;
+    /** Counts the times the last manager went (a check made for an earlier time is void). */
+    private long noManagerGeneration;
+    /** Retirements that failed since the last one logged, and when one was logged last (nanos). */
+    private long retireFailuresUnlogged;
+    private long retireFailureLoggedAt = System.nanoTime() - RETIRE_FAILURE_LOG_INTERVAL_NANOS;
     private Set<ActorRef<ManagerStore.Command>> listed = Set.of();
     /** Stores left out for now, until when ({@link System#nanoTime()}; Long.MAX_VALUE: while unreachable). */
     private final Map<ActorRef<ManagerStore.Command>, Long> suspect = new HashMap<>();
@@ -283,15 +296,16 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                     ClusterEvent.ReachabilityEvent.class, e -> new Reachability(e.member().address().toString(),
                             e instanceof ClusterEvent.ReachableMember)), ClusterEvent.ReachabilityEvent.class));
             return new PoolStore(ctx, layout, host, shards, metrics, traces, onReachable, onMisfit,
-                    capacityWatchers, started, startBy);
+                    capacityWatchers, started, startBy, joinTimeout);
         });
     }
 
     private PoolStore(ActorContext<Store.Command> ctx, Layout layout, HostMemory host, int shards,
                       CacheMetrics metrics, TraceBook traces, Runnable onReachable,
                       java.util.function.Consumer<String> onMisfit, List<ActorRef<Store.Capacity>> capacityWatchers,
-                      java.util.concurrent.atomic.AtomicBoolean started, long startBy) {
+                      java.util.concurrent.atomic.AtomicBoolean started, long startBy, Duration joinTimeout) {
         super(ctx);
+        this.joinTimeout = joinTimeout;
         this.capacityWatchers = capacityWatchers;
         this.onMisfit = onMisfit;
         this.origin = TraceSource.of("PoolStore", ctx);
@@ -364,6 +378,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                 }
             }
             case StoresListed l -> onStoresListed(l.stores());
+            case NoManagerCheck c -> onNoManagerCheck(c);
             case StartGraceEnded g -> noteUp();
             case StoreAnswered a -> onStoreAnswered(a);
             case UnlistedHoldersAnswered u -> onUnlistedHoldersAnswered(u);
@@ -434,8 +449,28 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         } else if (any != up) {
             getContext().getLog().warn(any ? "a pool manager is up again"
                     : "no pool manager is up: retirements fail and the pool's records are misses until one is");
+            noManagerGeneration++;
+            if (!any) {
+                getContext().scheduleOnce(joinTimeout, getContext().getSelf(),
+                        new NoManagerCheck(noManagerGeneration));
+            }
         }
         up = any;
+    }
+
+    /**
+     * Stops the node when no manager has come back within the join timeout: managers that left (stopped, or
+     * restarted into a cluster of their own) never return to this host's cluster, which only a new start of the
+     * host joins. The node stops as one the cluster removed, so that its supervisor restarts it.
+     */
+    private void onNoManagerCheck(NoManagerCheck c) {
+        if (c.generation() != noManagerGeneration || !stores.isEmpty()) {
+            return;
+        }
+        getContext().getLog().error("no pool manager has been in this host's cluster for {} s "
+                + "(selene.pool.join-timeout): they left or were restarted, and only a new start of this host joins "
+                + "them again; stopping", joinTimeout.toSeconds());
+        org.apache.pekko.actor.CoordinatedShutdown.get(getContext().getSystem()).run(PoolCluster.PoolLost.INSTANCE);
     }
 
     /**
@@ -595,7 +630,7 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
             case WriteFailed f -> {
                 metrics.poolRetireFailed();
                 traces.append(key, origin, "Retire failed: " + f.reason());
-                getContext().getLog().info("retiring {} to the pool failed: {}", key, f.reason());
+                logRetireFailure(key, f.reason());
             }
             case NotWritten n -> {
             }
@@ -605,6 +640,22 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         if (waiting != null) {
             waiting.forEach(r -> r.tell(reply));
         }
+    }
+
+    /**
+     * Logs a failed retirement, at most one a second with the count of those left unlogged since (each is in its
+     * record's trace and in the failures counter): a pool gone away fails every retirement.
+     */
+    private void logRetireFailure(RecordKey key, String reason) {
+        long now = System.nanoTime();
+        if (now - retireFailureLoggedAt < RETIRE_FAILURE_LOG_INTERVAL_NANOS) {
+            retireFailuresUnlogged++;
+            return;
+        }
+        getContext().getLog().info("retiring {} to the pool failed: {}{}", key, reason, retireFailuresUnlogged == 0
+                ? "" : " (and " + retireFailuresUnlogged + " more since the last such line)");
+        retireFailuresUnlogged = 0;
+        retireFailureLoggedAt = now;
     }
 
     private void onSettle(Settle s) {

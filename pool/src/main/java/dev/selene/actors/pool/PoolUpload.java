@@ -13,7 +13,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One record retired to the pool: its image pushed on the data plane, straight from its pinned slots, to every store
@@ -42,11 +41,8 @@ final class PoolUpload {
         }
         CompletableFuture<Void> all = CompletableFuture.allOf(pushes.stream()
                 .map(p -> p.done().handle((v, e) -> v)).toArray(CompletableFuture[]::new));
-        CompletableFuture.delayedExecutor(deadline.toMillis(), TimeUnit.MILLISECONDS).execute(() -> {
-            if (!all.isDone()) {
-                pushes.forEach(p -> p.abort("no answer from the pool manager within " + deadline.toSeconds() + " s"));
-            }
-        });
+        TransferDeadlines.unlessDone(all, deadline, () -> pushes.forEach(
+                p -> p.abort("no answer from the pool manager within " + deadline.toSeconds() + " s")));
         return all.thenApply(v -> {
             List<DataAddress> failed = new ArrayList<>();
             String reason = null;

@@ -1,10 +1,7 @@
 package dev.selene.actors.pool;
 
-import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
 import dev.selene.actors.api.SeleneCache;
 import dev.selene.actors.cache.HostCache;
-import dev.selene.actors.store.RemoteTier;
 import dev.selene.actors.store.Store;
 import dev.selene.actors.value.LookupResult;
 import dev.selene.actors.value.PublishResult;
@@ -15,8 +12,6 @@ import dev.selene.engine.layout.Layout;
 import dev.selene.transport.gpu.DevicePlacement;
 import dev.selene.transport.gpu.KeyedContent;
 import dev.selene.transport.gpu.SimulatedDevice;
-import org.apache.pekko.actor.typed.Behavior;
-import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -38,39 +33,6 @@ class PoolChainLinkTest {
     private static final Layout LAYOUT = Layout.small();
     private static final String NS = "link";
 
-    /** A remote tier whose store answers every {@code Find} with {@code answer}'s current list. */
-    private static RemoteTier fakePool(AtomicReference<List<Store.Held>> answer) {
-        return new RemoteTier() {
-            @Override
-            public SystemSetup system(Config settings, String name, CacheConfig config) {
-                // a cluster node of its own on loopback, never joined: the node asks its pool for nothing else
-                return new SystemSetup(ConfigFactory.parseString("pekko.actor.provider = cluster\n"
-                        + "pekko.remote.artery.canonical.hostname = \"127.0.0.1\"\n"
-                        + "pekko.remote.artery.canonical.port = 0").withFallback(settings), name);
-            }
-
-            @Override
-            public Behavior<Store.Command> store(Context context) {
-                return Behaviors.setup(ctx -> {
-                    context.onReachable().run();
-                    return Behaviors.receiveMessage(m -> {
-                        switch (m) {
-                            case Store.Find f -> f.replyTo().tell(new Store.Found(answer.get()));
-                            case Store.WatchCapacity w -> w.replyTo().tell(new Store.Capacity(1L << 30, 1));
-                            default -> { } // nothing is retired in this test: memory holds everything
-                        }
-                        return Behaviors.same();
-                    });
-                });
-            }
-
-            @Override
-            public String unreachableHint(Config settings) {
-                return "";
-            }
-        };
-    }
-
     private static Store.Held held(long key, Long parent) {
         return new Store.Held(new RecordKey(NS, key), parent == null ? null : new RecordKey(NS, parent), true,
                 LAYOUT.recordBytes(true));
@@ -84,13 +46,14 @@ class PoolChainLinkTest {
 
     @Test
     void aPoolAnswerWithABrokenLink_fakePool_endsTheMatchWhereTheLinkBreaks() throws Exception {
-        AtomicReference<List<Store.Held>> answer = new AtomicReference<>(List.of());
+        FakePoolTier pool = new FakePoolTier();
+        AtomicReference<List<Store.Held>> answer = pool.found;
         CacheConfig config = CacheConfig.memoryOnly(LAYOUT, 64L * LAYOUT.slotBytes()).withConcurrency(2)
                 .withPool(List.of("127.0.0.1:1"));
         List<Long> allocations = new ArrayList<>();
         try (SimulatedDevice device = SimulatedDevice.create();
              SeleneCache cache = SeleneCache.start(config, HostCache.Parts.of(device)
-                     .withRemoteTier(fakePool(answer)))) {
+                     .withRemoteTier(pool))) {
             RecordSpec root = new RecordSpec(new RecordKey(NS, 1), null, true);
             long base = device.allocateDevice(DevicePlacement.bytesNeeded(LAYOUT, true));
             allocations.add(base);

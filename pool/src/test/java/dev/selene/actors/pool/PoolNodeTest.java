@@ -146,6 +146,9 @@ class PoolNodeTest {
                         chains.get(c).get(i).key(), true), "chain " + c + " record " + i + " byte-identical");
             }
         }
+        // a finished transfer's deadline goes with it (it held the fetch's buffers until it came due)
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+                .until(() -> TransferDeadlines.pending() == 0);
     }
 
     @Test
@@ -339,6 +342,11 @@ class PoolNodeTest {
         // Publishing goes on: new records are stored (and, with no manager to retire them to, dropped later).
         assertEquals(10, pool.publishChain(a, 300, 10).size());
         assertEquals("", await(NodeInvariants.violation(a)));
+        // No manager back within the join timeout (20 s here): the host stops by itself, as one the cluster removed,
+        // since only a new start of it joins managers that come back (they form a cluster of their own).
+        a.system().getWhenTerminated().toCompletableFuture().get(60, java.util.concurrent.TimeUnit.SECONDS);
+        assertEquals(java.util.Optional.of(PoolCluster.PoolLost.INSTANCE),
+                org.apache.pekko.actor.CoordinatedShutdown.get(a.system()).getShutdownReason());
     }
 
     private static long total(List<PoolManagerNode> managers) throws Exception {

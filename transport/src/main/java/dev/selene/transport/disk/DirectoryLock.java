@@ -15,7 +15,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * An exclusive hold on the disk tier's directory, so that two nodes never share one (recovery): an OS lock on
- * {@value #LOCK_FILE_NAME}, which names the holder's pid, plus a registry of the directories held in this process.
+ * {@value #LOCK_FILE_NAME}, which names the holder's pid, a {@code flock} on the directory itself (which deleting the
+ * lock file does not undo), plus a registry of the directories held in this process.
  *
  * <p>The OS lock is a POSIX record lock ({@link FileChannel#tryLock()}); the kernel drops it when the process
  * dies, so a crashed node never leaves the directory locked. POSIX drops a process's lock when <em>any</em>
@@ -32,12 +33,15 @@ public final class DirectoryLock implements AutoCloseable {
     private final Path directory;
     private final FileChannel channel;
     private final FileLock lock;
+    /** The descriptor of the directory's own lock, or -1 where native calls are unavailable. */
+    private final int directoryFd;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private DirectoryLock(Path directory, FileChannel channel, FileLock lock) {
+    private DirectoryLock(Path directory, FileChannel channel, FileLock lock, int directoryFd) {
         this.directory = directory;
         this.channel = channel;
         this.lock = lock;
+        this.directoryFd = directoryFd;
     }
 
     /**
@@ -52,8 +56,17 @@ public final class DirectoryLock implements AutoCloseable {
         if (!HELD_IN_THIS_PROCESS.add(real)) {
             throw new DirectoryInUseException(real, pid, true);
         }
+        int directoryFd = -1;
         try {
             Path lockFile = real.resolve(LOCK_FILE_NAME);
+            if (NativeIo.isAvailable()) {
+                // The directory itself is locked too: a lock file deleted under a running node (it looks like a
+                // leftover) must not let a second node in.
+                directoryFd = NativeIo.lockDirectory(real);
+                if (directoryFd < 0) {
+                    throw new DirectoryInUseException(real, holderPid(lockFile), false);
+                }
+            }
             FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.READ,
                     StandardOpenOption.WRITE);
             FileLock lock;
@@ -76,8 +89,9 @@ public final class DirectoryLock implements AutoCloseable {
                 channel.close();
                 throw e;
             }
-            return new DirectoryLock(real, channel, lock);
+            return new DirectoryLock(real, channel, lock, directoryFd);
         } catch (IOException | RuntimeException e) {
+            closeDirectory(directoryFd, real);
             HELD_IN_THIS_PROCESS.remove(real);
             throw e;
         }
@@ -105,7 +119,18 @@ public final class DirectoryLock implements AutoCloseable {
             try {
                 channel.close();
             } finally {
+                closeDirectory(directoryFd, directory);
                 HELD_IN_THIS_PROCESS.remove(directory);
+            }
+        }
+    }
+
+    private static void closeDirectory(int fd, Path dir) {
+        if (fd >= 0) {
+            try {
+                NativeIo.close(fd, dir);
+            } catch (NativeIoException e) {
+                // the descriptor is released even so
             }
         }
     }

@@ -39,6 +39,10 @@ public final class NativeIo {
     public static final int IOV_MAX_BUFFERS = 1024;
 
     private static final int O_RDONLY = 0;
+    private static final int LOCK_EX = 2;
+    private static final int LOCK_NB = 4;
+    /** The errno of a lock another holds (EAGAIN, the same number on Linux). */
+    private static final int EWOULDBLOCK = 11;
     private static final int O_WRONLY = 1;
     private static final int O_CREAT = 0x40;
     private static final int O_TRUNC = 0x200;
@@ -170,6 +174,27 @@ public final class NativeIo {
         }
     }
 
+    /**
+     * Opens {@code dir} and takes an exclusive {@code flock} on it, without waiting: the descriptor, which holds the
+     * lock until it is closed (or the process dies), or -1 when another descriptor holds it (in any process). A lock
+     * on the directory itself cannot be taken away by deleting a file in it.
+     */
+    public static int lockDirectory(Path dir) throws NativeIoException {
+        Linked l = linked();
+        int fd = open(dir, O_RDONLY | O_CLOEXEC | l.oDirectory, "open (directory) of");
+        try {
+            call("flock of directory", dir, (arena, capture) -> (int) l.flock.invokeExact(capture, fd,
+                    LOCK_EX | LOCK_NB));
+            return fd;
+        } catch (NativeIoException e) {
+            close(fd, dir);
+            if (e.errno() == EWOULDBLOCK) {
+                return -1;
+            }
+            throw e;
+        }
+    }
+
     private static int open(Path file, int flags, String operation) throws NativeIoException {
         Linked l = linked();
         String path = file.toString();
@@ -264,6 +289,7 @@ public final class NativeIo {
         final MethodHandle pwritev;
         final MethodHandle preadv;
         final MethodHandle fsync;
+        final MethodHandle flock;
 
         private Linked(int oDirect, int oDirectory) {
             Linker linker = Linker.nativeLinker();
@@ -287,6 +313,7 @@ public final class NativeIo {
             this.pwritev = handle(linker, libc, "pwritev", vectored, errno);
             this.preadv = handle(linker, libc, "preadv", vectored, errno);
             this.fsync = handle(linker, libc, "fsync", FunctionDescriptor.of(JAVA_INT, JAVA_INT), errno);
+            this.flock = handle(linker, libc, "flock", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), errno);
         }
 
         static Linked link() {

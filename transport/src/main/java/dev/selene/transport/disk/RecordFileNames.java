@@ -39,8 +39,8 @@ public final class RecordFileNames {
     }
 
     /**
-     * Whether {@code file} is named as a committed record file is ({@code <namespace>@<16 hex digits>.rec}): any
-     * other file in the directory, {@code notes.rec} included, is not Selene's and is left alone.
+     * Whether {@code file} is named as a committed record file is ({@code <namespace>@<16 lower-case hex
+     * digits>.rec}): any other file in the directory, {@code notes.rec} included, is not Selene's and is left alone.
      */
     public static boolean isRecordFile(Path file) {
         return keyOf(file).isPresent();
@@ -68,8 +68,12 @@ public final class RecordFileNames {
         if (!RecordKey.isValidNamespace(namespace)) {
             return Optional.empty();
         }
+        String hex = stem.substring(at + 1);
         try {
-            return Optional.of(new RecordKey(namespace, RecordKey.parseHash(stem.substring(at + 1))));
+            RecordKey key = new RecordKey(namespace, RecordKey.parseHash(hex));
+            // Only the name Selene writes for the key (lower-case hex): a node reads and deletes a record by that
+            // name, so a file named otherwise (upper-case hex) would be counted and never served or removed.
+            return key.hashHex().equals(hex) ? Optional.of(key) : Optional.empty();
         } catch (IllegalArgumentException e) {
             return Optional.empty();
         }

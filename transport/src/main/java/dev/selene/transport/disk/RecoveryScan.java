@@ -207,15 +207,24 @@ public final class RecoveryScan {
         return files;
     }
 
+    /**
+     * Moves {@code file} of the disk tier {@code dir} into its quarantine directory, under its own name or, when a
+     * file of that name is already there (the same record quarantined before), that name with {@code .1},
+     * {@code .2}, ...: every quarantined file is kept. Returns where it now is.
+     */
+    public static Path moveToQuarantine(Path file, Path dir) throws IOException {
+        Path quarantine = Files.createDirectories(dir.resolve(RecordFileNames.QUARANTINE_DIRECTORY));
+        Path destination = quarantine.resolve(file.getFileName());
+        for (int n = 1; Files.exists(destination); n++) {
+            destination = quarantine.resolve(file.getFileName() + "." + n);
+        }
+        Files.move(file, destination, StandardCopyOption.ATOMIC_MOVE);
+        return destination;
+    }
+
     private static Optional<Path> quarantine(Path file, Path dir) {
         try {
-            Path quarantine = Files.createDirectories(dir.resolve(RecordFileNames.QUARANTINE_DIRECTORY));
-            Path destination = quarantine.resolve(file.getFileName());
-            for (int n = 1; Files.exists(destination); n++) {
-                destination = quarantine.resolve(file.getFileName() + "." + n);
-            }
-            Files.move(file, destination, StandardCopyOption.ATOMIC_MOVE);
-            return Optional.of(destination);
+            return Optional.of(moveToQuarantine(file, dir));
         } catch (IOException e) {
             LOG.error("could not quarantine {}; it stays in place and will be rejected again: {}", file, e.toString());
             return Optional.empty();

@@ -7,6 +7,7 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -47,7 +48,8 @@ class DirectoryLockTest {
     @Test
     void secondNode_inAnotherProcess_failsNamingItsPid_untilThatProcessDies() throws Exception {
         String java = ProcessHandle.current().info().command().orElse("java");
-        Process holder = new ProcessBuilder(List.of(java, "-cp", System.getProperty("java.class.path"),
+        Process holder = new ProcessBuilder(List.of(java, "--enable-native-access=ALL-UNNAMED", "-cp",
+                System.getProperty("java.class.path"),
                 LockHolder.class.getName(), dir.toString())).redirectErrorStream(true).start();
         try {
             BufferedReader out = new BufferedReader(new InputStreamReader(holder.getInputStream(),
@@ -60,6 +62,9 @@ class DirectoryLockTest {
             assertEquals(pid, e.holderPid().orElseThrow());
             assertTrue(e.getMessage().contains("already used by another Selene node (pid " + pid + ")"),
                     e.getMessage());
+            // the lock file deleted under the running holder (it looks like a leftover): still refused
+            Files.delete(dir.resolve(DirectoryLock.LOCK_FILE_NAME));
+            assertThrows(DirectoryInUseException.class, () -> DirectoryLock.acquire(dir));
         } finally {
             holder.destroyForcibly();
             holder.waitFor(10, TimeUnit.SECONDS);

@@ -141,7 +141,8 @@ class RecoveryScanTest {
     @Test
     void filesNotNamedAsSeleneNamesThem_areLeftAlone_whateverTheirSuffix() throws IOException {
         List<Path> foreign = List.of(dir.resolve("show.rec"), dir.resolve("draft.rec.tmp"), dir.resolve("notes.txt"),
-                dir.resolve("tenant@12.rec"), dir.resolve("@00000000000000aa.rec"));
+                dir.resolve("tenant@12.rec"), dir.resolve("@00000000000000aa.rec"),
+                dir.resolve("Notes@0123456789ABCDEF.rec.tmp"), dir.resolve("tenant@00000000000000AA.rec"));
         for (Path f : foreign) {
             Files.writeString(f, "not a record");
         }
@@ -154,6 +155,22 @@ class RecoveryScanTest {
         for (Path f : foreign) {
             assertEquals("not a record", Files.readString(f), f + " stays as it was");
         }
+    }
+
+    @Test
+    void aRecordCopiedUnderAnUpperCaseName_isNotCounted_andStaysAsItWas() throws IOException {
+        Path file = write(new RecordSpec(ROOT, null, true), 1);
+        String name = file.getFileName().toString();
+        int at = name.indexOf('@');
+        Path upper = file.resolveSibling(name.substring(0, at + 1) + name.substring(at + 1, at + 17)
+                .toUpperCase(java.util.Locale.ROOT) + ".rec");
+        org.junit.jupiter.api.Assumptions.assumeFalse(upper.equals(file), "the key's hex has letters");
+        Files.copy(file, upper);
+        byte[] before = Files.readAllBytes(upper);
+
+        RecoveryScan.Result result = scan(RecoveryScan.Depth.HEADERS);
+        assertEquals(1, result.records().size(), "only the file a node reads and deletes by its name counts");
+        assertArrayEquals(before, Files.readAllBytes(upper), "the other name is not Selene's: left alone");
     }
 
     @Test
