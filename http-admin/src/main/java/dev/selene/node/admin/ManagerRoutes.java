@@ -105,7 +105,8 @@ final class ManagerRoutes extends AdminDirectives {
         out.put("node", n);
         out.put("store", store);
         out.put("cluster", cluster());
-        out.put("directory", Map.of("entities", entities));
+        out.put("directory", Map.of("entities", entities, "shortOfReplicas",
+                dev.selene.actors.pool.ReplicaShortfall.get(node.system()).total()));
         out.put("config", config(ctx.settings()));
         return out;
     }

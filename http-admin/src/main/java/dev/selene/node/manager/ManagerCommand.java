@@ -58,6 +58,10 @@ public final class ManagerCommand implements Callable<Integer> {
             System.err.println(ClusterRemoval.line("selene manager"));
             return ClusterRemoval.EXIT_CODE;
         }
+        if (node.node().misfit() != null) {
+            System.err.println("selene: " + node.node().misfit());
+            return 2;
+        }
         if (node.node().storeStopped()) {
             System.err.println("selene manager: failed: its store stopped (an earlier log line says why)");
             return 1;
@@ -81,7 +85,9 @@ public final class ManagerCommand implements Callable<Integer> {
                 System.err.println("selene manager: not a member of the pool's cluster after "
                         + Durations.human(wait) + ": none of the seeds (" + String.join(",", m.seeds())
                         + ") let it join; it keeps trying, and /ready answers 503 until it joins (is the first seed "
-                        + "running, and are the seeds right?)");
+                        + "running, is each seed spelled as that manager binds it (localhost and 127.0.0.1 are two "
+                        + "names to the cluster), and does this manager use TLS (selene.pool.tls) exactly when the "
+                        + "others do?)");
             }
         });
     }

@@ -264,7 +264,12 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
 
     @Override
     public Receive<Command> createReceive() {
-        return newReceiveBuilder().onMessage(Command.class, this::onCommand).build();
+        return newReceiveBuilder().onMessage(Command.class, this::onCommand)
+                .onSignal(org.apache.pekko.actor.typed.PostStop.class, s -> {
+                    ReplicaShortfall.get(getContext().getSystem()).remove(shard);
+                    return this;
+                })
+                .build();
     }
 
     private Behavior<Command> onCommand(Command command) {
@@ -602,11 +607,13 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         long now = System.nanoTime();
         boolean asked = false;
         boolean waiting = false;
+        int shortOfReplicas = 0;
         for (Entry e : entries.values()) {
             if (e.holders.isEmpty() || e.holders.size() >= required) {
                 e.notShort();
                 continue;
             }
+            shortOfReplicas++;
             e.shortAt(now);
             if (now - e.shortSince < recheck.toNanos()
                     || (e.copiesAsked > 0 && now - e.copiesAskedAt < recheck.toNanos())
@@ -631,6 +638,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             e.copiesAskedAt = now;
             e.copySource = source;
         }
+        ReplicaShortfall.get(getContext().getSystem()).set(shard, shortOfReplicas);
         if (asked) {
             // Look again until every record has its replicas (a copy whose source went silent is asked for again).
             timers.startSingleTimer(ReplicaCheck.INSTANCE, recheck);

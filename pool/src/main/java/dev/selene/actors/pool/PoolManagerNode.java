@@ -29,6 +29,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A pool manager node: an actor system that joins the cluster with the manager role, runs this node's
@@ -46,6 +47,11 @@ public final class PoolManagerNode implements AutoCloseable {
     private record StoresListed(Set<ActorRef<ManagerStore.Command>> stores) implements Command {
     }
 
+    /** Another manager's store said what it holds and keeps (null: it did not answer in time). */
+    private record PeerAnswered(ActorRef<ManagerStore.Command> store, ManagerStore.StoreStatus status)
+            implements Command {
+    }
+
     /** The store stopped while the node runs: it could not start, or it failed. */
     private enum StoreStopped implements Command {
         INSTANCE
@@ -54,12 +60,14 @@ public final class PoolManagerNode implements AutoCloseable {
     private final ActorSystem<Command> system;
     private final ActorRef<ManagerStore.Command> store;
     private final AtomicBoolean storeStopped;
+    private final AtomicReference<String> misfit;
 
     private PoolManagerNode(ActorSystem<Command> system, ActorRef<ManagerStore.Command> store,
-                            AtomicBoolean storeStopped) {
+                            AtomicBoolean storeStopped, AtomicReference<String> misfit) {
         this.system = system;
         this.store = store;
         this.storeStopped = storeStopped;
+        this.misfit = misfit;
     }
 
     /**
@@ -68,13 +76,14 @@ public final class PoolManagerNode implements AutoCloseable {
      */
     public static PoolManagerNode start(ManagerConfig config, Config pekko) {
         AtomicBoolean storeStopped = new AtomicBoolean();
-        ActorSystem<Command> system = ActorSystem.create(guardian(config, storeStopped), PoolCluster.SYSTEM_NAME,
-                pekko);
+        AtomicReference<String> misfit = new AtomicReference<>();
+        ActorSystem<Command> system = ActorSystem.create(guardian(config, storeStopped, misfit),
+                PoolCluster.SYSTEM_NAME, pekko);
         try {
             ActorRef<ManagerStore.Command> store = AskPattern.<Command, ActorRef<ManagerStore.Command>>ask(system,
                     GetStore::new, Duration.ofSeconds(30), system.scheduler()).toCompletableFuture()
                     .get(30, TimeUnit.SECONDS);
-            PoolManagerNode node = new PoolManagerNode(system, store, storeStopped);
+            PoolManagerNode node = new PoolManagerNode(system, store, storeStopped, misfit);
             // The store maps its memory (every page faulted in: seconds per few GiB on a loaded machine) and binds
             // its data port as it starts; one that cannot stops, and the node with it: wait for whichever comes
             // first. An ask to a store already stopped fails at once; the node's end then says what happened.
@@ -91,6 +100,9 @@ public final class PoolManagerNode implements AutoCloseable {
         } catch (Exception e) {
             system.terminate();
             ended(system); // its ports are free again when this returns
+            if (misfit.get() != null) {
+                throw new IllegalArgumentException(misfit.get()); // a setting at fault: one line naming it
+            }
             Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
             throw new IllegalStateException("the pool manager did not start: " + cause.getMessage(), e);
         }
@@ -109,7 +121,8 @@ public final class PoolManagerNode implements AutoCloseable {
         }
     }
 
-    private static Behavior<Command> guardian(ManagerConfig config, AtomicBoolean storeStopped) {
+    private static Behavior<Command> guardian(ManagerConfig config, AtomicBoolean storeStopped,
+                                              AtomicReference<String> misfit) {
         return Behaviors.setup(ctx -> {
             String node = ctx.getSystem().address().hostPort();
             PoolMetrics metrics = new PoolMetrics(node);
@@ -128,6 +141,7 @@ public final class PoolManagerNode implements AutoCloseable {
                     Receptionist.Listing.class, l -> new StoresListed(l.getServiceInstances(ManagerStore.KEY)))));
             ClusterSharding sharding = ClusterSharding.get(ctx.getSystem());
             Set<ActorRef<ManagerStore.Command>> listed = new HashSet<>();
+            Set<ActorRef<ManagerStore.Command>> checked = new HashSet<>();
             return Behaviors.receive(Command.class)
                     .onMessage(GetStore.class, g -> {
                         g.replyTo().tell(store);
@@ -142,13 +156,64 @@ public final class PoolManagerNode implements AutoCloseable {
                         logListing(ctx.getLog(), ctx.getSystem().address(), listed, l.stores());
                         listed.clear();
                         listed.addAll(l.stores());
+                        for (ActorRef<ManagerStore.Command> other : l.stores()) {
+                            if (!other.equals(store) && checked.add(other)) {
+                                ctx.ask(ManagerStore.StoreStatus.class, other, Duration.ofSeconds(5),
+                                        ManagerStore.GetStatus::new, (status, failure) -> new PeerAnswered(other,
+                                                status));
+                            }
+                        }
                         for (String id : PoolDirectory.entityIds(config.directoryShards())) {
                             sharding.entityRefFor(PoolDirectory.TYPE, id).tell(PoolDirectory.Wake.INSTANCE);
                         }
                         return Behaviors.same();
                     })
+                    .onMessage(PeerAnswered.class, p -> {
+                        if (p.status() == null) {
+                            checked.remove(p.store()); // asked again when the listing next changes
+                            return Behaviors.same();
+                        }
+                        String conflict = conflict(config, p.status(),
+                                storeAddress(p.store(), ctx.getSystem().address()));
+                        if (conflict == null || !youngerThan(ctx.getSystem(), p.store())) {
+                            // the younger of two managers that do not fit stops; the older one goes on
+                            return Behaviors.same();
+                        }
+                        misfit.set(conflict);
+                        ctx.getLog().error("the pool manager stops: {}", conflict);
+                        return Behaviors.stopped();
+                    })
                     .build();
         });
+    }
+
+    /**
+     * Why this manager, with {@code config}, cannot be in one pool with the manager at {@code at} whose store
+     * answered {@code other}, in one line naming the setting; null when they fit.
+     */
+    static String conflict(ManagerConfig config, ManagerStore.StoreStatus other, String at) {
+        if (!config.layout().name().equals(other.layout())) {
+            return "selene.layout = '" + config.layout().name() + "' is invalid: the pool's manager at " + at
+                    + " holds the " + other.layout() + " layout, and records cannot move between layouts; allowed: "
+                    + "the layout of the pool's managers (" + other.layout() + ")";
+        }
+        if (config.replicas() != other.replicas()) {
+            return "selene.manager.replicas = " + config.replicas() + " is invalid: the pool's manager at " + at
+                    + " keeps " + other.replicas() + "; allowed: the same on every manager (" + other.replicas()
+                    + ")";
+        }
+        return null;
+    }
+
+    /** Whether this node joined the cluster after the node of {@code store} (true when that is not known yet). */
+    private static boolean youngerThan(ActorSystem<?> system, ActorRef<?> store) {
+        Cluster cluster = Cluster.get(system);
+        for (org.apache.pekko.cluster.Member m : cluster.state().getMembers()) {
+            if (m.address().equals(store.path().address())) {
+                return !cluster.selfMember().isOlderThan(m);
+            }
+        }
+        return true;
     }
 
     /**
@@ -209,6 +274,14 @@ public final class PoolManagerNode implements AutoCloseable {
      */
     public CompletionStage<String> checkInvariants() {
         return AskPattern.ask(store, ManagerStore.CheckInvariants::new, Duration.ofSeconds(5), system.scheduler());
+    }
+
+    /**
+     * Why this node stopped because its settings do not fit the pool's other managers (another layout, another
+     * replica count), in one line naming the setting; null when it did not.
+     */
+    public String misfit() {
+        return misfit.get();
     }
 
     /** Whether the node stopped because its store did (it could not start, or failed), not because it was asked. */

@@ -38,8 +38,13 @@ public final class PoolTier implements RemoteTier {
 
     @Override
     public String unreachableHint(Config settings) {
+        // The cluster drops a connection addressed to a name its node does not bind by (localhost for a manager bound
+        // to 127.0.0.1), and a plain-text connection to a TLS node, saying so only in that node's log.
+        String spelling = ", that each address is spelled as that manager binds it (selene.manager.bind: "
+                + "localhost and 127.0.0.1 are two names to the cluster)";
         return PoolSecurity.from(settings).tls()
-                ? ", and that this host's certificate (selene.pool.tls) is signed by the pool's CA and valid (a "
-                + "manager that refused it logged why)" : "";
+                ? spelling + ", and that this host's certificate (selene.pool.tls) is signed by the pool's CA and "
+                + "valid (a manager that refused it logged why)"
+                : spelling + ", and that the managers run without TLS, as this host does (selene.pool.tls)";
     }
 }

@@ -238,9 +238,33 @@ class PoolNodeTest {
         Awaitility.await().atMost(Duration.ofSeconds(30)).until(() ->
                 await(m1.status()).records() == 8 && await(m3.status()).records() == 8);
         assertEquals(16, total(left), "every record on both remaining managers");
+        // what an operator waits for before stopping the next manager: no record short of replicas anywhere
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> left.stream()
+                .mapToLong(m -> ReplicaShortfall.get(m.system()).total()).sum() == 0);
 
         SeleneCache b = pool.host(0, null);
         assertEquals(8, pool.restoreAndVerify(b, specs).fromPool());
+    }
+
+    @Test
+    void recordsShortOfReplicas_areCountedOnTheManagers_untilTheDirectoryHasCopiedThem() throws Exception {
+        PoolManagerNode m1 = pool.manager(256, 2);
+        SeleneCache a = pool.host(0, null);
+        pool.publishChain(a, 700, 6);
+        assertEquals(0, await(a.drain(Duration.ofSeconds(30))).skipped());
+        assertEquals(0, ReplicaShortfall.get(m1.system()).total(), "one manager: one replica is all there can be");
+
+        // a second manager joins: every record now wants a second copy, which the directory makes
+        PoolManagerNode m2 = pool.manager(256, 2);
+        List<PoolManagerNode> both = List.of(m1, m2);
+        java.util.concurrent.atomic.AtomicLong most = new java.util.concurrent.atomic.AtomicLong();
+        Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> {
+            long shortNow = both.stream().mapToLong(m -> ReplicaShortfall.get(m.system()).total()).sum();
+            most.accumulateAndGet(shortNow, Math::max);
+            return total(both) == 12 && shortNow == 0;
+        });
+        assertEquals(6, most.get(), "every record was counted short before its copy (the directory waits a moment "
+                + "before it copies)");
     }
 
     @Test
@@ -367,5 +391,32 @@ class PoolNodeTest {
         String line = refused.getMessage();
         assertTrue(line.contains("deepseek-tp4 layout") && line.contains("small layout"), line);
         assertFalse(line.contains("\n"), "one line: " + line);
+    }
+
+    @Test
+    void aManagerJoiningWithAnotherLayoutOrReplicaCount_stopsItself_inOneLineNamingTheSetting() throws Exception {
+        PoolManagerNode first = pool.manager(64, 2);
+        int firstPort = Integer.parseInt(first.address().substring(first.address().lastIndexOf(':') + 1));
+        String layout = misfitOf(() -> pool.manager(dev.selene.engine.layout.Layout.deepseekTp4(),
+                PoolFixture.freePort(), firstPort, 40, 2, null));
+        assertTrue(layout.startsWith("selene.layout = 'deepseek-tp4' is invalid: the pool's manager at ")
+                && layout.contains("holds the small layout"), layout);
+        assertFalse(layout.contains("\n"), layout);
+        String replicas = misfitOf(() -> pool.manager(PoolFixture.freePort(), firstPort, 64, 1, null));
+        assertTrue(replicas.startsWith("selene.manager.replicas = 1 is invalid: the pool's manager at "), replicas);
+        assertFalse(first.isTerminated(), "the manager that was there first goes on");
+        assertEquals(null, first.misfit());
+    }
+
+    /** The line a manager started by {@code start} stops with, whether it stops while starting or just after. */
+    private static String misfitOf(java.util.concurrent.Callable<PoolManagerNode> start) throws Exception {
+        PoolManagerNode m;
+        try {
+            m = start.call();
+        } catch (IllegalArgumentException e) {
+            return e.getMessage();
+        }
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(m::isTerminated);
+        return String.valueOf(m.misfit());
     }
 }
