@@ -106,7 +106,7 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
     private static final Duration STALL_CHECK = Duration.ofSeconds(5);
 
     /** How long a stopping store waits for transfers in flight. */
-    static final long IO_DRAIN_TIMEOUT_SECONDS = 30;
+    static final long IO_DRAIN_TIMEOUT_SECONDS = HostCache.DISK_TRANSFERS_AT_STOP.toSeconds();
 
     /** Transfers in flight and the outcome of writes, kept across restarts of the behaviour. */
     static final class InFlight {
@@ -169,7 +169,7 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
     private final InFlight inFlight;
     private final FaultInjection faults;
     /** Warns when disk I/O has not returned for {@link #STALL_WARNING}; cancelled when the store stops. */
-    private final org.apache.pekko.actor.Cancellable stallWatch;
+    private org.apache.pekko.actor.Cancellable stallWatch = org.apache.pekko.actor.Cancellable.alreadyCancelled();
     private int writesInFlight;
     private long writeBusySince;
     private int readsInFlight;
@@ -213,6 +213,7 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
                         e));
                 return Behaviors.stopped();
             }
+            store.startStallWatch();
             onStart.accept(recovery);
             return store;
         });
@@ -263,11 +264,16 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
         this.metrics = metrics;
         this.traces = traces;
         this.inFlight = inFlight;
-        // Watched from the scheduler, not from the store's own thread: a delete runs on that thread and can hang
-        // with the disk.
+    }
+
+    /**
+     * Starts the watch that warns once disk I/O has not returned for {@link #STALL_WARNING}; checked on the default
+     * dispatcher, since the store's own thread and its I/O threads are the ones a frozen disk holds.
+     */
+    private void startStallWatch() {
         Logger log = LoggerFactory.getLogger(DiskStore.class);
         boolean[] warned = {false};
-        this.stallWatch = ctx.getSystem().scheduler().scheduleAtFixedRate(STALL_CHECK, STALL_CHECK, () -> {
+        stallWatch = getContext().getSystem().scheduler().scheduleAtFixedRate(STALL_CHECK, STALL_CHECK, () -> {
             long ran = inFlight.oldestRunningNanos(System.nanoTime());
             if (ran >= STALL_WARNING.toNanos() && !warned[0]) {
                 warned[0] = true;
@@ -278,7 +284,7 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
                 warned[0] = false;
                 log.info("disk I/O in {} returns again", dir);
             }
-        }, ctx.getExecutionContext());
+        }, getContext().getSystem().executionContext());
     }
 
     private Recovery scan() throws IOException {

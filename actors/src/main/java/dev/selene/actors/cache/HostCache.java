@@ -387,6 +387,12 @@ public final class HostCache {
     public static final int SPILL_IN_FLIGHT_CAP = 12;
 
     /**
+     * How long a stopping node's disk tier waits for its transfers in flight, after its actors' stop (a write must
+     * not read slots the node unmaps).
+     */
+    public static final java.time.Duration DISK_TRANSFERS_AT_STOP = java.time.Duration.ofSeconds(30);
+
+    /**
      * Records retired to the pool at most at once on a node without a disk. A retirement spends most of its time
      * waiting on control-plane round trips rather than moving bytes, so more of them in flight keep the data plane
      * busy; they hold no memory beyond the records' own slots.

@@ -110,6 +110,10 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     static final String NOTHING_RESTORED = "the match's first record on disk or in the pool could not be read (a "
             + "failed read, or no staging slots within the patience)";
 
+    /** Why a restore whose first record left its tier before it was read is a miss. */
+    static final String GONE_BEFORE_READ = "the match's first record left the pool (evicted for other records) "
+            + "between the lookup and its read";
+
     /** Numbers staging requests, so that a task cancels only its own. */
     private static final AtomicLong STAGING_REQUESTS =
             new AtomicLong();
@@ -132,6 +136,8 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
     private final long correlation;
     private final SlotList[] staging;
     private final boolean[] readOk;
+    /** Whether the first record of the match to read was found gone from the pool (evicted since the lookup). */
+    private boolean firstGone;
     /** Whether a read into the staging slots at each position was asked for and has not been answered yet. */
     private final boolean[] reading;
     /** The device copy out of the staging slots at each position, once started. */
@@ -367,6 +373,11 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
                 int failedAt = indexOf(f.key());
                 if (failedAt >= 0) {
                     reading[failedAt] = false;
+                    if (failedAt == firstToRead()) {
+                        // The pool says so only of a record no manager holds any more; a disk's lost file may also
+                        // be a corrupt one it quarantined, which stays a failure.
+                        firstGone = f.fileLost() && parts.get(failedAt).tier() == Tier.POOL;
+                    }
                     truncate(failedAt);
                 }
                 if (f.fileLost() && failedAt >= 0 && parts.get(failedAt).adopt()) {
@@ -500,7 +511,7 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
             return failed(String.valueOf(failure.getMessage()));
         }
         if (depth == 0) {
-            return failed(NOTHING_RESTORED);
+            return firstGone ? missed() : failed(NOTHING_RESTORED);
         }
         Map<Tier, Integer> byTier = new EnumMap<>(Tier.class);
         int deepestOwn = -1;
@@ -526,6 +537,32 @@ final class RestoreTask extends AbstractBehavior<RestoreTask.Command> {
         }
         replyTo.tell(new RestoreResult(RestoreResult.Outcome.RESTORED, depth, tokens, memory, disk, pool,
                 copiedBytes, "", rowsLeftOut));
+        return Behaviors.stopped();
+    }
+
+    /** The first record of the match that is read from a durable tier (the ones before it are in memory). */
+    private int firstToRead() {
+        for (int i = 0; i < parts.size(); i++) {
+            if (!fromMemory(i)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * Unpins, releases staging slots and answers a miss: the match's first record left the pool between the lookup
+     * and its read (evicted for other hosts' records), which a cache shared by several hosts meets in normal work:
+     * nothing is broken, nothing was served.
+     */
+    private Behavior<Command> missed() {
+        for (Part p : parts) {
+            records.traces().append(p.spec().key(), origin, correlation, "Restore missed: " + GONE_BEFORE_READ,
+                    null);
+        }
+        releaseAll();
+        records.metrics().restoreMissed();
+        replyTo.tell(RestoreResult.of(RestoreResult.Outcome.MISS, GONE_BEFORE_READ));
         return Behaviors.stopped();
     }
 

@@ -323,6 +323,29 @@ class RestoreTaskTest {
     }
 
     @Test
+    void theFirstRecordGoneFromThePoolBeforeItsRead_isAMiss_whileAFailedOrCorruptFirstReadIsAFailure() {
+        start();
+        // evicted from the pool between the lookup and the read; an I/O error; a disk file that failed validation
+        record Case(Tier tier, boolean lost, String reason, RestoreResult.Outcome outcome) {
+        }
+        for (Case c : List.of(new Case(Tier.POOL, true, "no pool manager holds it", RestoreResult.Outcome.MISS),
+                new Case(Tier.POOL, false, "EIO", RestoreResult.Outcome.FAILED),
+                new Case(Tier.DISK, true, "checksum", RestoreResult.Outcome.FAILED))) {
+            List<RestoreTask.Part> parts = List.of(RestoreTask.Part.stored(spec(1, null), disk.ref(), c.tier(), true),
+                    RestoreTask.Part.stored(spec(2, 1L), disk.ref(), c.tier(), true));
+            kit.spawn(RestoreTask.create(records, catalogRef, parts, targets(2), caller.ref(), 1));
+            Store.Read first = (Store.Read) disk.receiveMessage();
+            Store.Read second = (Store.Read) disk.receiveMessage();
+            first.replyTo().tell(new Store.ReadFailed(first.key(), c.lost(), c.reason()));
+            second.replyTo().tell(new Store.ReadDone(second.key(), 8192));
+            RestoreResult r = caller.receiveMessage();
+            assertEquals(c.outcome(), r.outcome(), c + ": " + r.detail());
+            assertEquals(c.outcome() == RestoreResult.Outcome.MISS ? RestoreTask.GONE_BEFORE_READ
+                    : RestoreTask.NOTHING_RESTORED, r.detail(), c.toString());
+        }
+    }
+
+    @Test
     void noStagingSlotsWithinThePatience_endsTheMatch_andLeavesNoSlotTaken() {
         start();
         List<SlotList> hog = new ArrayList<>();

@@ -6,8 +6,9 @@ import org.apache.pekko.actor.typed.ActorSystem;
 /**
  * Why a cluster member stopped when nobody asked it to: the split-brain resolver downed it (it and the other members
  * lost sight of each other, typically after a pause, a partition or an overloaded machine, and it was on the side
- * with fewer members), or, on a pool host, every manager left its cluster. A process supervisor should restart such a node: {@code selene manager} and {@code selene serve} exit with
- * {@link #EXIT_CODE} after one line saying so, where a stop they were asked for (SIGTERM) exits 0.
+ * with fewer members), or, on a pool host, every manager left its cluster. A process supervisor should restart such
+ * a node: {@code selene manager} and {@code selene serve} exit with {@link #EXIT_CODE} after one line saying so, where
+ * a stop they were asked for (SIGTERM) exits 0.
  */
 public final class ClusterRemoval {
 

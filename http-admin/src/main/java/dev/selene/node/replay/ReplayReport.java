@@ -221,14 +221,15 @@ public final class ReplayReport {
         return b.toString();
     }
 
-    /**
-     * One closing line: the hit ratio, against the oracle's when there is one, and whether every publication was
-     * kept and every restore succeeded ({@code OK}) or not ({@code NOT MET}).
-     */
     /** Whether the node's disk tier ran smaller than asked for. */
     boolean diskShrank() {
         return diskRanBytes >= 0 && diskRanBytes < diskBytes;
     }
+
+    /**
+     * One closing line: the hit ratio, against the oracle's when there is one, and whether every publication was
+     * kept, every restore succeeded and the disk tier ran at its size ({@code OK}) or not ({@code NOT MET}).
+     */
 
     public String verdict() {
         boolean kept = abandoned == 0 && restoresFailed == 0;

@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import dev.selene.actors.api.CacheSettings;
 import dev.selene.actors.api.SeleneCache;
+import dev.selene.actors.cache.HostCache;
 import dev.selene.engine.config.CacheConfig;
 import dev.selene.node.admin.AdminContext;
 import dev.selene.node.admin.AdminServer;
@@ -100,11 +101,13 @@ public final class SeleneNode implements AutoCloseable {
     }
 
     /**
-     * The longest a stop of this node should take: its drain phase's timeout and a minute for the other phases of its
-     * coordinated shutdown (each bounded, but an I/O call that never returns can hold its actor system).
+     * The longest a stop of this node should take: the sum of its coordinated shutdown's phase timeouts (the drain's
+     * among them), the disk tier's wait for transfers in flight after them, and a margin; each step is bounded, but
+     * an I/O call that never returns can hold its actor system for ever.
      */
     public Duration stopBound() {
-        return Duration.ofSeconds(drainPhaseSeconds(settings.cache()) + 60);
+        return Duration.ofMillis(CoordinatedShutdown.get(cache.system()).totalTimeout().toMillis())
+                .plus(HostCache.DISK_TRANSFERS_AT_STOP).plusSeconds(30);
     }
 
     private static long drainPhaseSeconds(CacheConfig c) {

@@ -151,12 +151,15 @@ public final class ServeCommand implements Callable<Integer> {
                         try {
                             node.whenStopped().toCompletableFuture().get(bound.toSeconds(), TimeUnit.SECONDS);
                         } catch (TimeoutException e) {
+                            // a node the cluster removed, or whose managers left, keeps the code that says so
+                            int code = ClusterRemoval.downed(node.cache().system())
+                                    || ClusterRemoval.poolLost(node.cache().system()) ? ClusterRemoval.EXIT_CODE : 1;
                             LOG.error("the node did not stop within {} s; exiting without it", bound.toSeconds());
                             System.err.println("selene serve: the node did not stop within " + bound.toSeconds()
                                     + " s (a disk or pool operation that does not return: see the log); exiting "
-                                    + "with code 1");
+                                    + "with code " + code);
                             System.err.flush();
-                            Runtime.getRuntime().halt(1);
+                            Runtime.getRuntime().halt(code);
                         } catch (InterruptedException | ExecutionException e) {
                             // the process is ending anyway
                         }

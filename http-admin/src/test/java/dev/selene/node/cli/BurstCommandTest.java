@@ -336,7 +336,8 @@ class BurstCommandTest {
     }
 
     @Test
-    void diskDirHoldingLookAlikes_isRefused_andNothingIsDeleted_neitherTheSuffixNorTheNameMakesAFileSelenes() throws Exception {
+    void diskDirHoldingLookAlikes_isRefused_andNothingIsDeleted_neitherSuffixNorNameMakesAFileSelenes()
+            throws Exception {
         for (String[] files : List.of(new String[] {"show.rec"}, new String[] {"draft.rec.tmp"},
                 new String[] {"quarantine/keep.txt", "ns@00000000000000ff.rec"},
                 new String[] {"other@0123456789abcdef.rec"}, new String[] {"ns@00000000000000FF.rec"})) {

@@ -600,20 +600,26 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
      * receiving it already, pinning the source's copy meanwhile.
      */
     private void replicate() {
+        int required = required();
+        // counted before anything else: an operator reads it while a rejoined store is still being asked
+        int shortNow = 0;
+        for (Entry e : entries.values()) {
+            if (!e.holders.isEmpty() && e.holders.size() < required) {
+                shortNow++;
+            }
+        }
+        ReplicaShortfall.get(getContext().getSystem()).set(shard, shortNow);
         if (!awaited.isEmpty()) {
             return; // once the stores new to this entity have said what they hold
         }
-        int required = required();
         long now = System.nanoTime();
         boolean asked = false;
         boolean waiting = false;
-        int shortOfReplicas = 0;
         for (Entry e : entries.values()) {
             if (e.holders.isEmpty() || e.holders.size() >= required) {
                 e.notShort();
                 continue;
             }
-            shortOfReplicas++;
             e.shortAt(now);
             if (now - e.shortSince < recheck.toNanos()
                     || (e.copiesAsked > 0 && now - e.copiesAskedAt < recheck.toNanos())
@@ -638,7 +644,6 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             e.copiesAskedAt = now;
             e.copySource = source;
         }
-        ReplicaShortfall.get(getContext().getSystem()).set(shard, shortOfReplicas);
         if (asked) {
             // Look again until every record has its replicas (a copy whose source went silent is asked for again).
             timers.startSingleTimer(ReplicaCheck.INSTANCE, recheck);

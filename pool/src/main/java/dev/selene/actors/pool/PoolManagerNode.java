@@ -176,7 +176,9 @@ public final class PoolManagerNode implements AutoCloseable {
                         String conflict = conflict(config, p.status(),
                                 storeAddress(p.store(), ctx.getSystem().address()));
                         if (conflict == null || !youngerThan(ctx.getSystem(), p.store())) {
-                            // the younger of two managers that do not fit stops; the older one goes on
+                            // the younger of two managers that do not fit stops; the older one goes on (asked again
+                            // when the listing next changes, in case this one's membership was not known yet)
+                            checked.remove(p.store());
                             return Behaviors.same();
                         }
                         misfit.set(conflict);
@@ -205,7 +207,10 @@ public final class PoolManagerNode implements AutoCloseable {
         return null;
     }
 
-    /** Whether this node joined the cluster after the node of {@code store} (true when that is not known yet). */
+    /**
+     * Whether this node joined the cluster after the node of {@code store}; false when that node is no member now
+     * (it may have stopped itself already: then this one goes on).
+     */
     private static boolean youngerThan(ActorSystem<?> system, ActorRef<?> store) {
         Cluster cluster = Cluster.get(system);
         for (org.apache.pekko.cluster.Member m : cluster.state().getMembers()) {
@@ -213,7 +218,7 @@ public final class PoolManagerNode implements AutoCloseable {
                 return !cluster.selfMember().isOlderThan(m);
             }
         }
-        return true;
+        return false;
     }
 
     /**

@@ -306,6 +306,9 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
                       java.util.concurrent.atomic.AtomicBoolean started, long startBy, Duration joinTimeout) {
         super(ctx);
         this.joinTimeout = joinTimeout;
+        // A store restarted (by its supervisor) on a node that had started takes its managers as up until its first
+        // listing says otherwise, so that finding none then counts as losing them (and starts the wait to stop).
+        this.up = started.get();
         this.capacityWatchers = capacityWatchers;
         this.onMisfit = onMisfit;
         this.origin = TraceSource.of("PoolStore", ctx);

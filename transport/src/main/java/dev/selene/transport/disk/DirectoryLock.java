@@ -61,9 +61,15 @@ public final class DirectoryLock implements AutoCloseable {
             Path lockFile = real.resolve(LOCK_FILE_NAME);
             if (NativeIo.isAvailable()) {
                 // The directory itself is locked too: a lock file deleted under a running node (it looks like a
-                // leftover) must not let a second node in.
-                directoryFd = NativeIo.lockDirectory(real);
-                if (directoryFd < 0) {
+                // leftover) must not let a second node in. A file system that cannot lock a directory this way
+                // (NFS emulates it with a lock a read-only descriptor cannot take) keeps the lock file's alone.
+                try {
+                    directoryFd = NativeIo.lockDirectory(real);
+                } catch (NativeIoException e) {
+                    directoryFd = -1;
+                }
+                if (directoryFd == NativeIo.LOCKED_ELSEWHERE) {
+                    directoryFd = -1;
                     throw new DirectoryInUseException(real, holderPid(lockFile), false);
                 }
             }

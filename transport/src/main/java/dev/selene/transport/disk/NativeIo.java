@@ -39,6 +39,8 @@ public final class NativeIo {
     public static final int IOV_MAX_BUFFERS = 1024;
 
     private static final int O_RDONLY = 0;
+    /** What {@link #lockDirectory} answers when another holds the lock. */
+    public static final int LOCKED_ELSEWHERE = -1;
     private static final int LOCK_EX = 2;
     private static final int LOCK_NB = 4;
     /** The errno of a lock another holds (EAGAIN, the same number on Linux). */
@@ -176,8 +178,9 @@ public final class NativeIo {
 
     /**
      * Opens {@code dir} and takes an exclusive {@code flock} on it, without waiting: the descriptor, which holds the
-     * lock until it is closed (or the process dies), or -1 when another descriptor holds it (in any process). A lock
-     * on the directory itself cannot be taken away by deleting a file in it.
+     * lock until it is closed (or the process dies), or {@link #LOCKED_ELSEWHERE} when another descriptor holds it
+     * (in any process). A lock on the directory itself cannot be taken away by deleting a file in it. A file system
+     * that cannot take it throws.
      */
     public static int lockDirectory(Path dir) throws NativeIoException {
         Linked l = linked();
@@ -189,7 +192,7 @@ public final class NativeIo {
         } catch (NativeIoException e) {
             close(fd, dir);
             if (e.errno() == EWOULDBLOCK) {
-                return -1;
+                return LOCKED_ELSEWHERE;
             }
             throw e;
         }
