@@ -38,6 +38,16 @@ class ClusterRemovalProcessTest {
         return p;
     }
 
+    /** A pool host ({@code selene serve}) on cluster port {@code port}, joining the manager on {@code manager}. */
+    private SeleneProcess host(Path tmp, int port, int manager, String moreSettings) throws Exception {
+        Path conf = tmp.resolve("host.conf");
+        Files.writeString(conf, "selene.pool.port = " + port + "\n" + moreSettings);
+        return started(SeleneProcess.start(tmp, "host", "serve", "--config", conf.toString(),
+                "--layout", "small", "--warm", "8m", "--device", "simulated",
+                "--pool-managers", "127.0.0.1:" + manager, "--admin-port", "0",
+                "--log-file", tmp.resolve("host-node.log").toString()));
+    }
+
     /**
      * One cluster of two managers and a pool host (the host has the highest port, the second manager the next): the
      * host is stopped and downed by the two managers (two against one), then the second manager by the first (one
@@ -50,12 +60,7 @@ class ClusterRemovalProcessTest {
         SeleneProcess first = started(SeleneProcess.manager(tmp, "manager-1", ports.get(0), ports.get(0), "64m"))
                 .awaitReady(START);
         SeleneProcess second = started(SeleneProcess.manager(tmp, "manager-2", ports.get(1), ports.get(0), "64m"));
-        Path conf = tmp.resolve("host.conf");
-        Files.writeString(conf, "selene.pool.port = " + ports.get(2) + "\n");
-        SeleneProcess host = started(SeleneProcess.start(tmp, "host", "serve", "--config", conf.toString(),
-                "--layout", "small", "--warm", "8m", "--device", "simulated",
-                "--pool-managers", "127.0.0.1:" + ports.get(0), "--admin-port", "0",
-                "--log-file", tmp.resolve("host-node.log").toString()));
+        SeleneProcess host = host(tmp, ports.get(2), ports.get(0), "");
         second.awaitReady(START);
         host.awaitReady(START);
         awaitTrue(START, "both managers and the host members", () -> first.members() == 3);
@@ -90,12 +95,7 @@ class ClusterRemovalProcessTest {
         List<Integer> ports = SeleneProcess.freePorts(2);
         SeleneProcess manager = started(SeleneProcess.manager(tmp, "manager-1", ports.get(0), ports.get(0), "64m"))
                 .awaitReady(START);
-        Path conf = tmp.resolve("host.conf");
-        Files.writeString(conf, "selene.pool.port = " + ports.get(1) + "\nselene.pool.join-timeout = 5s\n");
-        SeleneProcess host = started(SeleneProcess.start(tmp, "host", "serve", "--config", conf.toString(),
-                "--layout", "small", "--warm", "8m", "--device", "simulated",
-                "--pool-managers", "127.0.0.1:" + ports.get(0), "--admin-port", "0",
-                "--log-file", tmp.resolve("host-node.log").toString()));
+        SeleneProcess host = host(tmp, ports.get(1), ports.get(0), "selene.pool.join-timeout = 5s\n");
         host.awaitReady(START);
         awaitTrue(START, "the manager and the host members", () -> manager.members() == 2);
 
