@@ -103,12 +103,20 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
 
     /** How long a disk transfer or delete may run before the store warns that the disk may be stalled. */
     static final Duration STALL_WARNING = Duration.ofSeconds(30);
-    private static final Duration STALL_CHECK = Duration.ofSeconds(5);
+    private static final Logger LOG = LoggerFactory.getLogger(DiskStore.class);
 
     /** How long a stopping store waits for transfers in flight. */
     static final long IO_DRAIN_TIMEOUT_SECONDS = HostCache.DISK_TRANSFERS_AT_STOP.toSeconds();
 
     /** Transfers in flight and the outcome of writes, kept across restarts of the behaviour. */
+    /**
+     * Where a disk tier's stall checks run: the system's scheduler, on the default dispatcher (the store's own thread
+     * and its I/O threads are the ones a frozen disk holds).
+     */
+    record StallWatch(Path dir, org.apache.pekko.actor.typed.Scheduler scheduler,
+                      scala.concurrent.ExecutionContextExecutor executor) {
+    }
+
     static final class InFlight {
         /** Whether the first scan's figures were counted: a restarted behaviour scans again and counts nothing. */
         private boolean scanCounted;
@@ -125,22 +133,86 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
         private final Map<CompletableFuture<?>, Long> all = new HashMap<>();
         /** When the delete running on the store's thread began (nanos), or 0 when none runs. */
         private long deleteSince;
+        /** Where the stall check is scheduled while a store runs; null before it starts and once it stops. */
+        private StallWatch watch;
+        /** Whether a stall check is scheduled (at most one: none while no I/O runs). */
+        private boolean checkArmed;
+        /** Whether the stall now under way was warned of. */
+        private boolean warned;
 
         synchronized void track(CompletableFuture<?> io) {
             all.put(io, System.nanoTime());
+            started();
             io.whenComplete((v, e) -> {
                 synchronized (this) {
                     all.remove(io);
+                    ended();
                 }
             });
         }
 
         synchronized void deleting(boolean running) {
             deleteSince = running ? System.nanoTime() : 0;
+            if (running) {
+                started();
+            } else {
+                ended();
+            }
+        }
+
+        /** Watches for stalls from now on, on {@code w}'s scheduler (the store started). */
+        synchronized void watchStalls(StallWatch w) {
+            watch = w;
+            started();
+        }
+
+        /** Stops watching (the store stops or restarts); a check already scheduled finds nothing to do. */
+        synchronized void stopWatching() {
+            watch = null;
+        }
+
+        /** An operation began: a check is due when it (or an older one) has run for {@link #STALL_WARNING}. */
+        private void started() {
+            if (watch != null && !checkArmed && running() > 0) {
+                arm(STALL_WARNING.toNanos());
+            }
+        }
+
+        private void arm(long inNanos) {
+            checkArmed = true;
+            watch.scheduler().scheduleOnce(Duration.ofNanos(inNanos), this::check, watch.executor());
+        }
+
+        /**
+         * Warns once when the oldest operation still running has run for {@link #STALL_WARNING}; otherwise checks
+         * again when it will have. Nothing is scheduled while no I/O runs.
+         */
+        private synchronized void check() {
+            checkArmed = false;
+            if (watch == null || running() == 0) {
+                return;
+            }
+            long ran = oldestRunningNanos(System.nanoTime());
+            if (ran < STALL_WARNING.toNanos()) {
+                arm(STALL_WARNING.toNanos() - ran);
+            } else if (!warned) {
+                warned = true;
+                LOG.warn("disk I/O in {} has not returned for {} s ({} operations running): the disk may be stalled, "
+                        + "and spills and restores from disk wait for it", watch.dir(),
+                        TimeUnit.NANOSECONDS.toSeconds(ran), running());
+            }
+        }
+
+        /** An operation ended: the stall warned of is over once nothing left has run that long. */
+        private void ended() {
+            if (warned && (running() == 0 || oldestRunningNanos(System.nanoTime()) < STALL_WARNING.toNanos())) {
+                warned = false;
+                LOG.info("disk I/O in {} returns again", watch == null ? "the disk tier" : watch.dir());
+            }
         }
 
         /** How long the oldest transfer or delete still running has run (nanos), 0 when none runs. */
-        synchronized long oldestRunningNanos(long now) {
+        private long oldestRunningNanos(long now) {
             long oldest = deleteSince == 0 ? now : deleteSince;
             for (long since : all.values()) {
                 oldest = Math.min(oldest, since);
@@ -148,7 +220,7 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
             return now - oldest;
         }
 
-        synchronized int running() {
+        private int running() {
             return all.size() + (deleteSince == 0 ? 0 : 1);
         }
 
@@ -168,8 +240,6 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
     private final TraceSource origin;
     private final InFlight inFlight;
     private final FaultInjection faults;
-    /** Warns when disk I/O has not returned for {@link #STALL_WARNING}; cancelled when the store stops. */
-    private org.apache.pekko.actor.Cancellable stallWatch = org.apache.pekko.actor.Cancellable.alreadyCancelled();
     private int writesInFlight;
     private long writeBusySince;
     private int readsInFlight;
@@ -213,7 +283,7 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
                         e));
                 return Behaviors.stopped();
             }
-            store.startStallWatch();
+            inFlight.watchStalls(new StallWatch(dir, ctx.getSystem().scheduler(), ctx.getSystem().executionContext()));
             onStart.accept(recovery);
             return store;
         });
@@ -266,27 +336,6 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
         this.inFlight = inFlight;
     }
 
-    /**
-     * Starts the watch that warns once disk I/O has not returned for {@link #STALL_WARNING}; checked on the default
-     * dispatcher, since the store's own thread and its I/O threads are the ones a frozen disk holds.
-     */
-    private void startStallWatch() {
-        Logger log = LoggerFactory.getLogger(DiskStore.class);
-        boolean[] warned = {false};
-        stallWatch = getContext().getSystem().scheduler().scheduleAtFixedRate(STALL_CHECK, STALL_CHECK, () -> {
-            long ran = inFlight.oldestRunningNanos(System.nanoTime());
-            if (ran >= STALL_WARNING.toNanos() && !warned[0]) {
-                warned[0] = true;
-                log.warn("disk I/O in {} has not returned for {} s ({} operations running): the disk may be stalled, "
-                        + "and spills and restores from disk wait for it", dir, TimeUnit.NANOSECONDS.toSeconds(ran),
-                        inFlight.running());
-            } else if (ran < STALL_WARNING.toNanos() && warned[0]) {
-                warned[0] = false;
-                log.info("disk I/O in {} returns again", dir);
-            }
-        }, getContext().getSystem().executionContext());
-    }
-
     private Recovery scan() throws IOException {
         long start = System.nanoTime();
         RecoveryScan.Result scan = RecoveryScan.run(lock, io, layout);
@@ -319,12 +368,12 @@ final class DiskStore extends AbstractBehavior<Store.Command> {
         return newReceiveBuilder()
                 .onMessage(Command.class, this::onCommand)
                 .onSignal(PreRestart.class, s -> {
-                    stallWatch.cancel();
+                    inFlight.stopWatching();
                     closeQuietly(lock);
                     return this;
                 })
                 .onSignal(PostStop.class, s -> {
-                    stallWatch.cancel();
+                    inFlight.stopWatching();
                     awaitIoInFlight();
                     closeQuietly(lock);
                     return this;

@@ -110,14 +110,10 @@ public final class SeleneNode implements AutoCloseable {
                 .plus(HostCache.DISK_TRANSFERS_AT_STOP).plusSeconds(30);
     }
 
-    private static long drainPhaseSeconds(CacheConfig c) {
-        return c.drainOnShutdown() ? DRAIN_TIMEOUT.toSeconds() + 10 : 5;
-    }
-
     /** The node's actor system settings; a pool host's cluster address ({@code selene.pool.bind/port}) among them. */
     private static Config pekkoConfig(NodeSettings settings) {
         CacheConfig c = settings.cache();
-        long drainSeconds = drainPhaseSeconds(c);
+        long drainSeconds = c.drainOnShutdown() ? DRAIN_TIMEOUT.toSeconds() + 10 : 5;
         return ConfigFactory.parseMap(Map.of(
                 "pekko.coordinated-shutdown.phases.service-requests-done.timeout", drainSeconds + " s",
                 "pekko.coordinated-shutdown.exit-jvm", "off",
