@@ -53,6 +53,9 @@ import java.util.function.LongSupplier;
  * other replicas count those uses ({@link Refresh}), so that the replicas of a record keep one recency. With a max
  * age the entity also has the holders of the ancestors of what a store took or served refresh their last use
  * ({@link KeepFresh}), so that a chain placed over several managers expires from its tips inward.
+ *
+ * <p>As its manager stops ({@link HandOff}), the store refuses uploads and copies the records no other reachable
+ * manager holds to the others, so that a manager stopped on purpose takes no sole copy with it.
  */
 public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
@@ -100,6 +103,21 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
      * once it holds it, this store if the copy fails.
      */
     public record CopyTo(RecordKey key, ActorRef<Command> target) implements Command, PoolMessage {
+    }
+
+    /**
+     * From this node as its manager stops, before it leaves the cluster: refuse uploads from now on, copy every record
+     * no other reachable manager holds to the manager that ranks first for it (the next one when that fails), and
+     * answer once every copy has ended.
+     */
+    public record HandOff(ActorRef<HandedOff> replyTo) implements Command {
+    }
+
+    /**
+     * Reply to {@link HandOff}: records held nowhere else, how many of them another manager took, and directory
+     * shards that did not say which records they are (those stay here alone).
+     */
+    public record HandedOff(int records, int copied, int shardsUnanswered) {
     }
 
     /** The store's figures. */
@@ -153,11 +171,17 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     private record ServeEnded(RecordKey key, long bytes) implements Command {
     }
 
-    private record CopyAddressed(RecordKey key, StoreStatus target, Throwable failure) implements Command {
+    /** A copy's target said where its data plane listens; {@code handOff}: a copy of the hand-off. */
+    private record CopyAddressed(RecordKey key, StoreStatus target, Throwable failure, boolean handOff)
+            implements Command {
     }
 
-    /** A replica copy ended; {@code failure} says why it failed, or is null. */
-    private record CopyEnded(RecordKey key, String failure) implements Command {
+    /** A copy ended; {@code failure} says why it failed, or is null; {@code handOff}: a copy of the hand-off. */
+    private record CopyEnded(RecordKey key, String failure, boolean handOff) implements Command {
+    }
+
+    /** A directory entity said which records only this store holds (null: it did not answer in time). */
+    private record HandOffListed(PoolDirectory.LeavingReply reply) implements Command {
     }
 
     private enum SweepTick implements Command {
@@ -187,6 +211,10 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
      * fails every copy the directory asks for, hundreds at once, and one line per reason says as much.
      */
     static final Duration COPY_FAILURES_LOGGED_EVERY = Duration.ofSeconds(1);
+    /** Hand-off copies at once: enough to keep both data planes busy, few enough to leave room for hosts' reads. */
+    static final int HAND_OFF_IN_FLIGHT = 4;
+    /** How long a directory entity may take to say which records only this store holds. */
+    static final Duration HAND_OFF_ASK = Duration.ofSeconds(5);
 
     /** Replica copies that failed for one reason since the last log line: how many, and the first record's key. */
     private static final class CopyFailures {
@@ -216,6 +244,10 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
     /** An upload in progress (its slots are reserved in the holdings). */
     private record Upload(PoolEntry entry, long id) {
+    }
+
+    /** A hand-off copy in progress: the record, its targets, and which of them is being tried. */
+    private record HandOffCopy(PoolDirectory.Handover handover, int target) {
     }
 
     private final Layout layout;
@@ -251,6 +283,16 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     /** Uses counted because another replica served the record. */
     private long refreshed;
     private long keptFresh;
+    /** The manager is stopping: uploads are refused, records held nowhere else are handed to other managers. */
+    private boolean leaving;
+    private ActorRef<HandedOff> handOffReplyTo;
+    private int handOffShardsAwaited;
+    private int handOffShardsUnanswered;
+    private final java.util.ArrayDeque<PoolDirectory.Handover> handOffQueue = new java.util.ArrayDeque<>();
+    private final Map<RecordKey, HandOffCopy> handOffCopies = new HashMap<>();
+    private int handOffRecords;
+    private int handOffCopied;
+    private String handOffFailure;
 
     /** The store of a manager node; it registers with the receptionist at once. */
     public static Behavior<Command> create(ManagerConfig config, PoolMetrics metrics) {
@@ -343,6 +385,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             case Holdings h -> h.replyTo().tell(new HoldingsReply(getContext().getSelf(), holdings(h)));
             case Probe p -> p.replyTo().tell(new ProbeReply(getContext().getSelf(), probe(p)));
             case CopyTo c -> onCopyTo(c);
+            case HandOff h -> onHandOff(h);
+            case HandOffListed l -> onHandOffListed(l);
             case CopyAddressed a -> onCopyAddressed(a);
             case CopyEnded c -> onCopyEnded(c);
             case GetStatus g -> g.replyTo().tell(status());
@@ -362,6 +406,10 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         RecordSpec spec = o.spec();
         RecordKey key = spec.key();
         PoolEntry e = PoolEntry.of(spec, o.imageBytes());
+        if (leaving) {
+            refuse(o, "this pool manager is stopping");
+            return;
+        }
         if (holdings.isDoomed(key)) {
             refuse(o, "it is being dropped");
             return;
@@ -489,9 +537,14 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             copyFailed(c.key()); // dropped before the ask came: another holder, if any, is asked next
             return;
         }
-        holdings.pin(c.key());
-        getContext().ask(StoreStatus.class, c.target(), Duration.ofSeconds(10), GetStatus::new,
-                (status, failure) -> new CopyAddressed(c.key(), status, failure));
+        copy(c.key(), c.target(), false);
+    }
+
+    /** Copies held {@code key} to {@code target}, pinned until it ends ({@link CopyEnded}). */
+    private void copy(RecordKey key, ActorRef<Command> target, boolean handOff) {
+        holdings.pin(key);
+        getContext().ask(StoreStatus.class, target, Duration.ofSeconds(10), GetStatus::new,
+                (status, failure) -> new CopyAddressed(key, status, failure, handOff));
     }
 
     private void onCopyAddressed(CopyAddressed a) {
@@ -499,17 +552,23 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             return; // dropped meanwhile (a pinned record is only doomed, so this does not happen)
         }
         if (a.failure() != null) {
-            onCopyEnded(new CopyEnded(a.key(), "the target store did not answer: " + a.failure().getMessage()));
+            onCopyEnded(new CopyEnded(a.key(), "the target store did not answer: " + a.failure().getMessage(),
+                    a.handOff()));
             return;
         }
         ActorRef<Command> self = getContext().getSelf();
         data.push(DataAddress.parse(a.target().dataAddress()), holdings.value(a.key()).entry().spec(),
                         image(a.key())).done()
                 .whenComplete((pushed, failure) -> self.tell(new CopyEnded(a.key(),
-                        failure == null ? null : failure.getMessage())));
+                        failure == null ? null : failure.getMessage(), a.handOff())));
     }
 
     private void onCopyEnded(CopyEnded c) {
+        if (c.handOff()) {
+            holdings.unpin(c.key());
+            handOffCopyEnded(c.key(), c.failure());
+            return;
+        }
         if (c.failure() != null) {
             if (copyFailures.isEmpty()) {
                 getContext().scheduleOnce(COPY_FAILURES_LOGGED_EVERY, getContext().getSelf(),
@@ -540,6 +599,87 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             }
         });
         copyFailures.clear();
+    }
+
+    // ---- hand-off as the manager stops ----
+
+    /**
+     * Starts the hand-off: uploads are refused from now on, what this store took is reported, and the directory
+     * entities of the namespaces it holds are asked which of its records no other reachable manager holds.
+     */
+    private void onHandOff(HandOff h) {
+        leaving = true;
+        handOffReplyTo = h.replyTo();
+        flushReports(); // an entity learns of the records taken last before it answers (messages keep their order)
+        java.util.Set<String> shards = new java.util.TreeSet<>();
+        holdings.forEach((spec, image) -> shards.add(PoolDirectory.entityId(spec.key().namespace(),
+                config.directoryShards())));
+        ActorRef<Command> self = getContext().getSelf();
+        for (String shard : shards) {
+            handOffShardsAwaited++;
+            getContext().ask(PoolDirectory.LeavingReply.class, sharding.entityRefFor(PoolDirectory.TYPE, shard),
+                    HAND_OFF_ASK, r -> new PoolDirectory.Leaving(self, r),
+                    (reply, failure) -> new HandOffListed(reply));
+        }
+        pumpHandOff();
+    }
+
+    private void onHandOffListed(HandOffListed l) {
+        handOffShardsAwaited--;
+        if (l.reply() == null) {
+            handOffShardsUnanswered++;
+        } else {
+            handOffQueue.addAll(l.reply().records());
+            handOffRecords += l.reply().records().size();
+        }
+        pumpHandOff();
+    }
+
+    /** Starts hand-off copies up to {@link #HAND_OFF_IN_FLIGHT}; answers once the last one has ended. */
+    private void pumpHandOff() {
+        while (handOffCopies.size() < HAND_OFF_IN_FLIGHT && !handOffQueue.isEmpty()) {
+            PoolDirectory.Handover h = handOffQueue.poll();
+            if (!holdings.holds(h.key()) || holdings.isDoomed(h.key())) {
+                handOffRecords--; // dropped meanwhile (a host removed it, or every replica expired it)
+            } else if (h.targets().isEmpty()) {
+                handOffFailure = "no other manager is reachable";
+            } else {
+                startHandOffCopy(new HandOffCopy(h, 0));
+            }
+        }
+        if (handOffReplyTo == null || handOffShardsAwaited > 0 || !handOffCopies.isEmpty()) {
+            return;
+        }
+        HandedOff done = new HandedOff(handOffRecords, handOffCopied, handOffShardsUnanswered);
+        if (done.records() > 0 || done.shardsUnanswered() > 0) {
+            getContext().getLog().info("pool store: {} of {} records no other manager held were copied to another "
+                    + "before this manager left{}{}", done.copied(), done.records(),
+                    handOffFailure == null ? "" : " (the others stay here and leave with it: " + handOffFailure + ")",
+                    done.shardsUnanswered() == 0 ? "" : "; " + done.shardsUnanswered() + " directory shards did not "
+                            + "answer in time, and the records only they know of leave with it");
+        }
+        handOffReplyTo.tell(done);
+        handOffReplyTo = null;
+    }
+
+    private void startHandOffCopy(HandOffCopy c) {
+        handOffCopies.put(c.handover().key(), c);
+        copy(c.handover().key(), c.handover().targets().get(c.target()), true);
+    }
+
+    private void handOffCopyEnded(RecordKey key, String failure) {
+        HandOffCopy c = handOffCopies.remove(key);
+        if (c != null) {
+            if (failure == null) {
+                handOffCopied++;
+            } else if (c.target() + 1 < c.handover().targets().size() && holdings.holds(key)
+                    && !holdings.isDoomed(key)) {
+                startHandOffCopy(new HandOffCopy(c.handover(), c.target() + 1));
+            } else {
+                handOffFailure = failure.replace(key.toString(), "the record");
+            }
+        }
+        pumpHandOff();
     }
 
     // ---- expiry and checks ----

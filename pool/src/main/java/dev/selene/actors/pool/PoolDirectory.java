@@ -75,6 +75,23 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     public record CopyFailed(RecordKey key, ActorRef<ManagerStore.Command> store) implements Command, PoolMessage {
     }
 
+    /**
+     * From a store about to leave the cluster (its manager is stopping): which records of this shard no other
+     * reachable store holds, each with the other reachable stores ranked to take it. From now on the leaving store is
+     * no target of a replica copy.
+     */
+    public record Leaving(ActorRef<ManagerStore.Command> store, ActorRef<LeavingReply> replyTo)
+            implements Command, PoolMessage {
+    }
+
+    /** Reply to {@link Leaving}. */
+    public record LeavingReply(List<Handover> records) implements PoolMessage {
+    }
+
+    /** A record only the leaving store holds, and the stores to offer it to, best first. */
+    public record Handover(RecordKey key, List<ActorRef<ManagerStore.Command>> targets) implements PoolMessage {
+    }
+
     /** From a store: the set of stores changed; check the replicas. Starts the entity when it is not running. */
     public enum Wake implements Command, PoolMessage {
         INSTANCE
@@ -198,6 +215,8 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     private final Set<ActorRef<ManagerStore.Command>> stores = knownSince.keySet();
     /** The stores of the receptionist's last listing. */
     private final Set<ActorRef<ManagerStore.Command>> listed = new HashSet<>();
+    /** Stores whose manager said it is stopping: no longer targets of copies. */
+    private final Set<ActorRef<ManagerStore.Command>> leaving = new HashSet<>();
     private final StashBuffer<Command> stash;
     private final TimerScheduler<Command> timers;
     /** The stores asked what they hold and not answered yet, each with the number of the question it must answer. */
@@ -283,6 +302,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
             case ReleasedAll r -> onReleasedAll(r);
             case ServedAll r -> onServedAll(r);
             case CopyFailed f -> onCopyFailed(f);
+            case Leaving l -> l.replyTo().tell(onLeaving(l.store()));
             case StoresListed l -> onStores(l);
             case UnlistedCheck c -> onUnlistedCheck();
             case HoldingsAnswered h -> {
@@ -416,6 +436,25 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         if (!timers.isTimerActive(ReplicaCheck.INSTANCE)) {
             timers.startSingleTimer(ReplicaCheck.INSTANCE, recheck);
         }
+    }
+
+    /**
+     * The records {@code store} alone holds among the stores this entity knows (those listed reachable, and those
+     * that reported records before a listing named them: a store that joined a moment ago may not be listed here
+     * yet), each with the other stores that are not leaving too, ranked for it. The store is no longer a target of
+     * copies.
+     */
+    private LeavingReply onLeaving(ActorRef<ManagerStore.Command> store) {
+        leaving.add(store);
+        List<ActorRef<ManagerStore.Command>> others = stores.stream().filter(s -> !leaving.contains(s)).toList();
+        List<Handover> out = new ArrayList<>();
+        for (Entry e : entries.values()) {
+            boolean elsewhere = e.holders.stream().anyMatch(h -> !h.equals(store) && stores.contains(h));
+            if (e.holders.contains(store) && !elsewhere) {
+                out.add(new Handover(e.entry.key(), Placement.ranked(e.entry.key(), others)));
+            }
+        }
+        return new LeavingReply(out);
     }
 
     /**
@@ -572,6 +611,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         known.retainAll(stores);
         stores.removeAll(gone);
         listed.removeAll(gone);
+        leaving.removeAll(gone);
         awaited.keySet().removeAll(gone);
         if (known.isEmpty()) {
             return 0;
@@ -656,8 +696,12 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         return Math.min(config.replicas(), stores.size());
     }
 
-    /** Live stores other than {@code except}, by rendezvous hash with the key: every node ranks them alike. */
+    /**
+     * Live stores other than {@code except} and those leaving, by rendezvous hash with the key: every node ranks them
+     * alike.
+     */
     private List<ActorRef<ManagerStore.Command>> ranked(RecordKey key, Set<ActorRef<ManagerStore.Command>> except) {
-        return Placement.ranked(key, stores.stream().filter(s -> !except.contains(s)).toList());
+        return Placement.ranked(key, stores.stream().filter(s -> !except.contains(s) && !leaving.contains(s))
+                .toList());
     }
 }

@@ -1,6 +1,9 @@
 package dev.selene.actors.pool;
 
 import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -22,6 +25,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -61,13 +65,45 @@ public final class PoolManagerNode implements AutoCloseable {
     private final ActorRef<ManagerStore.Command> store;
     private final AtomicBoolean storeStopped;
     private final AtomicReference<String> misfit;
+    private final Duration handOffBound;
 
     private PoolManagerNode(ActorSystem<Command> system, ActorRef<ManagerStore.Command> store,
-                            AtomicBoolean storeStopped, AtomicReference<String> misfit) {
+                            AtomicBoolean storeStopped, AtomicReference<String> misfit, Duration handOffBound) {
         this.system = system;
         this.store = store;
         this.storeStopped = storeStopped;
         this.misfit = misfit;
+        this.handOffBound = handOffBound;
+    }
+
+    /**
+     * The longest a stopping manager spends handing the records no other manager holds to the others: 10 s, and one
+     * more second per 512 MiB of its store (a full store of sole copies moves at about that rate or faster on a busy
+     * machine). A hand-off that takes longer is cut short; what was not copied leaves with the manager.
+     */
+    static Duration handOffBound(ManagerConfig config) {
+        return Duration.ofSeconds(10 + (config.storeBytes() >> 29));
+    }
+
+    /**
+     * The coordinated shutdown's task before the node leaves the cluster: the store hands the records no other
+     * reachable manager holds to the others. Skipped when this node is no longer an up member (the cluster downed
+     * it, or it never joined): then no directory would answer.
+     */
+    private CompletionStage<Done> handOff() {
+        MemberStatus status = Cluster.get(system).selfMember().status();
+        if (status != MemberStatus.up() && status != MemberStatus.weaklyUp()) {
+            return CompletableFuture.completedFuture(Done.getInstance());
+        }
+        return AskPattern.<ManagerStore.Command, ManagerStore.HandedOff>ask(store, ManagerStore.HandOff::new,
+                handOffBound, system.scheduler()).handle((done, failure) -> {
+                    if (failure != null) {
+                        system.log().warn("pool store: the hand-off of records no other manager holds did not end "
+                                + "within {} s; what was not copied leaves with this manager",
+                                handOffBound.toSeconds());
+                    }
+                    return Done.getInstance();
+                });
     }
 
     /**
@@ -77,13 +113,20 @@ public final class PoolManagerNode implements AutoCloseable {
     public static PoolManagerNode start(ManagerConfig config, Config pekko) {
         AtomicBoolean storeStopped = new AtomicBoolean();
         AtomicReference<String> misfit = new AtomicReference<>();
+        Duration handOff = handOffBound(config);
+        // The hand-off runs before the node leaves the cluster: the phase waits for it as long as it may take.
+        Config withHandOff = ConfigFactory.parseMap(Map.of(
+                "pekko.coordinated-shutdown.phases.before-cluster-shutdown.timeout",
+                (handOff.toSeconds() + 5) + "s")).withFallback(pekko);
         ActorSystem<Command> system = ActorSystem.create(guardian(config, storeStopped, misfit),
-                PoolCluster.SYSTEM_NAME, pekko);
+                PoolCluster.SYSTEM_NAME, withHandOff);
         try {
             ActorRef<ManagerStore.Command> store = AskPattern.<Command, ActorRef<ManagerStore.Command>>ask(system,
                     GetStore::new, Duration.ofSeconds(30), system.scheduler()).toCompletableFuture()
                     .get(30, TimeUnit.SECONDS);
-            PoolManagerNode node = new PoolManagerNode(system, store, storeStopped, misfit);
+            PoolManagerNode node = new PoolManagerNode(system, store, storeStopped, misfit, handOff);
+            CoordinatedShutdown.get(system).addTask(CoordinatedShutdown.PhaseBeforeClusterShutdown(),
+                    "selene-pool-hand-off", node::handOff);
             // The store maps its memory (every page faulted in: seconds per few GiB on a loaded machine) and binds
             // its data port as it starts; one that cannot stops, and the node with it: wait for whichever comes
             // first. An ask to a store already stopped fails at once; the node's end then says what happened.
@@ -314,14 +357,18 @@ public final class PoolManagerNode implements AutoCloseable {
                 });
     }
 
-    /** Leaves the cluster and stops, waiting up to 30 s. */
+    /**
+     * Hands the records no other manager holds to the others, leaves the cluster and stops, waiting up to 30 s more
+     * than the hand-off may take.
+     */
     @Override
     public void close() {
         system.terminate();
+        long wait = 30 + handOffBound.toSeconds();
         try {
-            system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            system.getWhenTerminated().toCompletableFuture().get(wait, TimeUnit.SECONDS);
         } catch (TimeoutException e) {
-            throw new IllegalStateException("the pool manager did not stop within 30 s");
+            throw new IllegalStateException("the pool manager did not stop within " + wait + " s");
         } catch (Exception e) {
             Thread.currentThread().interrupt();
         }

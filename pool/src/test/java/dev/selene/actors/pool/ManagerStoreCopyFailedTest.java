@@ -8,6 +8,7 @@ import dev.selene.transport.host.HostMemory;
 import dev.selene.transport.pool.DataAddress;
 import dev.selene.transport.pool.NettyDataPlane;
 import dev.selene.transport.pool.OutgoingImage;
+import dev.selene.transport.pool.Pushed;
 import dev.selene.transport.pool.RecordImage;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes;
@@ -25,15 +26,19 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A store asked for a copy it cannot make tells the record's directory entity so, at once, instead of leaving the
  * entity to wait out its patience: the record is not held (dropped before the ask came), or its target cannot be
  * reached. A real store on a one-node cluster; the directory entity is a stand-in that hands every message to a
- * test probe, and the copy's target is a stand-in store naming a data address nothing listens on.
+ * test probe, and the copy's target is a stand-in store naming a data address nothing listens on. A store handing its
+ * records over as its manager stops goes on to the next target when one cannot be reached.
  */
 class ManagerStoreCopyFailedTest {
 
@@ -91,6 +96,26 @@ class ManagerStoreCopyFailedTest {
         return reply.expectMessageClass(ManagerStore.StoreStatus.class, Duration.ofSeconds(10));
     }
 
+    /** Pushes a record of {@code spec} to {@code store} on its data plane, as a host would, and waits for its end. */
+    private Pushed push(ActorRef<ManagerStore.Command> store, RecordSpec spec) throws Exception {
+        DataAddress address = DataAddress.parse(status(store).dataAddress());
+        int pieces = PoolFixture.LAYOUT.slotsPerRecord(spec.hasRow());
+        try (HostMemory memory = HostMemory.allocate(PoolFixture.LAYOUT, pieces);
+             NettyDataPlane client = NettyDataPlane.client(NettyDataPlane.Backend.best(),
+                     NettyDataPlane.DEFAULT_SILENCE, 1)) {
+            int page = PoolFixture.LAYOUT.pageBytes();
+            for (int slot = 0; slot < pieces; slot++) {
+                for (int rank = 0; rank < PoolFixture.LAYOUT.ranks(); rank++) {
+                    memory.share(slot, rank, page).fill((byte) (slot * 7 + rank + 1));
+                }
+            }
+            PieceShares shares = (piece, rank) -> memory.share(piece, rank, page);
+            RecordImage.Frame frame = RecordImage.frame(spec, PoolFixture.LAYOUT, shares);
+            return client.push(address, spec, new OutgoingImage(PoolFixture.LAYOUT, spec.hasRow(),
+                    frame.headerBlock(), frame.footerBlock(), shares)).done().get(20, TimeUnit.SECONDS);
+        }
+    }
+
     @Test
     void aCopyOfARecordNotHeld_isToldToItsDirectoryEntityAtOnce_theEntityIsAProbe() throws Exception {
         ActorRef<ManagerStore.Command> store = store();
@@ -106,27 +131,44 @@ class ManagerStoreCopyFailedTest {
             throws Exception {
         ActorRef<ManagerStore.Command> store = store();
         RecordSpec spec = PoolFixture.spec("tenant-a", 42, null);
-        DataAddress address = DataAddress.parse(status(store).dataAddress());
-        int pieces = PoolFixture.LAYOUT.slotsPerRecord(spec.hasRow());
-        try (HostMemory memory = HostMemory.allocate(PoolFixture.LAYOUT, pieces);
-             NettyDataPlane client = NettyDataPlane.client(NettyDataPlane.Backend.best(),
-                     NettyDataPlane.DEFAULT_SILENCE, 1)) {
-            int page = PoolFixture.LAYOUT.pageBytes();
-            for (int slot = 0; slot < pieces; slot++) {
-                for (int rank = 0; rank < PoolFixture.LAYOUT.ranks(); rank++) {
-                    memory.share(slot, rank, page).fill((byte) (slot * 7 + rank + 1));
-                }
-            }
-            PieceShares shares = (piece, rank) -> memory.share(piece, rank, page);
-            RecordImage.Frame frame = RecordImage.frame(spec, PoolFixture.LAYOUT, shares);
-            client.push(address, spec, new OutgoingImage(PoolFixture.LAYOUT, spec.hasRow(), frame.headerBlock(),
-                    frame.footerBlock(), shares)).done().get(20, TimeUnit.SECONDS);
-        }
+        push(store, spec);
         assertEquals(1, status(store).records(), "the store holds the pushed record");
 
         store.tell(new ManagerStore.CopyTo(spec.key(), unreachableStore()));
 
         assertEquals(store, expectCopyFailed(spec.key()).store(), "the word names the store that was asked");
         assertEquals(1, status(store).records(), "a failed copy leaves its source's record");
+    }
+
+    @Test
+    void aStoreHandingOffAsItsManagerStops_triesTheNextStoreWhenOneCannotBeReached_andRefusesUploads_standIns()
+            throws Exception {
+        // The stand-ins: the directory entity (a probe, which names the records to hand over) and the first target
+        // (a store whose data address nothing listens on). The second target is a real store.
+        ActorRef<ManagerStore.Command> store = store();
+        ManagerConfig config = new ManagerConfig(PoolFixture.LAYOUT, 16L * PoolFixture.LAYOUT.slotBytes(), null, 2,
+                ManagerConfig.DEFAULT_DIRECTORY_SHARDS);
+        ActorRef<ManagerStore.Command> other = kit.spawn(ManagerStore.create(config,
+                new PoolMetrics("hand-off-target")), "other-pool-store");
+        RecordSpec spec = PoolFixture.spec("tenant-a", 43, null);
+        push(store, spec);
+
+        TestProbe<ManagerStore.HandedOff> handedOff = kit.createTestProbe();
+        store.tell(new ManagerStore.HandOff(handedOff.ref()));
+        List<PoolDirectory.Command> seen = directory.fishForMessage(Duration.ofSeconds(20),
+                "the store's question which records only it holds", m -> m instanceof PoolDirectory.Leaving
+                        ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore());
+        PoolDirectory.Leaving leaving = (PoolDirectory.Leaving) seen.getLast();
+        assertEquals(store, leaving.store());
+        leaving.replyTo().tell(new PoolDirectory.LeavingReply(List.of(
+                new PoolDirectory.Handover(spec.key(), List.of(unreachableStore(), other)))));
+
+        assertEquals(new ManagerStore.HandedOff(1, 1, 0),
+                handedOff.expectMessageClass(ManagerStore.HandedOff.class, Duration.ofSeconds(30)));
+        assertEquals(1, status(other).records(), "the second target took the record");
+        ExecutionException refused = assertThrows(ExecutionException.class,
+                () -> push(store, PoolFixture.spec("tenant-a", 44, null)));
+        assertTrue(refused.getCause().getMessage().contains("stopping"), refused.getCause().getMessage());
+        assertEquals(1, status(store).records(), "no upload taken once the hand-off began");
     }
 }

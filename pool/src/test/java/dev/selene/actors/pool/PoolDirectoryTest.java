@@ -113,6 +113,32 @@ class PoolDirectoryTest {
     }
 
     @Test
+    void aLeavingStore_learnsTheRecordsOnlyItHolds_andTheOtherStoresRanked_oneNotListedYetToo_storesAreTestProbes() {
+        // The third store has reported a record but no listing names it yet (the fault injected: a listing that
+        // lags): it is a store like the others for a record to be handed to.
+        ActorRef<PoolDirectory.Command> directory = startWith(first, second);
+        PoolEntry sole = heldBy(directory, 1, first);
+        PoolEntry shared = heldBy(directory, 2, first, second);
+        PoolEntry elsewhere = heldBy(directory, 3, second);
+        PoolEntry onThird = heldBy(directory, 4, third);
+        answerHoldings(third, onThird);
+
+        TestProbe<PoolDirectory.LeavingReply> reply = kit.createTestProbe();
+        directory.tell(new PoolDirectory.Leaving(first.ref(), reply.ref()));
+        List<PoolDirectory.Handover> handovers = reply.expectMessageClass(PoolDirectory.LeavingReply.class).records();
+        assertEquals(List.of(sole.key()), handovers.stream().map(PoolDirectory.Handover::key).toList(),
+                "only the record no other store holds: " + handovers + " (not " + shared.key() + ", "
+                        + elsewhere.key() + ")");
+        assertEquals(Placement.ranked(sole.key(), List.of(second.ref(), third.ref())),
+                handovers.getFirst().targets(), "the other stores, ranked for the key");
+        // The record the second store alone holds is short of its second replica: its copy goes to the third store,
+        // never to the one that is leaving.
+        ManagerStore.CopyTo copy = second.expectMessageClass(ManagerStore.CopyTo.class, RECHECK.multipliedBy(3));
+        assertEquals(elsewhere.key(), copy.key());
+        assertEquals(third.ref(), copy.target(), "the leaving store is no target");
+    }
+
+    @Test
     void aListingThatLagsAStoresFirstReport_keepsThatStoreAsAHolder_andCopiesNothing_storesAreTestProbes() {
         ActorRef<PoolDirectory.Command> directory = startWith(first);
         RecordKey key = new RecordKey("tenant-a", 7);

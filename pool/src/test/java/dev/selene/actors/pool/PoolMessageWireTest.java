@@ -41,6 +41,19 @@ class PoolMessageWireTest {
         }
     }
 
+    @Test
+    void aLeavingStoresQuestion_andTheRecordsToHandOver_comeBackEqualFromTheWireFormat() {
+        TestProbe<ManagerStore.Command> store = kit.createTestProbe();
+        TestProbe<ManagerStore.Command> other = kit.createTestProbe();
+        TestProbe<PoolDirectory.LeavingReply> reply = kit.createTestProbe();
+        RecordKey key = new RecordKey("tenant-a", 43);
+        for (Object message : List.of(new PoolDirectory.Leaving(store.ref(), reply.ref()),
+                new PoolDirectory.LeavingReply(List.of(new PoolDirectory.Handover(key, List.of(other.ref(),
+                        store.ref())))))) {
+            assertEquals(message, roundTrip(message));
+        }
+    }
+
     private Object roundTrip(Object message) {
         Serialization serialization = SerializationExtension.get(Adapter.toClassic(kit.system()));
         var serializer = serialization.findSerializerFor(message);

@@ -251,6 +251,30 @@ class PoolNodeTest {
     }
 
     @Test
+    void aManagerThatStops_firstCopiesTheRecordsNoOtherManagerHolds_toAnother_soARollingRestartLosesNone()
+            throws Exception {
+        // One replica: each record is on one manager alone, which hands its records to the other as it stops.
+        PoolManagerNode m1 = pool.manager(256, 1);
+        PoolManagerNode m2 = pool.manager(256, 1);
+        SeleneCache a = pool.host(0, null);
+        List<RecordSpec> specs = pool.publishChain(a, 400, 8);
+        assertEquals(0, await(a.drain(Duration.ofSeconds(30))).skipped());
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> total(List.of(m1, m2)) == 8);
+        boolean firstHoldsMore = await(m1.status()).records() >= await(m2.status()).records();
+        PoolManagerNode stopping = firstHoldsMore ? m1 : m2;
+        PoolManagerNode staying = firstHoldsMore ? m2 : m1;
+        long held = await(stopping.status()).records();
+        long uploads = await(staying.status()).uploads();
+
+        stopping.close();
+        assertEquals(8, await(staying.status()).records(), "the stopped manager's records are on the other one");
+        assertEquals(uploads + held, await(staying.status()).uploads(), "each came over once");
+        assertEquals("", await(staying.checkInvariants()));
+        SeleneCache b = pool.host(0, null);
+        assertEquals(8, pool.restoreAndVerify(b, specs).fromPool(), "every record restored from the pool");
+    }
+
+    @Test
     void recordsShortOfReplicas_areCountedOnTheManagers_untilTheDirectoryHasCopiedThem() throws Exception {
         PoolManagerNode m1 = pool.manager(256, 2);
         SeleneCache a = pool.host(0, null);
@@ -280,7 +304,10 @@ class PoolNodeTest {
         assertEquals(0, await(a.drain(Duration.ofSeconds(30))).skipped());
         assertEquals(0, a.counters().get("pool.under_replicated"), "two managers, two replicas");
 
+        long uploads = await(m1.status()).uploads();
         m2.close();
+        assertEquals(uploads, await(m1.status()).uploads(), "the stopped manager handed nothing over: every record "
+                + "it held, the other one holds too");
         Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> PoolBaseline.stores(a.system()).size() == 1);
         pool.publishChain(a, 310, 3);
         assertEquals(0, await(a.drain(Duration.ofSeconds(30))).skipped());
