@@ -22,13 +22,16 @@ import java.util.concurrent.TimeUnit;
  * Pool manager JVMs for a burst: {@code selene manager} child processes of this JVM on loopback (the same java
  * binary and class path), each with its own free cluster and admin ports, the first one the seed of the others.
  * {@link #close()} stops them one by one (SIGTERM to the process, then waits for it; killed after
- * {@link #STOP_TIMEOUT}); a JVM shutdown hook does the same if this JVM exits first.
+ * {@link #STOP_TIMEOUT} beyond its hand-off's bound); a JVM shutdown hook does the same if this JVM exits first.
  */
 public final class PoolManagers implements AutoCloseable {
 
     /** How long the managers may take to become Up members of their cluster. */
     static final Duration START_TIMEOUT = Duration.ofSeconds(90);
-    /** How long a manager may take to leave the cluster and exit after SIGTERM. */
+    /**
+     * How long a manager may take to leave the cluster and exit after SIGTERM, beyond the time it may spend handing
+     * over the records no other manager holds.
+     */
     static final Duration STOP_TIMEOUT = Duration.ofSeconds(20);
     /** A manager's heap: record images live off-heap, in its store's slots. */
     static final String MANAGER_HEAP = "-Xmx1g";
@@ -39,9 +42,12 @@ public final class PoolManagers implements AutoCloseable {
 
     private final List<Manager> managers;
     private final Thread shutdownHook;
+    /** How long one manager may take to stop: its hand-off's bound and {@link #STOP_TIMEOUT}. */
+    private final Duration stopTimeout;
 
-    private PoolManagers(List<Manager> managers) {
+    private PoolManagers(List<Manager> managers, long storeBytes) {
         this.managers = managers;
+        this.stopTimeout = STOP_TIMEOUT.plus(dev.selene.actors.pool.PoolManagerNode.handOffBound(storeBytes));
         this.shutdownHook = new Thread(this::stopAll, "burst-pool-managers-stop");
         Runtime.getRuntime().addShutdownHook(shutdownHook);
     }
@@ -68,7 +74,7 @@ public final class PoolManagers implements AutoCloseable {
         String java = ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         List<Manager> started = new ArrayList<>();
-        PoolManagers pool = new PoolManagers(started);
+        PoolManagers pool = new PoolManagers(started, storeBytes);
         try {
             int seedPort = freePort();
             for (int i = 1; i <= count; i++) {
@@ -232,7 +238,7 @@ public final class PoolManagers implements AutoCloseable {
         for (Manager m : managers.reversed()) {
             m.process().destroy();
             try {
-                if (!m.process().waitFor(STOP_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
+                if (!m.process().waitFor(stopTimeout.toSeconds(), TimeUnit.SECONDS)) {
                     m.process().destroyForcibly();
                     m.process().waitFor(5, TimeUnit.SECONDS);
                 }

@@ -23,7 +23,8 @@ import java.util.concurrent.TimeUnit;
  */
 @Command(name = "manager", mixinStandardHelpOptions = true,
         description = "Run a pool manager (holds records that pool hosts retire) with its admin HTTP server until "
-                + "SIGTERM (or Ctrl-C), which leaves the cluster and exits 0. Exit code 4: the other members of the "
+                + "SIGTERM (or Ctrl-C), which hands the records no other manager holds to the others, leaves the "
+                + "cluster and exits 0. Exit code 4: the other members of the "
                 + "cluster downed it (restart it to rejoin); 2: a setting is invalid; 1: the manager failed.")
 public final class ManagerCommand implements Callable<Integer> {
 

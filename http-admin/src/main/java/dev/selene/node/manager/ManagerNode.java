@@ -30,8 +30,9 @@ import java.util.concurrent.CompletionStage;
 /**
  * A running pool manager ({@code selene manager}): the manager's cluster node (its store and its share of the
  * directory) and its admin HTTP server, stopped in order by Pekko's coordinated shutdown (on {@link #stop()},
- * {@link #close()}, or the JVM's shutdown hook): not ready → unbind the admin server → leave the cluster (its
- * directory shards move to the other managers) → stop the actors.
+ * {@link #close()}, or the JVM's shutdown hook): not ready → unbind the admin server → hand the records no other
+ * manager holds to the others → leave the cluster (its directory shards move to the other managers) → stop the
+ * actors.
  */
 public final class ManagerNode implements AutoCloseable {
 

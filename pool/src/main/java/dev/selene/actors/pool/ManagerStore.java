@@ -171,17 +171,17 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     private record ServeEnded(RecordKey key, long bytes) implements Command {
     }
 
-    /** A copy's target said where its data plane listens; {@code handOff}: a copy of the hand-off. */
-    private record CopyAddressed(RecordKey key, StoreStatus target, Throwable failure, boolean handOff)
-            implements Command {
+    /** A copy's target store {@code to} said where its data plane listens; {@code handOff}: a copy of the hand-off. */
+    private record CopyAddressed(RecordKey key, ActorRef<Command> to, StoreStatus target, Throwable failure,
+                                 boolean handOff) implements Command {
     }
 
     /** A copy ended; {@code failure} says why it failed, or is null; {@code handOff}: a copy of the hand-off. */
     private record CopyEnded(RecordKey key, String failure, boolean handOff) implements Command {
     }
 
-    /** A directory entity said which records only this store holds (null: it did not answer in time). */
-    private record HandOffListed(PoolDirectory.LeavingReply reply) implements Command {
+    /** Directory entity {@code shard} named records only this store holds (null: it did not answer in time). */
+    private record HandOffListed(String shard, PoolDirectory.LeavingReply reply) implements Command {
     }
 
     private enum SweepTick implements Command {
@@ -213,7 +213,15 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     static final Duration COPY_FAILURES_LOGGED_EVERY = Duration.ofSeconds(1);
     /** Hand-off copies at once: enough to keep both data planes busy, few enough to leave room for hosts' reads. */
     static final int HAND_OFF_IN_FLIGHT = 4;
-    /** How long a directory entity may take to say which records only this store holds. */
+    /**
+     * Why a store refuses an upload once its manager is stopping: a host that reads it leaves the store out of
+     * placement until it has left.
+     */
+    static final String STOPPING = "this pool manager is stopping";
+    /**
+     * How long a directory entity may take to say which records only this store holds, and another store where its
+     * data plane listens, during the hand-off.
+     */
     static final Duration HAND_OFF_ASK = Duration.ofSeconds(5);
 
     /** Replica copies that failed for one reason since the last log line: how many, and the first record's key. */
@@ -246,8 +254,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     private record Upload(PoolEntry entry, long id) {
     }
 
-    /** A hand-off copy in progress: the record, its targets, and which of them is being tried. */
-    private record HandOffCopy(PoolDirectory.Handover handover, int target) {
+    /** A record to hand over: its targets, best first, which of them is tried, and its last use here. */
+    private record HandOffCopy(RecordKey key, List<ActorRef<Command>> targets, int target, long lastUse) {
     }
 
     private final Layout layout;
@@ -286,10 +294,18 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     /** The manager is stopping: uploads are refused, records held nowhere else are handed to other managers. */
     private boolean leaving;
     private ActorRef<HandedOff> handOffReplyTo;
-    private int handOffShardsAwaited;
+    /** Directory shards asked which records only this store holds, whose last page has not come yet. */
+    private final java.util.Set<String> handOffAsking = new java.util.HashSet<>();
+    /** Shards to ask again once their answer has ended: a record landed here meanwhile. */
+    private final java.util.Set<String> handOffAskAgain = new java.util.HashSet<>();
     private int handOffShardsUnanswered;
-    private final java.util.ArrayDeque<PoolDirectory.Handover> handOffQueue = new java.util.ArrayDeque<>();
+    /** The records to hand over, the most recently used first (the likeliest to be asked for again). */
+    private final java.util.PriorityQueue<HandOffCopy> handOffQueue = new java.util.PriorityQueue<>(
+            java.util.Comparator.comparingLong(HandOffCopy::lastUse).reversed());
+    private final java.util.Set<RecordKey> handOffSeen = new java.util.HashSet<>();
     private final Map<RecordKey, HandOffCopy> handOffCopies = new HashMap<>();
+    /** Where the other stores' data planes listen, asked once per store during the hand-off. */
+    private final Map<ActorRef<Command>, String> handOffAddresses = new HashMap<>();
     private int handOffRecords;
     private int handOffCopied;
     private String handOffFailure;
@@ -372,7 +388,12 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     private Behavior<Command> onCommand(Command command) {
         switch (command) {
             case Offered o -> onOffered(o);
-            case UploadEnded u -> onUploadEnded(u);
+            case UploadEnded u -> {
+                onUploadEnded(u);
+                if (leaving) {
+                    pumpHandOff(); // the hand-off answers once the uploads in progress as it began have ended
+                }
+            }
             case Requested r -> onRequested(r);
             case ServeEnded s -> onServeEnded(s);
             case Drop d -> d.keys().forEach(this::drop);
@@ -407,7 +428,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         RecordKey key = spec.key();
         PoolEntry e = PoolEntry.of(spec, o.imageBytes());
         if (leaving) {
-            refuse(o, "this pool manager is stopping");
+            refuse(o, STOPPING);
             return;
         }
         if (holdings.isDoomed(key)) {
@@ -481,6 +502,9 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         uploadBytes += up.entry().imageBytes();
         metrics.transfer(PoolMetrics.Direction.IN, up.entry().imageBytes(), u.nanos());
         report(up.entry().key(), new Took(up.entry()));
+        if (handOffReplyTo != null) {
+            landedWhileLeaving(up.entry().key());
+        }
     }
 
     // ---- serving ----
@@ -543,8 +567,13 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     /** Copies held {@code key} to {@code target}, pinned until it ends ({@link CopyEnded}). */
     private void copy(RecordKey key, ActorRef<Command> target, boolean handOff) {
         holdings.pin(key);
-        getContext().ask(StoreStatus.class, target, Duration.ofSeconds(10), GetStatus::new,
-                (status, failure) -> new CopyAddressed(key, status, failure, handOff));
+        String known = handOff ? handOffAddresses.get(target) : null;
+        if (known != null) {
+            pushCopy(key, known, true);
+            return;
+        }
+        getContext().ask(StoreStatus.class, target, handOff ? HAND_OFF_ASK : Duration.ofSeconds(10), GetStatus::new,
+                (status, failure) -> new CopyAddressed(key, target, status, failure, handOff));
     }
 
     private void onCopyAddressed(CopyAddressed a) {
@@ -556,11 +585,18 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
                     a.handOff()));
             return;
         }
+        if (a.handOff()) {
+            handOffAddresses.put(a.to(), a.target().dataAddress());
+        }
+        pushCopy(a.key(), a.target().dataAddress(), a.handOff());
+    }
+
+    /** Pushes pinned {@code key} to the data plane at {@code address}; its end comes as {@link CopyEnded}. */
+    private void pushCopy(RecordKey key, String address, boolean handOff) {
         ActorRef<Command> self = getContext().getSelf();
-        data.push(DataAddress.parse(a.target().dataAddress()), holdings.value(a.key()).entry().spec(),
-                        image(a.key())).done()
-                .whenComplete((pushed, failure) -> self.tell(new CopyEnded(a.key(),
-                        failure == null ? null : failure.getMessage(), a.handOff())));
+        data.push(DataAddress.parse(address), holdings.value(key).entry().spec(), image(key)).done()
+                .whenComplete((pushed, failure) -> self.tell(new CopyEnded(key,
+                        failure == null ? null : failure.getMessage(), handOff)));
     }
 
     private void onCopyEnded(CopyEnded c) {
@@ -605,49 +641,90 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
     /**
      * Starts the hand-off: uploads are refused from now on, what this store took is reported, and the directory
-     * entities of the namespaces it holds are asked which of its records no other reachable manager holds.
+     * entities of the namespaces it holds or is receiving are asked which of its records no store that stays holds.
      */
     private void onHandOff(HandOff h) {
         leaving = true;
         handOffReplyTo = h.replyTo();
         flushReports(); // an entity learns of the records taken last before it answers (messages keep their order)
         java.util.Set<String> shards = new java.util.TreeSet<>();
-        holdings.forEach((spec, image) -> shards.add(PoolDirectory.entityId(spec.key().namespace(),
-                config.directoryShards())));
-        ActorRef<Command> self = getContext().getSelf();
-        for (String shard : shards) {
-            handOffShardsAwaited++;
-            getContext().ask(PoolDirectory.LeavingReply.class, sharding.entityRefFor(PoolDirectory.TYPE, shard),
-                    HAND_OFF_ASK, r -> new PoolDirectory.Leaving(self, r),
-                    (reply, failure) -> new HandOffListed(reply));
-        }
+        holdings.forEach((spec, image) -> shards.add(shardOf(spec.key())));
+        uploads.keySet().forEach(k -> shards.add(shardOf(k)));
+        shards.forEach(this::askLeaving);
         pumpHandOff();
+    }
+
+    private String shardOf(RecordKey key) {
+        return PoolDirectory.entityId(key.namespace(), config.directoryShards());
+    }
+
+    /** Asks directory entity {@code shard} for (the next page of) the records only this store holds. */
+    private void askLeaving(String shard) {
+        handOffAsking.add(shard);
+        ActorRef<Command> self = getContext().getSelf();
+        getContext().ask(PoolDirectory.LeavingReply.class, sharding.entityRefFor(PoolDirectory.TYPE, shard),
+                HAND_OFF_ASK, r -> new PoolDirectory.Leaving(self, r),
+                (reply, failure) -> new HandOffListed(shard, reply));
+    }
+
+    /**
+     * A record whose upload was in progress as the hand-off began has landed: its entity is asked again (once its
+     * current answer has ended), after this store's report of it.
+     */
+    private void landedWhileLeaving(RecordKey key) {
+        String shard = shardOf(key);
+        if (handOffAsking.contains(shard)) {
+            handOffAskAgain.add(shard);
+        } else {
+            flushReports();
+            askLeaving(shard);
+        }
     }
 
     private void onHandOffListed(HandOffListed l) {
-        handOffShardsAwaited--;
-        if (l.reply() == null) {
+        PoolDirectory.LeavingReply reply = l.reply();
+        if (reply == null) {
+            handOffAsking.remove(l.shard());
+            handOffAskAgain.remove(l.shard());
             handOffShardsUnanswered++;
         } else {
-            handOffQueue.addAll(l.reply().records());
-            handOffRecords += l.reply().records().size();
+            for (RecordKey key : reply.keys()) {
+                if (holdings.holds(key) && !holdings.isDoomed(key) && handOffSeen.add(key)) {
+                    handOffQueue.add(new HandOffCopy(key, Placement.ranked(key, reply.others()), 0,
+                            holdings.lastUseNanos(key)));
+                    handOffRecords++;
+                }
+            }
+            if (reply.more()) {
+                askLeaving(l.shard());
+            } else {
+                handOffAsking.remove(l.shard());
+                if (handOffAskAgain.remove(l.shard())) {
+                    flushReports();
+                    askLeaving(l.shard());
+                }
+            }
         }
         pumpHandOff();
     }
 
-    /** Starts hand-off copies up to {@link #HAND_OFF_IN_FLIGHT}; answers once the last one has ended. */
+    /**
+     * Starts hand-off copies up to {@link #HAND_OFF_IN_FLIGHT}; answers once every entity has answered, every copy
+     * has ended and the uploads in progress as the hand-off began have ended.
+     */
     private void pumpHandOff() {
         while (handOffCopies.size() < HAND_OFF_IN_FLIGHT && !handOffQueue.isEmpty()) {
-            PoolDirectory.Handover h = handOffQueue.poll();
-            if (!holdings.holds(h.key()) || holdings.isDoomed(h.key())) {
+            HandOffCopy c = handOffQueue.poll();
+            if (!holdings.holds(c.key()) || holdings.isDoomed(c.key())) {
                 handOffRecords--; // dropped meanwhile (a host removed it, or every replica expired it)
-            } else if (h.targets().isEmpty()) {
+            } else if (c.targets().isEmpty()) {
                 handOffFailure = "no other manager is reachable";
             } else {
-                startHandOffCopy(new HandOffCopy(h, 0));
+                startHandOffCopy(c);
             }
         }
-        if (handOffReplyTo == null || handOffShardsAwaited > 0 || !handOffCopies.isEmpty()) {
+        if (handOffReplyTo == null || !handOffAsking.isEmpty() || !handOffQueue.isEmpty()
+                || !handOffCopies.isEmpty() || !uploads.isEmpty()) {
             return;
         }
         HandedOff done = new HandedOff(handOffRecords, handOffCopied, handOffShardsUnanswered);
@@ -663,8 +740,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     }
 
     private void startHandOffCopy(HandOffCopy c) {
-        handOffCopies.put(c.handover().key(), c);
-        copy(c.handover().key(), c.handover().targets().get(c.target()), true);
+        handOffCopies.put(c.key(), c);
+        copy(c.key(), c.targets().get(c.target()), true);
     }
 
     private void handOffCopyEnded(RecordKey key, String failure) {
@@ -672,9 +749,10 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         if (c != null) {
             if (failure == null) {
                 handOffCopied++;
-            } else if (c.target() + 1 < c.handover().targets().size() && holdings.holds(key)
-                    && !holdings.isDoomed(key)) {
-                startHandOffCopy(new HandOffCopy(c.handover(), c.target() + 1));
+            } else if (!holdings.holds(key) || holdings.isDoomed(key)) {
+                handOffRecords--; // dropped meanwhile
+            } else if (c.target() + 1 < c.targets().size()) {
+                startHandOffCopy(new HandOffCopy(key, c.targets(), c.target() + 1, c.lastUse()));
             } else {
                 handOffFailure = failure.replace(key.toString(), "the record");
             }

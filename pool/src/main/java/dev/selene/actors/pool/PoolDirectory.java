@@ -13,6 +13,7 @@ import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -76,20 +77,21 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     }
 
     /**
-     * From a store about to leave the cluster (its manager is stopping): which records of this shard no other
-     * reachable store holds, each with the other reachable stores ranked to take it. From now on the leaving store is
-     * no target of a replica copy.
+     * From a store about to leave the cluster (its manager is stopping): which records of this shard no store that
+     * stays holds. The first question lists them and marks the store as leaving (no target of a replica copy from
+     * then on, and not asked for copies of what stores that stay hold too); the answer comes in pages, each further
+     * page asked for with the same question.
      */
     public record Leaving(ActorRef<ManagerStore.Command> store, ActorRef<LeavingReply> replyTo)
             implements Command, PoolMessage {
     }
 
-    /** Reply to {@link Leaving}. */
-    public record LeavingReply(List<Handover> records) implements PoolMessage {
-    }
-
-    /** A record only the leaving store holds, and the stores to offer it to, best first. */
-    public record Handover(RecordKey key, List<ActorRef<ManagerStore.Command>> targets) implements PoolMessage {
+    /**
+     * Reply to {@link Leaving}: a page of the records no store that stays holds, the stores that stay (each record
+     * goes to the first of them in its key's ranking), and whether another page follows.
+     */
+    public record LeavingReply(List<RecordKey> keys, List<ActorRef<ManagerStore.Command>> others, boolean more)
+            implements PoolMessage {
     }
 
     /** From a store: the set of stores changed; check the replicas. Starts the entity when it is not running. */
@@ -151,6 +153,11 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
      * for stopped (its registration reaches every node within seconds).
      */
     static final Duration UNLISTED_PATIENCE = Duration.ofSeconds(30);
+    /**
+     * Records per answer to a leaving store: a page stays far below the cluster's largest message (1 MiB) whatever
+     * the namespaces' names.
+     */
+    static final int HAND_OFF_PAGE = 1_000;
 
     /** {@code Entry.shortSince} of a record that has its replicas. */
     private static final long NOT_SHORT = Long.MIN_VALUE;
@@ -217,6 +224,8 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     private final Set<ActorRef<ManagerStore.Command>> listed = new HashSet<>();
     /** Stores whose manager said it is stopping: no longer targets of copies. */
     private final Set<ActorRef<ManagerStore.Command>> leaving = new HashSet<>();
+    /** What each leaving store has still to be told of the records only it holds. */
+    private final Map<ActorRef<ManagerStore.Command>, ArrayDeque<RecordKey>> handOffs = new HashMap<>();
     private final StashBuffer<Command> stash;
     private final TimerScheduler<Command> timers;
     /** The stores asked what they hold and not answered yet, each with the number of the question it must answer. */
@@ -439,22 +448,32 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
     }
 
     /**
-     * The records {@code store} alone holds among the stores this entity knows (those listed reachable, and those
-     * that reported records before a listing named them: a store that joined a moment ago may not be listed here
-     * yet), each with the other stores that are not leaving too, ranked for it. The store is no longer a target of
-     * copies.
+     * The next page of the records no store that stays holds but {@code store}, which is leaving, with the stores that
+     * stay: those this entity knows, listed reachable or known from their reports before a listing named them (a
+     * store that joined a moment ago may not be listed here yet). A record whose other holders are all leaving too is
+     * among them, so that one of the leaving stores hands it over.
      */
     private LeavingReply onLeaving(ActorRef<ManagerStore.Command> store) {
-        leaving.add(store);
-        List<ActorRef<ManagerStore.Command>> others = stores.stream().filter(s -> !leaving.contains(s)).toList();
-        List<Handover> out = new ArrayList<>();
-        for (Entry e : entries.values()) {
-            boolean elsewhere = e.holders.stream().anyMatch(h -> !h.equals(store) && stores.contains(h));
-            if (e.holders.contains(store) && !elsewhere) {
-                out.add(new Handover(e.entry.key(), Placement.ranked(e.entry.key(), others)));
+        ArrayDeque<RecordKey> left = handOffs.get(store);
+        if (left == null) {
+            leaving.add(store);
+            left = new ArrayDeque<>();
+            for (Entry e : entries.values()) {
+                if (e.holders.contains(store) && leaving.containsAll(e.holders)) {
+                    left.add(e.entry.key());
+                }
             }
+            handOffs.put(store, left);
         }
-        return new LeavingReply(out);
+        List<RecordKey> page = new ArrayList<>();
+        while (page.size() < HAND_OFF_PAGE && !left.isEmpty()) {
+            page.add(left.poll());
+        }
+        if (left.isEmpty()) {
+            handOffs.remove(store);
+        }
+        List<ActorRef<ManagerStore.Command>> others = stores.stream().filter(s -> !leaving.contains(s)).toList();
+        return new LeavingReply(page, others, !left.isEmpty());
     }
 
     /**
@@ -612,6 +631,7 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
         stores.removeAll(gone);
         listed.removeAll(gone);
         leaving.removeAll(gone);
+        handOffs.keySet().removeAll(gone);
         awaited.keySet().removeAll(gone);
         if (known.isEmpty()) {
             return 0;
@@ -667,8 +687,12 @@ public final class PoolDirectory extends AbstractBehavior<PoolDirectory.Command>
                 waiting = true;
                 continue;
             }
+            if (leaving.containsAll(e.holders)) {
+                continue; // held by stores that are leaving only: they hand it over themselves as they stop
+            }
             List<ActorRef<ManagerStore.Command>> targets = ranked(e.entry.key(), e.holders);
-            ActorRef<ManagerStore.Command> source = e.holders.iterator().next();
+            ActorRef<ManagerStore.Command> source = e.holders.stream().filter(h -> !leaving.contains(h)).findFirst()
+                    .orElseThrow();
             // The first ask goes to the first stores of the ranking; after a copy failed (a target whose data plane
             // cannot be reached, or that had no room) the next ask starts one store further down, round the
             // ranking, rather than ask the same store again and again.

@@ -82,17 +82,24 @@ public final class PoolManagerNode implements AutoCloseable {
      * machine). A hand-off that takes longer is cut short; what was not copied leaves with the manager.
      */
     static Duration handOffBound(ManagerConfig config) {
-        return Duration.ofSeconds(10 + (config.storeBytes() >> 29));
+        return handOffBound(config.storeBytes());
+    }
+
+    /** The longest a stopping manager with a store of {@code storeBytes} spends handing records over. */
+    public static Duration handOffBound(long storeBytes) {
+        return Duration.ofSeconds(10 + (storeBytes >> 29));
     }
 
     /**
      * The coordinated shutdown's task before the node leaves the cluster: the store hands the records no other
-     * reachable manager holds to the others. Skipped when this node is no longer an up member (the cluster downed
-     * it, or it never joined): then no directory would answer.
+     * reachable manager holds to the others. Skipped when this node is no longer an up (or leaving) member (the
+     * cluster downed it, or it never joined: then no directory would answer), and when its store has stopped.
      */
     private CompletionStage<Done> handOff() {
         MemberStatus status = Cluster.get(system).selfMember().status();
-        if (status != MemberStatus.up() && status != MemberStatus.weaklyUp()) {
+        boolean member = status == MemberStatus.up() || status == MemberStatus.weaklyUp()
+                || status == MemberStatus.leaving();
+        if (!member || storeStopped.get() || misfit.get() != null) {
             return CompletableFuture.completedFuture(Done.getInstance());
         }
         return AskPattern.<ManagerStore.Command, ManagerStore.HandedOff>ask(store, ManagerStore.HandOff::new,
@@ -114,10 +121,14 @@ public final class PoolManagerNode implements AutoCloseable {
         AtomicBoolean storeStopped = new AtomicBoolean();
         AtomicReference<String> misfit = new AtomicReference<>();
         Duration handOff = handOffBound(config);
-        // The hand-off runs before the node leaves the cluster: the phase waits for it as long as it may take.
-        Config withHandOff = ConfigFactory.parseMap(Map.of(
-                "pekko.coordinated-shutdown.phases.before-cluster-shutdown.timeout",
-                (handOff.toSeconds() + 5) + "s")).withFallback(pekko);
+        // The hand-off runs before the node leaves the cluster: the phase waits for it as long as it may take (or
+        // longer, where the application's settings say so).
+        String phase = "pekko.coordinated-shutdown.phases.before-cluster-shutdown.timeout";
+        long phaseSeconds = handOff.toSeconds() + 5;
+        if (pekko.hasPath(phase)) {
+            phaseSeconds = Math.max(phaseSeconds, pekko.getDuration(phase).toSeconds());
+        }
+        Config withHandOff = ConfigFactory.parseMap(Map.of(phase, phaseSeconds + "s")).withFallback(pekko);
         ActorSystem<Command> system = ActorSystem.create(guardian(config, storeStopped, misfit),
                 PoolCluster.SYSTEM_NAME, withHandOff);
         try {

@@ -41,7 +41,7 @@ public final class PoolMetrics {
     private static final Metric.Histogram UPLOAD_LATENCY = Kamon.histogram("selene_pool_upload_latency",
             "Time from an offer's acceptance to a validated, held record", NANOS);
     private static final Metric.Counter REFUSED = Kamon.counter("selene_pool_refused",
-            "Uploads refused or dropped (no room, wrong layout, failed or invalid stream)");
+            "Uploads refused or dropped (no room, wrong layout, the manager stopping, failed or invalid stream)");
     private static final Metric.Counter EVICTED = Kamon.counter("selene_pool_evicted",
             "Records dropped, least recently used first, to make room");
     private static final Metric.Counter EXPIRED = Kamon.counter("selene_pool_expired",

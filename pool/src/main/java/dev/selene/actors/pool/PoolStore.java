@@ -190,6 +190,8 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
      * for the retirements behind it not to fail the same way, short enough to take it back soon after it recovers.
      */
     static final Duration SUSPECT_FOR = Duration.ofSeconds(3);
+    /** How long a host leaves out a manager that refused an upload because it is stopping. */
+    static final Duration STOPPING_SUSPECT_FOR = Duration.ofSeconds(60);
     /** Holders of records found in the pool that a host remembers for the reads that follow its lookups. */
     static final int HOLDERS_REMEMBERED = 16_384;
 
@@ -581,7 +583,8 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
         }
         getContext().pipeToSelf(PoolUpload.start(data, w.spec(), image, targets, UPLOAD_DEADLINE),
                 (outcome, failure) -> new WriteEnded(key, outcome != null ? outcome : new PoolUpload.Outcome(
-                        new WriteFailed(key, false, "the retirement failed: " + failure.getMessage()), List.of())));
+                        new WriteFailed(key, false, "the retirement failed: " + failure.getMessage()), List.of(),
+                        List.of())));
     }
 
     /** Whether {@code store} is left out for now: unreachable, or its data plane failed a moment ago. */
@@ -599,10 +602,15 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
 
     /** Leaves out the stores at {@code addresses} for a while: their data plane failed a transfer. */
     private void suspectStores(List<DataAddress> addresses) {
+        suspectStores(addresses, SUSPECT_FOR);
+    }
+
+    /** Leaves out the stores at {@code addresses} for {@code duration}. */
+    private void suspectStores(List<DataAddress> addresses, Duration duration) {
         if (addresses.isEmpty()) {
             return;
         }
-        long until = System.nanoTime() + SUSPECT_FOR.toNanos();
+        long until = System.nanoTime() + duration.toNanos();
         stores.forEach((s, status) -> {
             if (addresses.contains(DataAddress.parse(status.dataAddress()))) {
                 suspect.put(s, until);
@@ -612,6 +620,9 @@ final class PoolStore extends AbstractBehavior<Store.Command> {
 
     private void onWriteEnded(WriteEnded e) {
         suspectStores(e.outcome().failed());
+        // A manager that is stopping refuses every upload until it has left the cluster (up to a few minutes with a
+        // large store): it is left out of placement for that long rather than tried again every few seconds.
+        suspectStores(e.outcome().stopping(), STOPPING_SUSPECT_FOR);
         if (!e.outcome().failed().isEmpty() && e.outcome().reply() instanceof Written) {
             shortOfReplicas.add(e.key());
             traces.append(e.key(), origin, "Retired short of replicas: " + e.outcome().failed().size()

@@ -26,8 +26,11 @@ final class PoolUpload {
     private PoolUpload() {
     }
 
-    /** How a retirement ended: the write's reply and the stores whose push failed. */
-    record Outcome(Store.WriteReply reply, List<DataAddress> failed) {
+    /**
+     * How a retirement ended: the write's reply, the stores whose push failed, and those of them that refused it
+     * because their manager is stopping.
+     */
+    record Outcome(Store.WriteReply reply, List<DataAddress> failed, List<DataAddress> stopping) {
     }
 
     /** Pushes {@code image} of {@code spec} to {@code stores} over {@code data}. */
@@ -45,20 +48,25 @@ final class PoolUpload {
                 p -> p.abort("no answer from the pool manager within " + deadline.toSeconds() + " s")));
         return all.thenApply(v -> {
             List<DataAddress> failed = new ArrayList<>();
+            List<DataAddress> stopping = new ArrayList<>();
             String reason = null;
             for (int i = 0; i < pushes.size(); i++) {
                 CompletableFuture<Pushed> d = pushes.get(i).done();
                 if (d.isCompletedExceptionally()) {
                     failed.add(stores.get(i));
+                    String why = d.handle((x, e) -> String.valueOf(e.getMessage())).join();
+                    if (why.contains(ManagerStore.STOPPING)) {
+                        stopping.add(stores.get(i));
+                    }
                     if (reason == null) {
-                        reason = d.handle((x, e) -> e.getMessage()).join();
+                        reason = why;
                     }
                 }
             }
             Store.WriteReply reply = failed.size() < stores.size()
                     ? new Store.Written(key, image.bytes(), System.nanoTime() - start)
                     : new Store.WriteFailed(key, false, "sending to the pool failed: " + reason);
-            return new Outcome(reply, failed);
+            return new Outcome(reply, failed, stopping);
         });
     }
 }

@@ -26,6 +26,7 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -72,6 +73,11 @@ class ManagerStoreCopyFailedTest {
 
     /** A stand-in for another store: it answers as a store would, naming a data address nothing listens on. */
     private ActorRef<ManagerStore.Command> unreachableStore() throws Exception {
+        return unreachableStore("stand-in-store");
+    }
+
+    /** The same, named {@code name}. */
+    private ActorRef<ManagerStore.Command> unreachableStore(String name) throws Exception {
         int nothingListens = PoolFixture.freePort();
         return kit.spawn(Behaviors.receiveMessage((ManagerStore.Command m) -> {
             if (m instanceof ManagerStore.GetStatus g) {
@@ -79,7 +85,7 @@ class ManagerStoreCopyFailedTest {
                         Map.of(), "127.0.0.1:" + nothingListens, 1, PoolFixture.LAYOUT.name()));
             }
             return Behaviors.same();
-        }), "stand-in-store");
+        }), name);
     }
 
     private PoolDirectory.CopyFailed expectCopyFailed(RecordKey key) {
@@ -98,7 +104,11 @@ class ManagerStoreCopyFailedTest {
 
     /** Pushes a record of {@code spec} to {@code store} on its data plane, as a host would, and waits for its end. */
     private Pushed push(ActorRef<ManagerStore.Command> store, RecordSpec spec) throws Exception {
-        DataAddress address = DataAddress.parse(status(store).dataAddress());
+        return push(DataAddress.parse(status(store).dataAddress()), spec);
+    }
+
+    /** Pushes a record of {@code spec} to the data plane at {@code address} and waits for its end. */
+    private static Pushed push(DataAddress address, RecordSpec spec) throws Exception {
         int pieces = PoolFixture.LAYOUT.slotsPerRecord(spec.hasRow());
         try (HostMemory memory = HostMemory.allocate(PoolFixture.LAYOUT, pieces);
              NettyDataPlane client = NettyDataPlane.client(NettyDataPlane.Backend.best(),
@@ -140,35 +150,148 @@ class ManagerStoreCopyFailedTest {
         assertEquals(1, status(store).records(), "a failed copy leaves its source's record");
     }
 
+    /** A second real store in this test's system, to hand records to. */
+    private ActorRef<ManagerStore.Command> otherStore() {
+        ManagerConfig config = new ManagerConfig(PoolFixture.LAYOUT, 16L * PoolFixture.LAYOUT.slotBytes(), null, 2,
+                ManagerConfig.DEFAULT_DIRECTORY_SHARDS);
+        return kit.spawn(ManagerStore.create(config, new PoolMetrics("hand-off-target")), "other-pool-store");
+    }
+
     @Test
     void aStoreHandingOffAsItsManagerStops_triesTheNextStoreWhenOneCannotBeReached_andRefusesUploads_standIns()
             throws Exception {
         // The stand-ins: the directory entity (a probe, which names the records to hand over) and the first target
         // (a store whose data address nothing listens on). The second target is a real store.
         ActorRef<ManagerStore.Command> store = store();
-        ManagerConfig config = new ManagerConfig(PoolFixture.LAYOUT, 16L * PoolFixture.LAYOUT.slotBytes(), null, 2,
-                ManagerConfig.DEFAULT_DIRECTORY_SHARDS);
-        ActorRef<ManagerStore.Command> other = kit.spawn(ManagerStore.create(config,
-                new PoolMetrics("hand-off-target")), "other-pool-store");
+        ActorRef<ManagerStore.Command> other = otherStore();
+        // Stores of one node rank by their paths for every key: this name puts the unreachable one first.
+        ActorRef<ManagerStore.Command> unreachable = unreachableStore("an-unreachable-store");
         RecordSpec spec = PoolFixture.spec("tenant-a", 43, null);
+        assertEquals(unreachable, Placement.ranked(spec.key(), List.of(other, unreachable)).getFirst());
         push(store, spec);
 
         TestProbe<ManagerStore.HandedOff> handedOff = kit.createTestProbe();
         store.tell(new ManagerStore.HandOff(handedOff.ref()));
-        List<PoolDirectory.Command> seen = directory.fishForMessage(Duration.ofSeconds(20),
-                "the store's question which records only it holds", m -> m instanceof PoolDirectory.Leaving
-                        ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore());
-        PoolDirectory.Leaving leaving = (PoolDirectory.Leaving) seen.getLast();
+        PoolDirectory.Leaving leaving = fishLeaving(Duration.ofSeconds(20));
         assertEquals(store, leaving.store());
-        leaving.replyTo().tell(new PoolDirectory.LeavingReply(List.of(
-                new PoolDirectory.Handover(spec.key(), List.of(unreachableStore(), other)))));
+        leaving.replyTo().tell(new PoolDirectory.LeavingReply(List.of(spec.key()), List.of(other, unreachable),
+                false));
 
         assertEquals(new ManagerStore.HandedOff(1, 1, 0),
                 handedOff.expectMessageClass(ManagerStore.HandedOff.class, Duration.ofSeconds(30)));
         assertEquals(1, status(other).records(), "the second target took the record");
         ExecutionException refused = assertThrows(ExecutionException.class,
-                () -> push(store, PoolFixture.spec("tenant-a", 44, null)));
-        assertTrue(refused.getCause().getMessage().contains("stopping"), refused.getCause().getMessage());
+                () -> push(store, PoolFixture.spec("tenant-a", 1_000_000, null)));
+        assertTrue(refused.getCause().getMessage().contains(ManagerStore.STOPPING), refused.getCause().getMessage());
         assertEquals(1, status(store).records(), "no upload taken once the hand-off began");
+    }
+
+    @Test
+    void aHandOff_handsOverARecordWhoseUploadWasInProgress_andAnswersOnceItLanded_theUploadIsHeldByAProxy()
+            throws Exception {
+        ActorRef<ManagerStore.Command> store = store();
+        ActorRef<ManagerStore.Command> other = otherStore();
+        DataAddress address = DataAddress.parse(status(store).dataAddress());
+        RecordSpec spec = PoolFixture.spec("tenant-a", 45, null);
+        try (HoldingProxy proxy = new HoldingProxy(address, 2048)) {
+            CompletableFuture<Pushed> pushed = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return push(new DataAddress("127.0.0.1", proxy.port()), spec);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20))
+                    .until(() -> status(store).uploading() == 1);
+
+            TestProbe<ManagerStore.HandedOff> handedOff = kit.createTestProbe();
+            store.tell(new ManagerStore.HandOff(handedOff.ref()));
+            // asked at once (the upload's namespace too), with nothing to hand over yet
+            fishLeaving(Duration.ofSeconds(20)).replyTo().tell(new PoolDirectory.LeavingReply(List.of(),
+                    List.of(other), false));
+            handedOff.expectNoMessage(Duration.ofMillis(1500)); // not while the upload is in progress
+
+            proxy.release();
+            pushed.get(20, TimeUnit.SECONDS);
+            PoolDirectory.Leaving again = fishLeaving(Duration.ofSeconds(20));
+            assertEquals(1, status(store).records(), "asked again once the record landed");
+            again.replyTo().tell(new PoolDirectory.LeavingReply(List.of(spec.key()), List.of(other), false));
+            assertEquals(new ManagerStore.HandedOff(1, 1, 0),
+                    handedOff.expectMessageClass(ManagerStore.HandedOff.class, Duration.ofSeconds(20)));
+            assertEquals(1, status(other).records(), "the record that was landing was handed over");
+        }
+    }
+
+    private PoolDirectory.Leaving fishLeaving(Duration within) {
+        List<PoolDirectory.Command> seen = directory.fishForMessage(within,
+                "the store's question which records only it holds", m -> m instanceof PoolDirectory.Leaving
+                        ? FishingOutcomes.complete() : FishingOutcomes.continueAndIgnore());
+        return (PoolDirectory.Leaving) seen.getLast();
+    }
+
+    /**
+     * A fault-injecting TCP proxy on loopback for one connection: it forwards the client's first {@code limit} bytes
+     * and holds the rest until {@link #release()}; the server's answers pass at once.
+     */
+    private static final class HoldingProxy implements AutoCloseable {
+        private final java.net.ServerSocket listener;
+        private final java.util.concurrent.CountDownLatch released = new java.util.concurrent.CountDownLatch(1);
+        private final List<java.net.Socket> sockets = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        HoldingProxy(DataAddress server, int limit) throws java.io.IOException {
+            listener = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+            Thread.ofVirtual().start(() -> {
+                try {
+                    java.net.Socket client = listener.accept();
+                    java.net.Socket upstream = new java.net.Socket(server.host(), server.port());
+                    sockets.add(client);
+                    sockets.add(upstream);
+                    Thread.ofVirtual().start(() -> copy(upstream, client, Long.MAX_VALUE));
+                    copy(client, upstream, limit);
+                } catch (java.io.IOException e) {
+                    // closed by the test
+                }
+            });
+        }
+
+        int port() {
+            return listener.getLocalPort();
+        }
+
+        void release() {
+            released.countDown();
+        }
+
+        /** Copies from {@code in} to {@code out}, holding after {@code limit} bytes until released. */
+        private void copy(java.net.Socket in, java.net.Socket out, long limit) {
+            byte[] buffer = new byte[8192];
+            long sent = 0;
+            try {
+                while (true) {
+                    int want = sent < limit ? (int) Math.min(buffer.length, limit - sent) : buffer.length;
+                    int n = in.getInputStream().read(buffer, 0, want);
+                    if (n < 0) {
+                        out.shutdownOutput();
+                        return;
+                    }
+                    out.getOutputStream().write(buffer, 0, n);
+                    sent += n;
+                    if (sent == limit) {
+                        released.await();
+                    }
+                }
+            } catch (java.io.IOException | InterruptedException e) {
+                // closed by the test
+            }
+        }
+
+        @Override
+        public void close() throws java.io.IOException {
+            release();
+            listener.close();
+            for (java.net.Socket s : sockets) {
+                s.close();
+            }
+        }
     }
 }

@@ -113,7 +113,7 @@ class PoolDirectoryTest {
     }
 
     @Test
-    void aLeavingStore_learnsTheRecordsOnlyItHolds_andTheOtherStoresRanked_oneNotListedYetToo_storesAreTestProbes() {
+    void aLeavingStore_learnsTheRecordsOnlyItHolds_andTheStoresThatStay_oneNotListedYetToo_storesAreTestProbes() {
         // The third store has reported a record but no listing names it yet (the fault injected: a listing that
         // lags): it is a store like the others for a record to be handed to.
         ActorRef<PoolDirectory.Command> directory = startWith(first, second);
@@ -123,19 +123,51 @@ class PoolDirectoryTest {
         PoolEntry onThird = heldBy(directory, 4, third);
         answerHoldings(third, onThird);
 
-        TestProbe<PoolDirectory.LeavingReply> reply = kit.createTestProbe();
-        directory.tell(new PoolDirectory.Leaving(first.ref(), reply.ref()));
-        List<PoolDirectory.Handover> handovers = reply.expectMessageClass(PoolDirectory.LeavingReply.class).records();
-        assertEquals(List.of(sole.key()), handovers.stream().map(PoolDirectory.Handover::key).toList(),
-                "only the record no other store holds: " + handovers + " (not " + shared.key() + ", "
-                        + elsewhere.key() + ")");
-        assertEquals(Placement.ranked(sole.key(), List.of(second.ref(), third.ref())),
-                handovers.getFirst().targets(), "the other stores, ranked for the key");
+        PoolDirectory.LeavingReply answer = leaving(directory, first);
+        assertEquals(List.of(sole.key()), answer.keys(), "only the record no other store holds (not " + shared.key()
+                + ", " + elsewhere.key() + ")");
+        assertEquals(Set.of(second.ref(), third.ref()), Set.copyOf(answer.others()), "the stores that stay");
+        assertEquals(false, answer.more());
         // The record the second store alone holds is short of its second replica: its copy goes to the third store,
-        // never to the one that is leaving.
+        // never to the one that is leaving; and the leaving store is asked for no copy of what it alone holds, which
+        // it hands over itself.
         ManagerStore.CopyTo copy = second.expectMessageClass(ManagerStore.CopyTo.class, RECHECK.multipliedBy(3));
         assertEquals(elsewhere.key(), copy.key());
         assertEquals(third.ref(), copy.target(), "the leaving store is no target");
+        first.expectNoMessage(Duration.ofMillis(300));
+    }
+
+    @Test
+    void twoStoresLeavingTogether_bothLearnTheRecordsOnlyTheyHold_andTheAnswerComesInPages_storesAreTestProbes() {
+        ActorRef<PoolDirectory.Command> directory = startWith(first, second, third);
+        PoolEntry onBothLeaving = heldBy(directory, 1, first, second);
+        heldBy(directory, 2, second, third);
+        List<RecordKey> firstAlone = new java.util.ArrayList<>();
+        for (long hash = 100; hash < 100 + PoolDirectory.HAND_OFF_PAGE; hash++) {
+            firstAlone.add(heldBy(directory, hash, first).key());
+        }
+
+        PoolDirectory.LeavingReply secondsAnswer = leaving(directory, second);
+        assertEquals(List.of(), secondsAnswer.keys(), "while the first store stays, it holds the record too");
+        PoolDirectory.LeavingReply page1 = leaving(directory, first);
+        PoolDirectory.LeavingReply page2 = leaving(directory, first);
+        assertEquals(PoolDirectory.HAND_OFF_PAGE, page1.keys().size());
+        assertEquals(true, page1.more());
+        assertEquals(1, page2.keys().size());
+        assertEquals(false, page2.more());
+        Set<RecordKey> handed = new java.util.HashSet<>(page1.keys());
+        handed.addAll(page2.keys());
+        Set<RecordKey> expected = new java.util.HashSet<>(firstAlone);
+        expected.add(onBothLeaving.key());
+        assertEquals(expected, handed, "each record once, the one both leaving stores hold among them");
+        assertEquals(List.of(third.ref()), page2.others(), "the only store that stays");
+    }
+
+    private PoolDirectory.LeavingReply leaving(ActorRef<PoolDirectory.Command> directory,
+                                               TestProbe<ManagerStore.Command> store) {
+        TestProbe<PoolDirectory.LeavingReply> reply = kit.createTestProbe();
+        directory.tell(new PoolDirectory.Leaving(store.ref(), reply.ref()));
+        return reply.expectMessageClass(PoolDirectory.LeavingReply.class);
     }
 
     @Test

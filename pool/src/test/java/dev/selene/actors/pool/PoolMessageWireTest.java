@@ -48,8 +48,7 @@ class PoolMessageWireTest {
         TestProbe<PoolDirectory.LeavingReply> reply = kit.createTestProbe();
         RecordKey key = new RecordKey("tenant-a", 43);
         for (Object message : List.of(new PoolDirectory.Leaving(store.ref(), reply.ref()),
-                new PoolDirectory.LeavingReply(List.of(new PoolDirectory.Handover(key, List.of(other.ref(),
-                        store.ref())))))) {
+                new PoolDirectory.LeavingReply(List.of(key), List.of(other.ref(), store.ref()), true))) {
             assertEquals(message, roundTrip(message));
         }
     }

@@ -275,6 +275,29 @@ class PoolNodeTest {
     }
 
     @Test
+    void aManagerThatIsStopping_refusesUploads_andAHostLeavesItOutOfPlacementUntilItHasLeft() throws Exception {
+        PoolManagerNode m1 = pool.manager(256, 1);
+        PoolManagerNode m2 = pool.manager(256, 1);
+        SeleneCache a = pool.host(0, null);
+        // m1's store begins its hand-off (as its manager's stop would) but the manager stays in the cluster
+        PoolFixture.await(org.apache.pekko.actor.typed.javadsl.AskPattern.<ManagerStore.Command,
+                ManagerStore.HandedOff>ask(m1.store(), ManagerStore.HandOff::new, Duration.ofSeconds(20),
+                m1.system().scheduler()));
+
+        pool.publishChain(a, 500, 8);
+        assertEquals(0, await(a.drain(Duration.ofSeconds(30))).skipped(), "every record retired, to the other one");
+        long refused = await(m1.status()).refused();
+        assertTrue(refused >= 1, "the stopping manager refused what was placed on it");
+        assertEquals(0, await(m1.status()).records());
+        // Past the few seconds a manager whose transfer failed is left out: this one still is.
+        Thread.sleep(PoolStore.SUSPECT_FOR.plusMillis(500).toMillis());
+        pool.publishChain(a, 600, 8);
+        assertEquals(0, await(a.drain(Duration.ofSeconds(30))).skipped());
+        assertEquals(refused, await(m1.status()).refused(), "nothing more placed on the stopping manager");
+        assertEquals(16, await(m2.status()).records());
+    }
+
+    @Test
     void recordsShortOfReplicas_areCountedOnTheManagers_untilTheDirectoryHasCopiedThem() throws Exception {
         PoolManagerNode m1 = pool.manager(256, 2);
         SeleneCache a = pool.host(0, null);
