@@ -218,6 +218,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
      * placement until it has left.
      */
     static final String STOPPING = "this pool manager is stopping";
+    private static final String NO_OTHER_MANAGER = "no other manager is reachable";
     /**
      * How long a directory entity may take to say which records only this store holds, and another store where its
      * data plane listens, during the hand-off.
@@ -718,7 +719,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             if (!holdings.holds(c.key()) || holdings.isDoomed(c.key())) {
                 handOffRecords--; // dropped meanwhile (a host removed it, or every replica expired it)
             } else if (c.targets().isEmpty()) {
-                handOffFailure = "no other manager is reachable";
+                handOffFailure = NO_OTHER_MANAGER;
             } else {
                 startHandOffCopy(c);
             }
@@ -728,7 +729,10 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             return;
         }
         HandedOff done = new HandedOff(handOffRecords, handOffCopied, handOffShardsUnanswered);
-        if (done.records() > 0 || done.shardsUnanswered() > 0) {
+        if (done.copied() == 0 && NO_OTHER_MANAGER.equals(handOffFailure) && done.shardsUnanswered() == 0) {
+            getContext().getLog().info("pool store: no other manager is left to take the {} records only this one "
+                    + "holds; they leave with it", done.records());
+        } else if (done.records() > 0 || done.shardsUnanswered() > 0) {
             getContext().getLog().info("pool store: {} of {} records no other manager held were copied to another "
                     + "before this manager left{}{}", done.copied(), done.records(),
                     handOffFailure == null ? "" : " (the others stay here and leave with it: " + handOffFailure + ")",
