@@ -74,7 +74,9 @@ public final class MooncakeTrace {
 
     /** The first {@code limit} requests of {@code file} (all when {@code limit <= 0}), in file order. */
     public static List<TraceRequest> read(Path file, int limit) {
-        ObjectMapper mapper = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+        // A field twice on a line is refused, not read as its last value.
+        ObjectMapper mapper = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
         CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder();
         List<TraceRequest> out = new ArrayList<>();
         // Lines are split on their bytes (ISO-8859-1 maps each byte to one char) and decoded one by one, so a byte
@@ -131,8 +133,13 @@ public final class MooncakeTrace {
     private static String notJson(JsonProcessingException e, String line) {
         JsonLocation at = e.getLocation();
         int column = at == null ? -1 : at.getColumnNr();
+        String original = String.valueOf(e.getOriginalMessage());
         if (e instanceof StreamConstraintsException) {
-            return "a number or string too long to read" + (column > 0 ? " (column " + column + ")" : "");
+            return (original.contains("nesting depth") ? "arrays or objects nested too deeply"
+                    : "a number or string too long to read") + (column > 0 ? " (column " + column + ")" : "");
+        }
+        if (original.startsWith("Duplicate field ")) {
+            return "the field " + original.substring("Duplicate field ".length()) + " appears twice";
         }
         if (e instanceof JsonEOFException eof) {
             JsonParser p = e.getProcessor() instanceof JsonParser parser ? parser : null;

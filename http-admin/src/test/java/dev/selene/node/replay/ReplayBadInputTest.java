@@ -136,6 +136,23 @@ class ReplayBadInputTest {
     }
 
     @Test
+    void aFieldTwiceOnALine_isRefused_notReadAsItsLastValue(@TempDir Path dir) throws IOException {
+        Path twice = Files.writeString(dir.resolve("twice.jsonl"), GOOD
+                + "{\"timestamp\": 0, \"input_length\": 600, \"input_length\": 9, \"hash_ids\": [1]}\n");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> MooncakeTrace.read(twice, 0));
+        assertEquals("trace '" + twice + "' line 2 is malformed: the field 'input_length' appears twice",
+                e.getMessage());
+    }
+
+    @Test
+    void aLineNestedDeeperThanAnyTraceIs_isRefusedInPlainWords(@TempDir Path dir) throws IOException {
+        Path deep = Files.writeString(dir.resolve("deep.jsonl"), GOOD + "[".repeat(100_000) + "\n");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> MooncakeTrace.read(deep, 0));
+        assertTrue(e.getMessage().startsWith("trace '" + deep + "' line 2 is malformed: arrays or objects nested too "
+                + "deeply"), e.getMessage());
+    }
+
+    @Test
     void aLineWithMoreThanOneObject_isRefused_notReadAsItsFirst(@TempDir Path dir) throws IOException {
         Path two = Files.writeString(dir.resolve("two.jsonl"), GOOD + GOOD.strip() + " " + GOOD);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> MooncakeTrace.read(two, 0));
