@@ -307,6 +307,11 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     private final Map<RecordKey, HandOffCopy> handOffCopies = new HashMap<>();
     /** Where the other stores' data planes listen, asked once per store during the hand-off. */
     private final Map<ActorRef<Command>, String> handOffAddresses = new HashMap<>();
+    /**
+     * Stores that did not answer, or whose data plane failed a copy other than by refusing it, during the hand-off:
+     * skipped for the records after, so that one silent store costs the hand-off one wait, not one per record.
+     */
+    private final java.util.Set<ActorRef<Command>> handOffSilent = new java.util.HashSet<>();
     private int handOffRecords;
     private int handOffCopied;
     private String handOffFailure;
@@ -582,6 +587,9 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             return; // dropped meanwhile (a pinned record is only doomed, so this does not happen)
         }
         if (a.failure() != null) {
+            if (a.handOff()) {
+                handOffSilent.add(a.to());
+            }
             onCopyEnded(new CopyEnded(a.key(), "the target store did not answer: " + a.failure().getMessage(),
                     a.handOff()));
             return;
@@ -720,8 +728,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
                 handOffRecords--; // dropped meanwhile (a host removed it, or every replica expired it)
             } else if (c.targets().isEmpty()) {
                 handOffFailure = NO_OTHER_MANAGER;
-            } else {
-                startHandOffCopy(c);
+            } else if (!startHandOffCopy(c)) {
+                handOffFailure = "every other manager failed a copy or did not answer";
             }
         }
         if (handOffReplyTo == null || !handOffAsking.isEmpty() || !handOffQueue.isEmpty()
@@ -743,9 +751,17 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         handOffReplyTo = null;
     }
 
-    private void startHandOffCopy(HandOffCopy c) {
-        handOffCopies.put(c.key(), c);
-        copy(c.key(), c.targets().get(c.target()), true);
+    /** Starts the copy of {@code c} to its target, or to the next one that has not gone silent; false when none. */
+    private boolean startHandOffCopy(HandOffCopy c) {
+        for (int t = c.target(); t < c.targets().size(); t++) {
+            if (!handOffSilent.contains(c.targets().get(t))) {
+                HandOffCopy next = new HandOffCopy(c.key(), c.targets(), t, c.lastUse());
+                handOffCopies.put(c.key(), next);
+                copy(c.key(), c.targets().get(t), true);
+                return true;
+            }
+        }
+        return false;
     }
 
     private void handOffCopyEnded(RecordKey key, String failure) {
@@ -755,10 +771,13 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
                 handOffCopied++;
             } else if (!holdings.holds(key) || holdings.isDoomed(key)) {
                 handOffRecords--; // dropped meanwhile
-            } else if (c.target() + 1 < c.targets().size()) {
-                startHandOffCopy(new HandOffCopy(key, c.targets(), c.target() + 1, c.lastUse()));
             } else {
-                handOffFailure = failure.replace(key.toString(), "the record");
+                if (!failure.contains(" refused: ")) {
+                    handOffSilent.add(c.targets().get(c.target())); // its data plane failed, not its store
+                }
+                if (!startHandOffCopy(new HandOffCopy(key, c.targets(), c.target() + 1, c.lastUse()))) {
+                    handOffFailure = failure.replace(key.toString(), "the record");
+                }
             }
         }
         pumpHandOff();
