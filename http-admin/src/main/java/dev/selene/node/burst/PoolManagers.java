@@ -45,9 +45,10 @@ public final class PoolManagers implements AutoCloseable {
     /** How long one manager may take to stop: its hand-off's bound and {@link #STOP_TIMEOUT}. */
     private final Duration stopTimeout;
 
-    private PoolManagers(List<Manager> managers, long storeBytes) {
+    private PoolManagers(List<Manager> managers, Layout layout, long storeBytes) {
         this.managers = managers;
-        this.stopTimeout = STOP_TIMEOUT.plus(dev.selene.actors.pool.PoolManagerNode.handOffBound(storeBytes));
+        this.stopTimeout = STOP_TIMEOUT.plus(dev.selene.actors.pool.PoolManagerNode.handOffBound(layout,
+                storeBytes));
         this.shutdownHook = new Thread(this::stopAll, "burst-pool-managers-stop");
         Runtime.getRuntime().addShutdownHook(shutdownHook);
     }
@@ -74,7 +75,7 @@ public final class PoolManagers implements AutoCloseable {
         String java = ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         List<Manager> started = new ArrayList<>();
-        PoolManagers pool = new PoolManagers(started, storeBytes);
+        PoolManagers pool = new PoolManagers(started, layout, storeBytes);
         try {
             int seedPort = freePort();
             for (int i = 1; i <= count; i++) {

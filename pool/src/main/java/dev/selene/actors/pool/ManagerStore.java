@@ -114,6 +114,13 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     }
 
     /**
+     * From this node when the hand-off ran out of its time ({@code after}): the store says how far it got and starts
+     * no more copies; what was not copied leaves with the manager.
+     */
+    public record HandOffCutShort(Duration after) implements Command {
+    }
+
+    /**
      * Reply to {@link HandOff}: records held nowhere else, how many of them another manager took, and directory
      * shards that did not say which records they are (those stay here alone).
      */
@@ -211,8 +218,11 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
      * fails every copy the directory asks for, hundreds at once, and one line per reason says as much.
      */
     static final Duration COPY_FAILURES_LOGGED_EVERY = Duration.ofSeconds(1);
-    /** Hand-off copies at once: enough to keep both data planes busy, few enough to leave room for hosts' reads. */
-    static final int HAND_OFF_IN_FLIGHT = 4;
+    /**
+     * Hand-off copies at once: small records are bound by each copy's round trips, so enough of them to hide those;
+     * few enough to leave room for hosts' reads.
+     */
+    static final int HAND_OFF_IN_FLIGHT = 16;
     /**
      * Why a store refuses an upload once its manager is stopping: a host that reads it leaves the store out of
      * placement until it has left.
@@ -295,6 +305,8 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     /** The manager is stopping: uploads are refused, records held nowhere else are handed to other managers. */
     private boolean leaving;
     private ActorRef<HandedOff> handOffReplyTo;
+    /** The hand-off ran out of its time: no copy starts any more. */
+    private boolean handOffCutShort;
     /** Directory shards asked which records only this store holds, whose last page has not come yet. */
     private final java.util.Set<String> handOffAsking = new java.util.HashSet<>();
     /** Shards to ask again once their answer has ended: a record landed here meanwhile. */
@@ -414,6 +426,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
             case CopyTo c -> onCopyTo(c);
             case HandOff h -> onHandOff(h);
             case HandOffListed l -> onHandOffListed(l);
+            case HandOffCutShort c -> onHandOffCutShort(c);
             case CopyAddressed a -> onCopyAddressed(a);
             case CopyEnded c -> onCopyEnded(c);
             case GetStatus g -> g.replyTo().tell(status());
@@ -692,6 +705,9 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
 
     private void onHandOffListed(HandOffListed l) {
         PoolDirectory.LeavingReply reply = l.reply();
+        if (handOffCutShort) {
+            return;
+        }
         if (reply == null) {
             handOffAsking.remove(l.shard());
             handOffAskAgain.remove(l.shard());
@@ -722,7 +738,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
      * has ended and the uploads in progress as the hand-off began have ended.
      */
     private void pumpHandOff() {
-        while (handOffCopies.size() < HAND_OFF_IN_FLIGHT && !handOffQueue.isEmpty()) {
+        while (!handOffCutShort && handOffCopies.size() < HAND_OFF_IN_FLIGHT && !handOffQueue.isEmpty()) {
             HandOffCopy c = handOffQueue.poll();
             if (!holdings.holds(c.key()) || holdings.isDoomed(c.key())) {
                 handOffRecords--; // dropped meanwhile (a host removed it, or every replica expired it)
@@ -751,6 +767,20 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         handOffReplyTo = null;
     }
 
+    private void onHandOffCutShort(HandOffCutShort c) {
+        if (handOffReplyTo == null) {
+            return; // it ended meanwhile
+        }
+        getContext().getLog().warn("pool store: the hand-off ran out of its {} s: {} of the {} records found that no "
+                + "other manager held were copied ({} still to copy or being copied{}); the rest leave with this "
+                + "manager", c.after().toSeconds(), handOffCopied, handOffRecords, handOffQueue.size()
+                + handOffCopies.size(), handOffAsking.isEmpty() ? "" : "; " + handOffAsking.size() + " directory "
+                + "shards had not finished answering");
+        handOffQueue.clear();
+        handOffCutShort = true;
+        handOffReplyTo = null; // no more copies start; those in flight end by themselves
+    }
+
     /** Starts the copy of {@code c} to its target, or to the next one that has not gone silent; false when none. */
     private boolean startHandOffCopy(HandOffCopy c) {
         for (int t = c.target(); t < c.targets().size(); t++) {
@@ -771,7 +801,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
                 handOffCopied++;
             } else if (!holdings.holds(key) || holdings.isDoomed(key)) {
                 handOffRecords--; // dropped meanwhile
-            } else {
+            } else if (!handOffCutShort) {
                 if (!failure.contains(" refused: ")) {
                     handOffSilent.add(c.targets().get(c.target())); // its data plane failed, not its store
                 }

@@ -77,17 +77,21 @@ public final class PoolManagerNode implements AutoCloseable {
     }
 
     /**
-     * The longest a stopping manager spends handing the records no other manager holds to the others: 10 s, and one
-     * more second per 512 MiB of its store (a full store of sole copies moves at about that rate or faster on a busy
-     * machine). A hand-off that takes longer is cut short; what was not copied leaves with the manager.
+     * The longest a stopping manager spends handing the records no other manager holds to the others: 10 s, and the
+     * longer of one second per 512 MiB of its store and one per 500 of the most records it can hold (a full store of
+     * sole copies moves at least that fast on a busy 2-core machine: large records are bound by bytes, small ones by
+     * the round trips of each copy). A hand-off that takes longer is cut short; what was not copied leaves with the
+     * manager.
      */
     static Duration handOffBound(ManagerConfig config) {
-        return handOffBound(config.storeBytes());
+        return handOffBound(config.layout(), config.storeBytes());
     }
 
-    /** The longest a stopping manager with a store of {@code storeBytes} spends handing records over. */
-    public static Duration handOffBound(long storeBytes) {
-        return Duration.ofSeconds(10 + (storeBytes >> 29));
+    /** The longest a stopping manager with a store of {@code storeBytes} of {@code layout} spends handing over. */
+    public static Duration handOffBound(dev.selene.engine.layout.Layout layout, long storeBytes) {
+        long records = storeBytes / layout.slotBytes()
+                / dev.selene.engine.codec.RecordFileFormat.pieceCount(layout, false);
+        return Duration.ofSeconds(10 + Math.max(storeBytes >> 29, records / 500));
     }
 
     /**
@@ -105,9 +109,7 @@ public final class PoolManagerNode implements AutoCloseable {
         return AskPattern.<ManagerStore.Command, ManagerStore.HandedOff>ask(store, ManagerStore.HandOff::new,
                 handOffBound, system.scheduler()).handle((done, failure) -> {
                     if (failure != null) {
-                        system.log().warn("pool store: the hand-off of records no other manager holds did not end "
-                                + "within {} s; what was not copied leaves with this manager",
-                                handOffBound.toSeconds());
+                        store.tell(new ManagerStore.HandOffCutShort(handOffBound)); // it says how far it got
                     }
                     return Done.getInstance();
                 });

@@ -35,6 +35,14 @@ final class LogCapture implements AutoCloseable {
         }
     }
 
+    /** The WARN lines logged so far, formatted. */
+    List<String> warnLines() {
+        synchronized (appender.list) {
+            return appender.list.stream().filter(e -> e.getLevel() == Level.WARN)
+                    .map(ILoggingEvent::getFormattedMessage).toList();
+        }
+    }
+
     /** The ERROR lines logged so far, formatted, each followed by " [exception class]" where one was logged with it. */
     List<String> errorLines() {
         synchronized (appender.list) {

@@ -222,6 +222,30 @@ class ManagerStoreCopyFailedTest {
         }
     }
 
+    @Test
+    void aHandOffCutShort_saysHowFarItGot_andStartsNoMoreCopies_theEntityIsAProbe() throws Exception {
+        ActorRef<ManagerStore.Command> store = store();
+        ActorRef<ManagerStore.Command> other = otherStore();
+        RecordSpec spec = PoolFixture.spec("tenant-a", 46, null);
+        push(store, spec);
+        try (LogCapture log = new LogCapture(ManagerStore.class)) {
+            TestProbe<ManagerStore.HandedOff> handedOff = kit.createTestProbe();
+            store.tell(new ManagerStore.HandOff(handedOff.ref()));
+            // The entity answers a first page with nothing in it and says more follow; the next question is left
+            // unanswered.
+            fishLeaving(Duration.ofSeconds(20)).replyTo().tell(new PoolDirectory.LeavingReply(List.of(),
+                    List.of(other), true));
+            fishLeaving(Duration.ofSeconds(20));
+            store.tell(new ManagerStore.HandOffCutShort(Duration.ofSeconds(7)));
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !log.warnLines().isEmpty());
+            assertEquals(List.of("pool store: the hand-off ran out of its 7 s: 0 of the 0 records found that no other "
+                    + "manager held were copied (0 still to copy or being copied; 1 directory shards had not finished "
+                    + "answering); the rest leave with this manager"), log.warnLines());
+            handedOff.expectNoMessage(Duration.ofSeconds(6)); // not even when the unanswered question times out
+            assertEquals(0, status(other).records(), "no copy started");
+        }
+    }
+
     private PoolDirectory.Leaving fishLeaving(Duration within) {
         List<PoolDirectory.Command> seen = directory.fishForMessage(within,
                 "the store's question which records only it holds", m -> m instanceof PoolDirectory.Leaving
