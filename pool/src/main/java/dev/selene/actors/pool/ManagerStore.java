@@ -29,12 +29,17 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.LongSupplier;
 
 /**
@@ -308,22 +313,22 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     /** The hand-off ran out of its time: no copy starts any more. */
     private boolean handOffCutShort;
     /** Directory shards asked which records only this store holds, whose last page has not come yet. */
-    private final java.util.Set<String> handOffAsking = new java.util.HashSet<>();
+    private final Set<String> handOffAsking = new HashSet<>();
     /** Shards to ask again once their answer has ended: a record landed here meanwhile. */
-    private final java.util.Set<String> handOffAskAgain = new java.util.HashSet<>();
+    private final Set<String> handOffAskAgain = new HashSet<>();
     private int handOffShardsUnanswered;
     /** The records to hand over, the most recently used first (the likeliest to be asked for again). */
-    private final java.util.PriorityQueue<HandOffCopy> handOffQueue = new java.util.PriorityQueue<>(
-            java.util.Comparator.comparingLong(HandOffCopy::lastUse).reversed());
-    private final java.util.Set<RecordKey> handOffSeen = new java.util.HashSet<>();
+    private final PriorityQueue<HandOffCopy> handOffQueue = new PriorityQueue<>(
+            Comparator.comparingLong(HandOffCopy::lastUse).reversed());
+    private final Set<RecordKey> handOffSeen = new HashSet<>();
     private final Map<RecordKey, HandOffCopy> handOffCopies = new HashMap<>();
-    /** Where the other stores' data planes listen, asked once per store during the hand-off. */
-    private final Map<ActorRef<Command>, String> handOffAddresses = new HashMap<>();
+    /** Where the other stores' data planes listen, asked once per store (a store keeps its port while it runs). */
+    private final Map<ActorRef<Command>, String> dataAddresses = new HashMap<>();
     /**
      * Stores that did not answer, or whose data plane failed a copy other than by refusing it, during the hand-off:
      * skipped for the records after, so that one silent store costs the hand-off one wait, not one per record.
      */
-    private final java.util.Set<ActorRef<Command>> handOffSilent = new java.util.HashSet<>();
+    private final Set<ActorRef<Command>> handOffSilent = new HashSet<>();
     private int handOffRecords;
     private int handOffCopied;
     private String handOffFailure;
@@ -586,9 +591,9 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
     /** Copies held {@code key} to {@code target}, pinned until it ends ({@link CopyEnded}). */
     private void copy(RecordKey key, ActorRef<Command> target, boolean handOff) {
         holdings.pin(key);
-        String known = handOff ? handOffAddresses.get(target) : null;
+        String known = dataAddresses.get(target);
         if (known != null) {
-            pushCopy(key, known, true);
+            pushCopy(key, known, handOff);
             return;
         }
         getContext().ask(StoreStatus.class, target, handOff ? HAND_OFF_ASK : Duration.ofSeconds(10), GetStatus::new,
@@ -607,9 +612,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
                     a.handOff()));
             return;
         }
-        if (a.handOff()) {
-            handOffAddresses.put(a.to(), a.target().dataAddress());
-        }
+        dataAddresses.put(a.to(), a.target().dataAddress());
         pushCopy(a.key(), a.target().dataAddress(), a.handOff());
     }
 
@@ -669,7 +672,7 @@ public final class ManagerStore extends AbstractBehavior<ManagerStore.Command> {
         leaving = true;
         handOffReplyTo = h.replyTo();
         flushReports(); // an entity learns of the records taken last before it answers (messages keep their order)
-        java.util.Set<String> shards = new java.util.TreeSet<>();
+        Set<String> shards = new TreeSet<>();
         holdings.forEach((spec, image) -> shards.add(shardOf(spec.key())));
         uploads.keySet().forEach(k -> shards.add(shardOf(k)));
         shards.forEach(this::askLeaving);
